@@ -1,0 +1,283 @@
+"""Pure constructors from Kueue-shaped dicts (``kueue.x-k8s.io/v1beta2`` JSON, as parsed
+by orjson) to core objects, and the one way back: an Admission as ``status.admission``.
+
+v1beta1 spellings the controller may still meet are accepted where they differ
+(``spec.cohort``, ``spec.parent``, ``priorityClassName``, ``Borrow``/``Preempt``).
+Decoding 100k workloads is on the controller's start-up path, so ``WorkloadDecoder``
+memoises quantities and pod sets (bounded caches, one decoder per caller, no globals).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Any
+
+from scheduler.core.kinds import (
+    ClusterQueue,
+    Cohort,
+    FlavorFungibility,
+    FlavorQuotas,
+    FungibilityPolicy,
+    FungibilityPreference,
+    LocalQueue,
+    Preemption,
+    PreemptionPolicy,
+    QueueingStrategy,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    Taint,
+    Toleration,
+    WorkloadPriorityClass,
+)
+from scheduler.core.quantities import format_quantity, parse_quantity
+from scheduler.core.workloads import (
+    REQUEUE_AT_EVICTION_REASONS,
+    Admission,
+    PodSet,
+    PodSetAssignment,
+    RequeuingTimestamp,
+    Workload,
+)
+
+Obj = dict[str, Any]
+
+_FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
+_CACHE_LIMIT = 65_536
+
+
+def parse_timestamp(text: str | None) -> float:
+    """RFC 3339 text (metav1.Time) to POSIX seconds; missing means 0."""
+    if not text:
+        return 0.0
+    return datetime.fromisoformat(text).timestamp()
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+def resource_flavor_from_dict(obj: Obj) -> ResourceFlavor:
+    spec = obj.get("spec") or {}
+    taints = tuple(
+        Taint(t.get("key", ""), t.get("value", ""), t.get("effect", "NoSchedule"))
+        for t in spec.get("nodeTaints") or ()
+    )
+    return ResourceFlavor(_meta(obj)["name"], dict(spec.get("nodeLabels") or {}), taints)
+
+
+def _optional_quantity(value: Any) -> int | None:
+    return None if value is None else parse_quantity(value)
+
+
+def _resource_groups(groups: list[Obj] | None) -> tuple[ResourceGroup, ...]:
+    result = []
+    for group in groups or ():
+        flavors = tuple(
+            FlavorQuotas(
+                flavor["name"],
+                tuple(
+                    ResourceQuota(
+                        r["name"],
+                        parse_quantity(r.get("nominalQuota", 0)),
+                        _optional_quantity(r.get("borrowingLimit")),
+                        _optional_quantity(r.get("lendingLimit")),
+                    )
+                    for r in flavor.get("resources") or ()
+                ),
+            )
+            for flavor in group.get("flavors") or ()
+        )
+        result.append(ResourceGroup(tuple(group.get("coveredResources") or ()), flavors))
+    return tuple(result)
+
+
+def cluster_queue_from_dict(obj: Obj) -> ClusterQueue:
+    spec = obj.get("spec") or {}
+    preemption = spec.get("preemption") or {}
+    fungibility = spec.get("flavorFungibility") or {}
+    defaults = FlavorFungibility()
+    return ClusterQueue(
+        name=_meta(obj)["name"],
+        resource_groups=_resource_groups(spec.get("resourceGroups")),
+        cohort=spec.get("cohortName") or spec.get("cohort") or "",
+        queueing_strategy=QueueingStrategy(spec.get("queueingStrategy") or "BestEffortFIFO"),
+        preemption=Preemption(
+            PreemptionPolicy(preemption.get("withinClusterQueue") or "Never"),
+            PreemptionPolicy(preemption.get("reclaimWithinCohort") or "Never"),
+        ),
+        flavor_fungibility=FlavorFungibility(
+            _fungibility(fungibility.get("whenCanBorrow"), defaults.when_can_borrow),
+            _fungibility(fungibility.get("whenCanPreempt"), defaults.when_can_preempt),
+            FungibilityPreference(fungibility.get("preference") or defaults.preference.value),
+        ),
+        stopped=(spec.get("stopPolicy") or "None") != "None",
+    )
+
+
+def _fungibility(value: str | None, default: FungibilityPolicy) -> FungibilityPolicy:
+    if not value:
+        return default
+    return FungibilityPolicy(_FUNGIBILITY_ALIASES.get(value, value))
+
+
+def cohort_from_dict(obj: Obj) -> Cohort:
+    spec = obj.get("spec") or {}
+    return Cohort(
+        _meta(obj)["name"],
+        spec.get("parentName") or spec.get("parent") or "",
+        _resource_groups(spec.get("resourceGroups")),
+    )
+
+
+def local_queue_from_dict(obj: Obj) -> LocalQueue:
+    meta = _meta(obj)
+    spec = obj.get("spec") or {}
+    return LocalQueue(
+        sys.intern(meta.get("namespace", "default")),
+        sys.intern(meta["name"]),
+        spec.get("clusterQueue", ""),
+    )
+
+
+def workload_priority_class_from_dict(obj: Obj) -> WorkloadPriorityClass:
+    return WorkloadPriorityClass(_meta(obj)["name"], int(obj.get("value", 0)))
+
+
+def _condition(status: Obj, kind: str) -> Obj | None:
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == kind:
+            return condition
+    return None
+
+
+def _is_true(condition: Obj | None) -> bool:
+    return condition is not None and condition.get("status") == "True"
+
+
+class WorkloadDecoder:
+    """Turns Workload dicts into ``Workload`` objects, sharing repeated parts."""
+
+    def __init__(self, requeuing: RequeuingTimestamp = RequeuingTimestamp.EVICTION) -> None:
+        self.requeuing = requeuing
+        self._quantities: dict[Any, int] = {}
+        self._pod_sets: dict[tuple[Any, ...], PodSet] = {}
+
+    def decode(self, obj: Obj) -> Workload:
+        """One Workload dict to a core ``Workload`` (admission and state included)."""
+        meta = _meta(obj)
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        created = parse_timestamp(meta.get("creationTimestamp"))
+        priority = spec.get("priority")
+        priority_class = ""
+        if priority is None:
+            ref = spec.get("priorityClassRef") or {}
+            priority_class = ref.get("name") or spec.get("priorityClassName") or ""
+        evicted = _condition(status, "Evicted")
+        queue_timestamp = created
+        if _is_true(evicted):
+            reason = evicted.get("reason", "")  # type: ignore[union-attr]
+            if reason == "AdmissionCheck" or (
+                reason in REQUEUE_AT_EVICTION_REASONS and self.requeuing is RequeuingTimestamp.EVICTION
+            ):
+                queue_timestamp = parse_timestamp(evicted.get("lastTransitionTime"))  # type: ignore[union-attr]
+        admission = None
+        admitted_at = 0.0
+        reserved = _condition(status, "QuotaReserved")
+        if status.get("admission") and (reserved is None or _is_true(reserved)):
+            admission = self._admission(status["admission"])
+            admitted_at = parse_timestamp((reserved or {}).get("lastTransitionTime"))
+        return Workload(
+            namespace=sys.intern(meta.get("namespace", "default")),
+            name=meta["name"],
+            uid=meta.get("uid") or f"{meta.get('namespace', 'default')}/{meta['name']}",
+            queue_name=sys.intern(spec.get("queueName") or ""),
+            priority=int(priority or 0),
+            creation_timestamp=created,
+            pod_sets=tuple(self._pod_set(p) for p in spec.get("podSets") or ()),
+            queue_timestamp=queue_timestamp,
+            priority_class=priority_class,
+            active=spec.get("active", True) is not False,
+            finished=_is_true(_condition(status, "Finished")),
+            admission=admission,
+            admitted_at=admitted_at,
+        )
+
+    def _quantity(self, value: Any) -> int:
+        cached = self._quantities.get(value)
+        if cached is None:
+            if len(self._quantities) >= _CACHE_LIMIT:
+                self._quantities.clear()
+            cached = self._quantities[value] = parse_quantity(value)
+        return cached
+
+    def _pod_requests(self, pod_spec: Obj) -> dict[str, int]:
+        """Effective pod requests: sum of containers, at least each init container, plus overhead."""
+        totals: dict[str, int] = {}
+        for container in pod_spec.get("containers") or ():
+            for resource, milli in self._container_requests(container).items():
+                totals[resource] = totals.get(resource, 0) + milli
+        for container in pod_spec.get("initContainers") or ():
+            for resource, milli in self._container_requests(container).items():
+                totals[resource] = max(totals.get(resource, 0), milli)
+        for resource, value in (pod_spec.get("overhead") or {}).items():
+            totals[resource] = totals.get(resource, 0) + self._quantity(value)
+        return totals
+
+    def _container_requests(self, container: Obj) -> dict[str, int]:
+        resources = container.get("resources") or {}
+        # Limits stand in for missing requests, as the API server defaults them.
+        merged = dict(resources.get("limits") or {})
+        merged.update(resources.get("requests") or {})
+        return {sys.intern(r): self._quantity(v) for r, v in merged.items()}
+
+    def _pod_set(self, obj: Obj) -> PodSet:
+        pod_spec = (obj.get("template") or {}).get("spec") or {}
+        requests = tuple(sorted(self._pod_requests(pod_spec).items()))
+        selector = tuple(sorted((pod_spec.get("nodeSelector") or {}).items()))
+        tolerations = tuple(
+            Toleration(t.get("key", ""), t.get("operator", "Equal"), t.get("value", ""), t.get("effect", ""))
+            for t in pod_spec.get("tolerations") or ()
+        )
+        key = (obj.get("name", "main"), int(obj.get("count", 1)), requests, selector, tolerations)
+        pod_set = self._pod_sets.get(key)
+        if pod_set is None:
+            if len(self._pod_sets) >= _CACHE_LIMIT:
+                self._pod_sets.clear()
+            pod_set = self._pod_sets[key] = PodSet(sys.intern(key[0]), key[1], requests, selector, tolerations)
+        return pod_set
+
+    def _admission(self, obj: Obj) -> Admission:
+        assignments = tuple(
+            PodSetAssignment(
+                name=a.get("name", "main"),
+                flavors=dict(a.get("flavors") or {}),
+                usage={r: self._quantity(v) for r, v in (a.get("resourceUsage") or {}).items()},
+                count=int(a.get("count", 0)),
+            )
+            for a in obj.get("podSetAssignments") or ()
+        )
+        return Admission(obj.get("clusterQueue", ""), assignments)
+
+
+def workload_from_dict(obj: Obj, decoder: WorkloadDecoder | None = None) -> Workload:
+    """Convenience for one workload; reuse a ``WorkloadDecoder`` when decoding many."""
+    return (decoder or WorkloadDecoder()).decode(obj)
+
+
+def admission_to_dict(admission: Admission) -> Obj:
+    """``status.admission`` JSON for a decided Admission."""
+    return {
+        "clusterQueue": admission.cluster_queue,
+        "podSetAssignments": [
+            {
+                "name": a.name,
+                "flavors": dict(a.flavors),
+                "resourceUsage": {r: format_quantity(v) for r, v in a.usage.items()},
+                "count": a.count,
+            }
+            for a in admission.pod_set_assignments
+        ],
+    }

@@ -1,0 +1,57 @@
+"""What a scheduling cycle decides for each ClusterQueue head.
+
+The cycle (``scheduling``) produces these; ``QueueManager.apply_decisions`` records them
+in memory (Kueue's "assume"), and the controller writes the matching API changes:
+``Admit`` -> set status.admission + QuotaReserved/Admitted; ``Preempt`` -> evict the
+targets; ``Park`` and ``Wait`` -> optionally a QuotaReserved=False condition message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler.core.preempting import PreemptionTarget
+from scheduler.core.workloads import Admission, Workload
+
+
+@dataclass(slots=True, frozen=True)
+class Admit:
+    """Reserve quota: the workload is admitted with this flavor assignment."""
+
+    workload: Workload
+    cluster_queue: str
+    admission: Admission
+    borrows: bool
+
+
+@dataclass(slots=True, frozen=True)
+class Preempt:
+    """Evict ``targets``; the workload stays at its queue's head until they are gone."""
+
+    workload: Workload
+    cluster_queue: str
+    targets: tuple[PreemptionTarget, ...]
+    admission: Admission
+
+
+@dataclass(slots=True, frozen=True)
+class Park:
+    """BestEffortFIFO: set aside as inadmissible until capacity changes; keeps its position."""
+
+    workload: Workload
+    cluster_queue: str
+    message: str
+
+
+@dataclass(slots=True, frozen=True)
+class Wait:
+    """Stay at the head. ``blocks``: StrictFIFO head that does not fit, retried only
+    when capacity changes; otherwise retried next cycle (lost a race in this one)."""
+
+    workload: Workload
+    cluster_queue: str
+    message: str
+    blocks: bool
+
+
+Decision = Admit | Preempt | Park | Wait

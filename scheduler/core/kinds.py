@@ -1,0 +1,172 @@
+"""The Kueue configuration kinds the core understands, as plain typed dataclasses.
+
+ResourceFlavor, ClusterQueue (with its quotas and policies), Cohort, LocalQueue and
+WorkloadPriorityClass of ``kueue.x-k8s.io/v1beta2``, reduced to the fields the
+scheduling semantics use. Workloads live in ``workloads``; conversion from
+Kueue-shaped dicts lives in ``conversion``. Quantities are milli-units (``quantities``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+# (flavor name, resource name): the unit of quota accounting, as in Kueue's FlavorResource.
+FlavorResource = tuple[str, str]
+
+
+class QueueingStrategy(enum.Enum):
+    STRICT_FIFO = "StrictFIFO"
+    BEST_EFFORT_FIFO = "BestEffortFIFO"
+
+
+class PreemptionPolicy(enum.Enum):
+    NEVER = "Never"
+    LOWER_PRIORITY = "LowerPriority"
+    LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority"
+    ANY = "Any"
+
+
+class FungibilityPolicy(enum.Enum):
+    """v1beta2 names; v1beta1's ``Borrow``/``Preempt`` map to MAY_STOP_SEARCH."""
+
+    MAY_STOP_SEARCH = "MayStopSearch"
+    TRY_NEXT_FLAVOR = "TryNextFlavor"
+
+
+class FungibilityPreference(enum.Enum):
+    BORROWING_OVER_PREEMPTION = "BorrowingOverPreemption"
+    PREEMPTION_OVER_BORROWING = "PreemptionOverBorrowing"
+
+
+@dataclass(slots=True, frozen=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
+@dataclass(slots=True, frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Whether this toleration matches ``taint`` (core/v1 toleration semantics)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.operator == "Exists":
+            return not self.key or self.key == taint.key
+        return self.key == taint.key and self.value == taint.value
+
+
+@dataclass(slots=True, frozen=True)
+class ResourceFlavor:
+    name: str
+    node_labels: dict[str, str] = field(default_factory=dict)
+    node_taints: tuple[Taint, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class ResourceQuota:
+    """Quota of one resource in one flavor; limits are None when unset (unbounded)."""
+
+    name: str
+    nominal: int
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class FlavorQuotas:
+    name: str
+    resources: tuple[ResourceQuota, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class ResourceGroup:
+    covered_resources: tuple[str, ...]
+    flavors: tuple[FlavorQuotas, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class Preemption:
+    """Kueue's ClusterQueuePreemption; borrowWithinCohort is not modelled yet."""
+
+    within_cluster_queue: PreemptionPolicy = PreemptionPolicy.NEVER
+    reclaim_within_cohort: PreemptionPolicy = PreemptionPolicy.NEVER
+
+
+@dataclass(slots=True, frozen=True)
+class FlavorFungibility:
+    # Defaults are v1beta2's: stop at a flavor that fits by borrowing, look further
+    # before preempting.
+    when_can_borrow: FungibilityPolicy = FungibilityPolicy.MAY_STOP_SEARCH
+    when_can_preempt: FungibilityPolicy = FungibilityPolicy.TRY_NEXT_FLAVOR
+    preference: FungibilityPreference = FungibilityPreference.BORROWING_OVER_PREEMPTION
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterQueue:
+    """A ClusterQueue spec. Fair sharing (``fairSharing.weight``) is not modelled yet."""
+
+    name: str
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    cohort: str = ""
+    queueing_strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
+    preemption: Preemption = Preemption()
+    flavor_fungibility: FlavorFungibility = FlavorFungibility()
+    # stopPolicy Hold/HoldAndDrain: the queue keeps its pending workloads but admits none.
+    stopped: bool = False
+
+    def quota(self, flavor_resource: FlavorResource) -> ResourceQuota | None:
+        """The quota for a (flavor, resource), or None when the queue does not provide it."""
+        flavor, resource = flavor_resource
+        for group in self.resource_groups:
+            if resource not in group.covered_resources:
+                continue
+            for flavor_quotas in group.flavors:
+                if flavor_quotas.name == flavor:
+                    for quota in flavor_quotas.resources:
+                        if quota.name == resource:
+                            return quota
+        return None
+
+    def flavor_names(self) -> set[str]:
+        return {fq.name for group in self.resource_groups for fq in group.flavors}
+
+
+@dataclass(slots=True, frozen=True)
+class Cohort:
+    """A Cohort object. Only flat cohorts are scheduled today: ``parent`` is recorded
+    (so the tree can come later) but quota does not flow through it yet."""
+
+    name: str
+    parent: str = ""
+    resource_groups: tuple[ResourceGroup, ...] = ()
+
+    def nominal(self, flavor_resource: FlavorResource) -> int:
+        flavor, resource = flavor_resource
+        for group in self.resource_groups:
+            for flavor_quotas in group.flavors:
+                if flavor_quotas.name != flavor:
+                    continue
+                for quota in flavor_quotas.resources:
+                    if quota.name == resource:
+                        return quota.nominal
+        return 0
+
+
+@dataclass(slots=True, frozen=True)
+class LocalQueue:
+    namespace: str
+    name: str
+    cluster_queue: str
+
+
+@dataclass(slots=True, frozen=True)
+class WorkloadPriorityClass:
+    name: str
+    value: int

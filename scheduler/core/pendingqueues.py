@@ -1,0 +1,103 @@
+"""The pending workloads of one ClusterQueue: the schedulable heads and the parked ones.
+
+As in Kueue (pkg/queue/cluster_queue.go) a pending workload is either *active* (in the
+ordered queue the scheduler pops heads from) or *parked* (BestEffortFIFO's
+"inadmissible" set: tried, did not fit, waits for capacity to change). Both count as
+pending and both appear in positions. StrictFIFO never parks: a head that does not fit
+stays at the head and *blocks* the queue until capacity changes or a new head arrives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+
+from sortedcontainers import SortedKeyList
+
+from scheduler.core.kinds import QueueingStrategy
+from scheduler.core.workloads import Workload, WorkloadKey, order_key
+
+
+class PendingQueue:
+    """Pending workloads of one ClusterQueue, with a change counter."""
+
+    __slots__ = ("name", "strategy", "_members", "_active", "_parked", "_blocked_head", "generation")
+
+    def __init__(self, name: str, strategy: QueueingStrategy) -> None:
+        self.name = name
+        self.strategy = strategy
+        self._members: dict[WorkloadKey, Workload] = {}
+        self._active: SortedKeyList = SortedKeyList(key=order_key)
+        self._parked: set[WorkloadKey] = set()
+        self._blocked_head: WorkloadKey | None = None
+        # Bumped whenever the ordered pending list (and so some position) changes.
+        self.generation = 0
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __contains__(self, key: WorkloadKey) -> bool:
+        return key in self._members
+
+    def get(self, key: WorkloadKey) -> Workload | None:
+        return self._members.get(key)
+
+    def members(self) -> Collection[Workload]:
+        """All pending workloads (active and parked), in no particular order."""
+        return self._members.values()
+
+    def is_parked(self, key: WorkloadKey) -> bool:
+        return key in self._parked
+
+    def add(self, workload: Workload) -> None:
+        """Queue a workload as active; it must not be present."""
+        self._members[workload.key] = workload
+        self._active.add(workload)
+        self.generation += 1
+
+    def remove(self, key: WorkloadKey) -> Workload | None:
+        """Drop a workload from the queue (active or parked); returns it, or None."""
+        workload = self._members.pop(key, None)
+        if workload is None:
+            return None
+        if key in self._parked:
+            self._parked.discard(key)
+        else:
+            self._active.remove(workload)
+        if self._blocked_head == key:
+            self._blocked_head = None
+        self.generation += 1
+        return workload
+
+    def head(self) -> Workload | None:
+        """The next workload to try, or None when empty or blocked on its current head."""
+        if not self._active:
+            return None
+        head: Workload = self._active[0]
+        if head.key == self._blocked_head:
+            return None
+        return head
+
+    def park(self, key: WorkloadKey) -> None:
+        """Move an active workload aside until capacity changes (BestEffortFIFO)."""
+        workload = self._members.get(key)
+        if workload is None or key in self._parked:
+            return
+        self._active.remove(workload)
+        self._parked.add(key)
+
+    def block(self, key: WorkloadKey) -> None:
+        """Stop offering ``key`` as head until capacity changes or the head changes."""
+        self._blocked_head = key
+
+    def capacity_changed(self) -> None:
+        """Return parked workloads to the active queue and lift a block."""
+        self._blocked_head = None
+        for key in self._parked:
+            self._active.add(self._members[key])
+        self._parked.clear()
+
+    def has_work(self) -> bool:
+        return self.head() is not None
+
+    def active_in_order(self) -> Iterator[Workload]:
+        return iter(self._active)

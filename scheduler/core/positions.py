@@ -1,0 +1,301 @@
+"""Queue positions and visibility summaries, with interchangeable strategies.
+
+Positions follow Kueue's visibility API (``visibility.kueue.x-k8s.io``
+PendingWorkloadsSummary): every pending workload of a ClusterQueue, parked ones
+included, in queue order; ``positionInClusterQueue`` and ``positionInLocalQueue`` count
+from 0. Strategies, chosen by name through a ``PositionRegistry``:
+
+- ``snapshot``: copy the queue's pending set and sort it on every request, as Kueue
+  does today. Free to maintain, O(n log n) per request.
+- ``indexed``: order-statistic lists (``sortedcontainers``) per ClusterQueue and per
+  LocalQueue, updated on every change. O(log n) to maintain, O(log n) per position,
+  O(log n + limit) per page (plus O(log n) per distinct LocalQueue on a page).
+
+A strategy is told about every change through ``workload_added``/``workload_removed``
+and answers pages given the queue's unordered pending set (which ``indexed`` ignores).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, ClassVar, Protocol
+
+from sortedcontainers import SortedKeyList
+
+from scheduler.core.workloads import Workload, order_key
+
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 100_000
+
+
+class InvalidPageError(ValueError):
+    """offset/limit are not non-negative integers (the visibility server answers 400)."""
+
+
+class QueueNotFoundError(LookupError):
+    """The ClusterQueue or LocalQueue is unknown (the visibility server answers 404)."""
+
+
+@dataclass(slots=True, frozen=True)
+class PageRequest:
+    """A validated page: ``offset`` items skipped, at most ``limit`` returned."""
+
+    offset: int = 0
+    limit: int = DEFAULT_LIMIT
+
+    @classmethod
+    def of(cls, offset: object = 0, limit: object = DEFAULT_LIMIT) -> PageRequest:
+        """Validate offset/limit given as ints or query-string text; clamp limit to 100000."""
+        offset_value = _non_negative_int("offset", offset, default=0)
+        limit_value = _non_negative_int("limit", limit, default=DEFAULT_LIMIT)
+        return cls(offset_value, min(limit_value, MAX_LIMIT))
+
+
+def _non_negative_int(name: str, value: object, default: int) -> int:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        raise InvalidPageError(f"{name} must be a non-negative integer, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.isdecimal() or not text.isascii():
+            raise InvalidPageError(f"{name} must be a non-negative integer, got {value!r}")
+        return int(text)
+    if isinstance(value, int):
+        if value < 0:
+            raise InvalidPageError(f"{name} must be a non-negative integer, got {value}")
+        return value
+    raise InvalidPageError(f"{name} must be a non-negative integer, got {value!r}")
+
+
+@dataclass(slots=True, frozen=True)
+class PendingWorkloadItem:
+    """One entry of a PendingWorkloadsSummary."""
+
+    name: str
+    namespace: str
+    creation_timestamp: str
+    priority: int
+    local_queue_name: str
+    position_in_cluster_queue: int
+    position_in_local_queue: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Kueue's visibility ``PendingWorkload`` JSON shape."""
+        return {
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "creationTimestamp": self.creation_timestamp,
+            },
+            "priority": self.priority,
+            "localQueueName": self.local_queue_name,
+            "positionInClusterQueue": self.position_in_cluster_queue,
+            "positionInLocalQueue": self.position_in_local_queue,
+        }
+
+
+def rfc3339(seconds: float) -> str:
+    """POSIX seconds as Kubernetes' metav1.Time text (second precision, UTC)."""
+    return datetime.fromtimestamp(int(seconds), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def make_item(workload: Workload, in_cluster_queue: int, in_local_queue: int) -> PendingWorkloadItem:
+    return PendingWorkloadItem(
+        name=workload.name,
+        namespace=workload.namespace,
+        creation_timestamp=rfc3339(workload.creation_timestamp),
+        priority=workload.priority,
+        local_queue_name=workload.queue_name,
+        position_in_cluster_queue=in_cluster_queue,
+        position_in_local_queue=in_local_queue,
+    )
+
+
+class PositionStrategy(Protocol):
+    """How positions are kept and served; implementations are registered by name."""
+
+    name: ClassVar[str]
+
+    def workload_added(self, cluster_queue: str, workload: Workload) -> None: ...
+
+    def workload_removed(self, cluster_queue: str, workload: Workload) -> None: ...
+
+    def cluster_queue_removed(self, cluster_queue: str) -> None: ...
+
+    def page_cluster_queue(
+        self, cluster_queue: str, pending: Collection[Workload], page: PageRequest
+    ) -> list[PendingWorkloadItem]: ...
+
+    def page_local_queue(
+        self, cluster_queue: str, local_queue: tuple[str, str], pending: Collection[Workload], page: PageRequest
+    ) -> list[PendingWorkloadItem]: ...
+
+    def position_of(
+        self, cluster_queue: str, workload: Workload, pending: Collection[Workload]
+    ) -> tuple[int, int]: ...
+
+
+class SnapshotPositions:
+    """Copy and sort the pending set per request (Kueue's PendingWorkloadsInfo)."""
+
+    name: ClassVar[str] = "snapshot"
+
+    def workload_added(self, cluster_queue: str, workload: Workload) -> None:
+        pass  # nothing to maintain: the cost is paid per request
+
+    def workload_removed(self, cluster_queue: str, workload: Workload) -> None:
+        pass
+
+    def cluster_queue_removed(self, cluster_queue: str) -> None:
+        pass
+
+    def page_cluster_queue(
+        self, cluster_queue: str, pending: Collection[Workload], page: PageRequest
+    ) -> list[PendingWorkloadItem]:
+        ordered = sorted(pending, key=order_key)
+        per_local_queue: dict[tuple[str, str], int] = {}
+        items = []
+        stop = page.offset + page.limit
+        for index, workload in enumerate(ordered):
+            if index >= stop:
+                break
+            in_local_queue = per_local_queue.get(workload.local_queue, 0)
+            per_local_queue[workload.local_queue] = in_local_queue + 1
+            if index >= page.offset:
+                items.append(make_item(workload, index, in_local_queue))
+        return items
+
+    def page_local_queue(
+        self, cluster_queue: str, local_queue: tuple[str, str], pending: Collection[Workload], page: PageRequest
+    ) -> list[PendingWorkloadItem]:
+        ordered = sorted(pending, key=order_key)
+        items: list[PendingWorkloadItem] = []
+        seen = 0
+        for index, workload in enumerate(ordered):
+            if len(items) >= page.limit:
+                break
+            if workload.local_queue != local_queue:
+                continue
+            if seen >= page.offset:
+                items.append(make_item(workload, index, seen))
+            seen += 1
+        return items
+
+    def position_of(
+        self, cluster_queue: str, workload: Workload, pending: Collection[Workload]
+    ) -> tuple[int, int]:
+        ordered = sorted(pending, key=order_key)
+        in_local_queue = 0
+        for index, other in enumerate(ordered):
+            if other is workload:
+                return index, in_local_queue
+            if other.local_queue == workload.local_queue:
+                in_local_queue += 1
+        raise KeyError(workload.key)
+
+
+class IndexedPositions:
+    """Order-statistic lists per ClusterQueue and per LocalQueue, kept current on every change."""
+
+    name: ClassVar[str] = "indexed"
+
+    def __init__(self) -> None:
+        self._by_cluster_queue: dict[str, SortedKeyList] = {}
+        self._by_local_queue: dict[tuple[str, str], SortedKeyList] = {}
+
+    def workload_added(self, cluster_queue: str, workload: Workload) -> None:
+        cq_index = self._by_cluster_queue.get(cluster_queue)
+        if cq_index is None:
+            cq_index = self._by_cluster_queue[cluster_queue] = SortedKeyList(key=order_key)
+        cq_index.add(workload)
+        lq_index = self._by_local_queue.get(workload.local_queue)
+        if lq_index is None:
+            lq_index = self._by_local_queue[workload.local_queue] = SortedKeyList(key=order_key)
+        lq_index.add(workload)
+
+    def workload_removed(self, cluster_queue: str, workload: Workload) -> None:
+        self._by_cluster_queue[cluster_queue].remove(workload)
+        lq_index = self._by_local_queue[workload.local_queue]
+        lq_index.remove(workload)
+        if not lq_index:
+            del self._by_local_queue[workload.local_queue]
+
+    def cluster_queue_removed(self, cluster_queue: str) -> None:
+        for workload in self._by_cluster_queue.pop(cluster_queue, ()):
+            lq_index = self._by_local_queue.get(workload.local_queue)
+            if lq_index is not None:
+                lq_index.discard(workload)
+                if not lq_index:
+                    del self._by_local_queue[workload.local_queue]
+
+    def page_cluster_queue(
+        self, cluster_queue: str, pending: Collection[Workload], page: PageRequest
+    ) -> list[PendingWorkloadItem]:
+        cq_index = self._by_cluster_queue.get(cluster_queue)
+        if not cq_index:
+            return []
+        # A LocalQueue's rank is looked up once per page, then counted forward.
+        next_in_local_queue: dict[tuple[str, str], int] = {}
+        items = []
+        window = cq_index.islice(page.offset, page.offset + page.limit)
+        for index, workload in enumerate(window, start=page.offset):
+            lq = workload.local_queue
+            in_local_queue = next_in_local_queue.get(lq)
+            if in_local_queue is None:
+                in_local_queue = self._by_local_queue[lq].bisect_key_left(workload.order_key)
+            next_in_local_queue[lq] = in_local_queue + 1
+            items.append(make_item(workload, index, in_local_queue))
+        return items
+
+    def page_local_queue(
+        self, cluster_queue: str, local_queue: tuple[str, str], pending: Collection[Workload], page: PageRequest
+    ) -> list[PendingWorkloadItem]:
+        lq_index = self._by_local_queue.get(local_queue)
+        cq_index = self._by_cluster_queue.get(cluster_queue)
+        if not lq_index or cq_index is None:
+            return []
+        window: Iterable[Workload] = lq_index.islice(page.offset, page.offset + page.limit)
+        return [
+            make_item(workload, cq_index.bisect_key_left(workload.order_key), index)
+            for index, workload in enumerate(window, start=page.offset)
+        ]
+
+    def position_of(
+        self, cluster_queue: str, workload: Workload, pending: Collection[Workload]
+    ) -> tuple[int, int]:
+        return (
+            self._by_cluster_queue[cluster_queue].bisect_key_left(workload.order_key),
+            self._by_local_queue[workload.local_queue].bisect_key_left(workload.order_key),
+        )
+
+
+class PositionRegistry:
+    """Maps strategy names to classes; explicit, so nothing registers at import time."""
+
+    def __init__(self, strategies: Iterable[type[PositionStrategy]] = ()) -> None:
+        self._classes: dict[str, type[PositionStrategy]] = {}
+        for strategy in strategies:
+            self.register(strategy)
+
+    def register(self, strategy: type[PositionStrategy]) -> None:
+        if strategy.name in self._classes:
+            raise ValueError(f"position strategy {strategy.name!r} is already registered")
+        self._classes[strategy.name] = strategy
+
+    def names(self) -> list[str]:
+        return sorted(self._classes)
+
+    def create(self, name: str) -> PositionStrategy:
+        try:
+            return self._classes[name]()
+        except KeyError:
+            known = ", ".join(self.names())
+            raise ValueError(f"unknown position strategy {name!r} (known: {known})") from None
+
+
+def default_registry() -> PositionRegistry:
+    """A new registry holding the built-in ``snapshot`` and ``indexed`` strategies."""
+    return PositionRegistry([SnapshotPositions, IndexedPositions])

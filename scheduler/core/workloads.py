@@ -1,0 +1,136 @@
+"""Workloads, their pod sets and admissions, and the order a ClusterQueue keeps them in.
+
+Objects are slotted dataclasses so a pending workload stays well under 1 KiB. They are
+treated as immutable: a change (priority, eviction, admission) makes a new object with
+``dataclasses.replace``, so an index holding the old object can still find and remove it
+by its old order key.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from scheduler.core.kinds import FlavorResource, Toleration
+
+# (namespace, name), the identity Kueue uses (workload.Key is "namespace/name").
+WorkloadKey = tuple[str, str]
+# (-priority, queue-order timestamp, uid): ascending order is Kueue's queue order.
+OrderKey = tuple[int, float, str]
+
+PODS_RESOURCE = "pods"
+
+
+class RequeuingTimestamp(enum.Enum):
+    """Which time orders a workload that comes back after an eviction.
+
+    Kueue's default (``waitForPodsReady.requeuingStrategy.timestamp``) is Eviction: a
+    workload evicted by the PodsReady timeout, or by an admission check, queues by its
+    eviction time; a preempted workload keeps its creation time.
+    """
+
+    EVICTION = "Eviction"
+    CREATION = "Creation"
+
+
+# Eviction reasons that move the queue-order timestamp under RequeuingTimestamp.EVICTION.
+REQUEUE_AT_EVICTION_REASONS = frozenset({"PodsReadyTimeout", "AdmissionCheck"})
+
+
+@dataclass(slots=True, frozen=True)
+class PodSet:
+    """A homogeneous group of pods: ``count`` pods each requesting ``requests`` (milli-units)."""
+
+    name: str
+    count: int
+    requests: tuple[tuple[str, int], ...]
+    node_selector: tuple[tuple[str, str], ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+
+    def total_requests(self, with_pods: bool) -> dict[str, int]:
+        """Requests of all pods in the set; adds Kueue's implicit ``pods`` resource if asked."""
+        totals = {resource: milli * self.count for resource, milli in self.requests}
+        if with_pods:
+            totals[PODS_RESOURCE] = totals.get(PODS_RESOURCE, 0) + self.count * 1000
+        return totals
+
+
+@dataclass(slots=True, frozen=True)
+class PodSetAssignment:
+    """Flavors chosen per resource for one pod set, and the quota it uses (milli-units)."""
+
+    name: str
+    flavors: dict[str, str]
+    usage: dict[str, int]
+    count: int
+
+
+@dataclass(slots=True, frozen=True)
+class Admission:
+    cluster_queue: str
+    pod_set_assignments: tuple[PodSetAssignment, ...]
+
+    def usage(self) -> dict[FlavorResource, int]:
+        """Quota used per (flavor, resource), summed over pod sets."""
+        totals: dict[FlavorResource, int] = {}
+        for assignment in self.pod_set_assignments:
+            for resource, milli in assignment.usage.items():
+                flavor = assignment.flavors.get(resource)
+                if flavor is None:
+                    continue  # not quota-managed by the ClusterQueue
+                flavor_resource = (flavor, resource)
+                totals[flavor_resource] = totals.get(flavor_resource, 0) + milli
+        return totals
+
+
+@dataclass(slots=True, eq=False)
+class Workload:
+    """One Kueue Workload. Timestamps are POSIX seconds (UTC)."""
+
+    namespace: str
+    name: str
+    uid: str
+    queue_name: str
+    priority: int
+    creation_timestamp: float
+    pod_sets: tuple[PodSet, ...]
+    # Creation time unless an eviction moved it (see RequeuingTimestamp).
+    queue_timestamp: float = -1.0
+    # Used to resolve ``priority`` when spec.priority is absent; "" when none.
+    priority_class: str = ""
+    # spec.active=false: never admitted, not counted as pending.
+    active: bool = True
+    finished: bool = False
+    admission: Admission | None = None
+    # When quota was reserved (POSIX seconds); orders preemption candidates.
+    admitted_at: float = 0.0
+    key: WorkloadKey = field(init=False)
+    order_key: OrderKey = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.queue_timestamp < 0:
+            self.queue_timestamp = self.creation_timestamp
+        self.key = (self.namespace, self.name)
+        self.order_key = (-self.priority, self.queue_timestamp, self.uid)
+
+    @property
+    def local_queue(self) -> tuple[str, str]:
+        """(namespace, LocalQueue name) this workload was submitted to."""
+        return (self.namespace, self.queue_name)
+
+
+def order_key(workload: Workload) -> OrderKey:
+    """Sort key: higher priority first, then earlier queue-order timestamp, then uid."""
+    return workload.order_key
+
+
+def queue_timestamp_after_eviction(
+    workload: Workload, reason: str, evicted_at: float, policy: RequeuingTimestamp
+) -> float:
+    """The queue-order timestamp a workload gets back with after an eviction."""
+    if reason == "AdmissionCheck":
+        return evicted_at
+    if reason in REQUEUE_AT_EVICTION_REASONS and policy is RequeuingTimestamp.EVICTION:
+        return evicted_at
+    # Kueue reads the latest Evicted condition: any other reason means creation time.
+    return workload.creation_timestamp
