@@ -1,0 +1,147 @@
+"""Scheduling cycles: admit, park (BestEffortFIFO), block (StrictFIFO), preempt, cohorts."""
+
+import dataclasses
+
+from scheduler.core.decisions import Admit, Preempt, Wait
+from scheduler.core.scheduling import decide_cycle, run_cycle
+from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, manager_with, q
+
+
+def _summary(decisions):
+    return [(type(d).__name__, d.workload.name) for d in decisions]
+
+
+def _queue_with_running_job(strict=False):
+    """cq has 4 cpu; 'running' holds 2; 'big' (3 cpu) is older than 'small' (1 cpu)."""
+    builder = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"}))
+    manager = manager_with(builder.strict_fifo().obj() if strict else builder.obj())
+    admit(manager, WorkloadBuilder("running").request(cpu="2").obj(), "cq")
+    manager.add_workload(WorkloadBuilder("big").created(1).request(cpu="3").obj())
+    manager.add_workload(WorkloadBuilder("small").created(2).request(cpu="1").obj())
+    return manager
+
+
+def test_best_effort_parks_head_that_does_not_fit_and_admits_the_next():
+    manager = _queue_with_running_job()
+    assert _summary(run_cycle(manager, now=10)) == [("Park", "big")]
+    # Parked workloads keep their place in positions.
+    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["big", "small"]
+    assert manager.is_parked(("ns", "big"))
+    assert _summary(run_cycle(manager, now=11)) == [("Admit", "small")]
+    assert not manager.has_work()
+    # Finishing 'running' frees 2 cpu: 'big' comes back and fits (3 <= 4 - 1).
+    manager.mark_finished(("ns", "running"))
+    assert _summary(run_cycle(manager, now=12)) == [("Admit", "big")]
+    assert manager.summary_for_cluster_queue("cq") == []
+
+
+def test_strict_fifo_head_blocks_until_capacity_changes():
+    manager = _queue_with_running_job(strict=True)
+    (decision,) = run_cycle(manager, now=10)
+    assert isinstance(decision, Wait) and decision.blocks and decision.workload.name == "big"
+    # 'small' would fit but may not pass the blocked head.
+    assert not manager.has_work()
+    assert decide_cycle(manager) == []
+    manager.mark_finished(("ns", "running"))
+    assert _summary(run_cycle(manager, now=11)) == [("Admit", "big")]
+    assert _summary(run_cycle(manager, now=12)) == [("Admit", "small")]
+
+
+def test_strict_fifo_new_head_unblocks():
+    manager = _queue_with_running_job(strict=True)
+    run_cycle(manager, now=10)
+    manager.add_workload(WorkloadBuilder("urgent").priority(5).request(cpu="1").obj())
+    assert _summary(run_cycle(manager, now=11)) == [("Admit", "urgent")]
+
+
+def test_admit_carries_assignment_and_reserves_quota():
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4", "pods": "10"})).obj()
+    manager = manager_with(cq)
+    manager.add_workload(WorkloadBuilder("w").request(count=2, cpu="1500m").obj())
+    (decision,) = run_cycle(manager, now=10)
+    assert isinstance(decision, Admit) and not decision.borrows
+    (assignment,) = decision.admission.pod_set_assignments
+    assert (assignment.flavors, assignment.usage, assignment.count) == (
+        {"cpu": "default", "pods": "default"},
+        {"cpu": q("3"), "pods": q("2")},
+        2,
+    )
+    assert manager.quotas.used("cq", ("default", "cpu")) == q("3")
+    assert manager.admitted(("ns", "w")).workload.admitted_at == 10
+
+
+def test_cohort_neighbours_compete_within_a_cycle():
+    # Shared pool of 4. b's head fits without borrowing and goes first; a's head needs
+    # to borrow 1, which the pool no longer has: it waits (not parked) for the next cycle.
+    a = ClusterQueueBuilder("a").flavors(("default", {"cpu": "2"})).cohort("co").obj()
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "2"})).cohort("co").obj()
+    manager = manager_with(a, b, local_queues={"la": "a", "lb": "b"})
+    manager.add_workload(WorkloadBuilder("borrower").queue("la").priority(9).request(cpu="3").obj())
+    manager.add_workload(WorkloadBuilder("owner").queue("lb").request(cpu="2").obj())
+    decisions = run_cycle(manager, now=10)
+    assert _summary(decisions) == [("Admit", "owner"), ("Wait", "borrower")]
+    assert decisions[1].blocks is False
+    assert manager.has_work()
+
+
+def test_preemption_evicts_then_admits():
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).preemption(within="LowerPriority").obj()
+    manager = manager_with(cq)
+    admit(manager, WorkloadBuilder("low").created(1).request(cpu="4").obj(), "cq")
+    manager.add_workload(WorkloadBuilder("high").priority(10).created(5).request(cpu="2").obj())
+    (decision,) = run_cycle(manager, now=10)
+    assert isinstance(decision, Preempt)
+    assert [t.workload.name for t in decision.targets] == ["low"]
+    assert manager.admitted(("ns", "low")).evicting
+    # The preemptor waits at the head until the eviction lands.
+    assert not manager.has_work()
+    manager.mark_evicted(("ns", "low"), reason="Preempted", now=11)
+    # A preempted workload keeps its creation time in the queue (Kueue's default).
+    assert manager.workload(("ns", "low")).queue_timestamp == 1
+    assert _summary(run_cycle(manager, now=12)) == [("Admit", "high")]
+    assert _summary(run_cycle(manager, now=13)) == [("Park", "low")]
+
+
+def test_pods_ready_timeout_requeues_at_eviction_time():
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).obj()
+    manager = manager_with(cq)
+    admit(manager, WorkloadBuilder("flaky").created(1).request(cpu="1").obj(), "cq")
+    manager.add_workload(WorkloadBuilder("later").created(5).request(cpu="9").obj())
+    manager.mark_evicted(("ns", "flaky"), reason="PodsReadyTimeout", now=7)
+    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["later", "flaky"]
+
+
+def test_stale_decisions_are_skipped():
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).obj()
+    manager = manager_with(cq)
+    manager.add_workload(WorkloadBuilder("w").request(cpu="1").obj())
+    decisions = decide_cycle(manager)
+    manager.delete_workload(("ns", "w"))
+    manager.apply_decisions(decisions, now=1)
+    assert manager.admitted(("ns", "w")) is None
+    assert manager.quotas.used("cq", ("default", "cpu")) == 0
+
+
+def test_stopped_queue_and_missing_flavor_admit_nothing():
+    stopped = ClusterQueueBuilder("stopped").flavors(("default", {"cpu": "4"})).obj()
+    manager = manager_with(stopped)
+    manager.update_cluster_queue(dataclasses.replace(stopped, stopped=True))
+    manager.add_workload(WorkloadBuilder("w").request(cpu="1").obj())
+    assert decide_cycle(manager) == []
+    missing = ClusterQueueBuilder("missing").flavors(("gone", {"cpu": "4"})).obj()
+    manager2 = manager_with(missing)
+    manager2.add_workload(WorkloadBuilder("w").request(cpu="1").obj())
+    assert decide_cycle(manager2) == []
+    # Parked and blocked workloads are still pending, even on a stopped queue.
+    assert manager.pending_count("stopped") == 1
+
+
+def test_cancel_admission_returns_workload_to_its_place():
+    manager = _queue_with_running_job()
+    run_cycle(manager, now=10)  # parks big
+    run_cycle(manager, now=11)  # admits small
+    manager.cancel_admission(("ns", "small"))
+    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["big", "small"]
+    assert manager.quotas.used("cq", ("default", "cpu")) == q("2")
+    # Releasing quota unparked 'big', which still does not fit (3 > 4 - 2).
+    assert _summary(decide_cycle(manager)) == [("Park", "big")]
