@@ -1,0 +1,115 @@
+"""Property: the snapshot and indexed strategies give identical summaries, always.
+
+Two managers, one per strategy, get the same random sequence of add / delete / cycle
+(admit, park, preempt) / finish / evict-and-requeue / priority change / LocalQueue moves.
+After every step, every ClusterQueue and LocalQueue summary, for every drawn page, must
+match between them and the reference order (a plain sort of the pending set).
+"""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.core import kinds
+from scheduler.core.positions import make_item
+from scheduler.core.queues import QueueManager
+from scheduler.core.scheduling import run_cycle
+from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder
+
+NAMES = [f"w{i}" for i in range(12)]
+LOCAL_QUEUES = ["lq0", "lq1", "lq2", "lq3"]
+CLUSTER_QUEUES = ["cq0", "cq1"]
+
+operations = st.one_of(
+    st.tuples(
+        st.just("add"),
+        st.sampled_from(NAMES),
+        st.sampled_from(LOCAL_QUEUES),
+        st.integers(0, 3),
+        st.integers(0, 4),
+        st.integers(1, 3),
+    ),
+    st.tuples(st.just("delete"), st.sampled_from(NAMES)),
+    st.tuples(st.just("cycle")),
+    st.tuples(st.just("finish"), st.sampled_from(NAMES)),
+    st.tuples(st.just("evict"), st.sampled_from(NAMES), st.sampled_from(["Preempted", "PodsReadyTimeout"])),
+    st.tuples(st.just("priority"), st.sampled_from(NAMES), st.integers(0, 3)),
+    st.tuples(st.just("move"), st.sampled_from(LOCAL_QUEUES), st.sampled_from(CLUSTER_QUEUES)),
+)
+pages = st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14)), min_size=1, max_size=4)
+
+
+def _new_manager(positions: str) -> QueueManager:
+    manager = QueueManager(positions=positions)
+    manager.add_resource_flavor(kinds.ResourceFlavor("default"))
+    manager.add_cluster_queue(
+        ClusterQueueBuilder("cq0").flavors(("default", {"cpu": "3"})).cohort("co").preemption(within="LowerPriority").obj()
+    )
+    manager.add_cluster_queue(ClusterQueueBuilder("cq1").flavors(("default", {"cpu": "2"})).cohort("co").strict_fifo().obj())
+    for i, lq in enumerate(LOCAL_QUEUES):
+        manager.add_local_queue(kinds.LocalQueue("ns", lq, CLUSTER_QUEUES[i // 2]))
+    return manager
+
+
+def _apply(manager: QueueManager, op: tuple, now: float) -> list:
+    kind = op[0]
+    if kind == "add":
+        _, name, lq, priority, created, cpu = op
+        manager.add_workload(
+            WorkloadBuilder(name).queue(lq).priority(priority).created(created).request(cpu=str(cpu)).obj()
+        )
+    elif kind == "delete":
+        manager.delete_workload(("ns", op[1]))
+    elif kind == "cycle":
+        return [(type(d).__name__, d.workload.name) for d in run_cycle(manager, now)]
+    elif kind == "finish":
+        manager.mark_finished(("ns", op[1]))
+    elif kind == "evict":
+        manager.mark_evicted(("ns", op[1]), op[2], now)
+    elif kind == "priority":
+        current = manager.workload(("ns", op[1]))
+        if current is not None and current.admission is None:
+            manager.update_workload(
+                WorkloadBuilder(op[1])
+                .queue(current.queue_name)
+                .priority(op[2])
+                .created(current.creation_timestamp)
+                .request(cpu="1")
+                .obj()
+            )
+    elif kind == "move":
+        manager.update_local_queue(kinds.LocalQueue("ns", op[1], op[2]))
+    return []
+
+
+def _reference_cluster_queue(manager: QueueManager, cq: str, offset: int, limit: int) -> list:
+    ordered = manager.pending_in_order(cq)
+    seen: dict = {}
+    items = []
+    for index, workload in enumerate(ordered):
+        in_lq = seen.get(workload.local_queue, 0)
+        seen[workload.local_queue] = in_lq + 1
+        if offset <= index < offset + limit:
+            items.append(make_item(workload, index, in_lq))
+    return items
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=st.lists(operations, max_size=40), page_list=pages)
+def test_snapshot_and_indexed_agree(ops, page_list):
+    snapshot, indexed = _new_manager("snapshot"), _new_manager("indexed")
+    for step, op in enumerate(ops):
+        now = 10.0 + step
+        assert _apply(snapshot, op, now) == _apply(indexed, op, now)
+        for cq in CLUSTER_QUEUES:
+            assert snapshot.generation(cq) == indexed.generation(cq)
+            for offset, limit in page_list:
+                expected = _reference_cluster_queue(snapshot, cq, offset, limit)
+                assert snapshot.summary_for_cluster_queue(cq, offset, limit) == expected
+                assert indexed.summary_for_cluster_queue(cq, offset, limit) == expected
+            for workload in snapshot.pending_in_order(cq):
+                assert snapshot.position_of(workload.key) == indexed.position_of(workload.key)
+        for lq in LOCAL_QUEUES:
+            for offset, limit in page_list:
+                assert snapshot.summary_for_local_queue("ns", lq, offset, limit) == indexed.summary_for_local_queue(
+                    "ns", lq, offset, limit
+                )
