@@ -1,0 +1,34 @@
+"""The `kqbench` command: one verb per module, registered here."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from harness.cli import cluster, toolchain
+from harness.errors import KqbenchError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """kqbench: measure what Kubernetes queueing designs cost a real control plane."""
+
+
+cli.add_command(toolchain.group)
+cli.add_command(cluster.group)
+
+
+def main() -> None:
+    """Console-script entry: known errors become one line on stderr and exit code 2."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except KqbenchError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)

@@ -1,0 +1,129 @@
+"""`kqbench cluster up|down|status|kubeconfig|list`: local control planes with simulated nodes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from harness.clusters import bringup, spec as specs, state
+from harness.nodes import pools as nodepools
+from harness.progress import LineProgress
+
+
+@click.group("cluster")
+def group() -> None:
+    """Start, inspect and stop a local KWOK cluster (or adopt an existing one)."""
+
+
+def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, lease_seconds) -> specs.ClusterSpec:
+    return specs.ClusterSpec(
+        name=name, backend=backend, k8s_version=k8s_version,
+        feature_gates=specs.parse_feature_gates(feature_gates), apiserver_port=port,
+        heartbeats=specs.Heartbeats(enabled=heartbeats, lease_seconds=lease_seconds, status_seconds=lease_seconds),
+    )
+
+
+@group.command("up")
+@click.option("--name", default="kqbench", show_default=True, help="Cluster name (several can run side by side).")
+@click.option("--nodes", type=int, default=10, show_default=True, help="Simulated nodes to create (>= 1).")
+@click.option("--backend", type=click.Choice(bringup.BACKENDS), default="kwok", show_default=True)
+@click.option("--k8s-version", default=None, help="Kubernetes release (default: pinned in harness/versions.toml).")
+@click.option("--feature-gates", default="", help="Comma-separated Name=true|false for every component.")
+@click.option("--port", type=int, default=0, help="kube-apiserver port on 127.0.0.1 (default: a free one).")
+@click.option("--heartbeats/--no-heartbeats", default=False, show_default=True,
+              help="Node leases and status heartbeats (off: they add QPS that hides what we measure).")
+@click.option("--heartbeat-seconds", type=int, default=600, show_default=True, help="Lease/status period when on.")
+@click.option("--node-cpu", default="32", show_default=True, help="Allocatable CPU per node.")
+@click.option("--node-memory", default="256Gi", show_default=True, help="Allocatable memory per node.")
+@click.option("--node-gpus", type=int, default=0, show_default=True, help="nvidia.com/gpu per node.")
+@click.option("--kubeconfig", default=None, help="With --backend existing: the cluster's kubeconfig.")
+@click.option("--record", type=click.Path(dir_okay=False), default=None,
+              help="Write the bring-up figures (times, nodes/s, RSS, etcd size) as JSON to this file.")
+@click.option("--down-after", is_flag=True, help="Tear the cluster down after reporting (a smoke run).")
+def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds,
+       node_cpu, node_memory, node_gpus, kubeconfig, record, down_after) -> None:
+    """Start a cluster, create NODES Ready nodes, and print what runs and its numbers."""
+    if nodes <= 0:
+        raise click.BadParameter(f"must be >= 1 (got {nodes})", param_hint="--nodes")
+    cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds)
+    pool = nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)
+    progress = LineProgress(interval=3.0)
+    info, report = bringup.up(cluster, [pool], progress, kubeconfig_path=kubeconfig)
+    try:
+        if record:
+            report_json = json.loads(report.to_json())
+            report_json["command"] = "kqbench " + " ".join(sys.argv[1:])
+            Path(record).parent.mkdir(parents=True, exist_ok=True)
+            Path(record).write_text(json.dumps(report_json, indent=2, sort_keys=True) + "\n")
+        _print_report(info, report)
+    finally:
+        if down_after:
+            leftovers = bringup.down(name)
+            click.echo(f"cluster {name} is down" + (f"; pids still alive: {leftovers}" if leftovers else ""))
+
+
+def _print_report(info: state.ClusterInfo, report: bringup.BringUpReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"cluster {info.name} ({info.backend}) at {info.apiserver_url}")
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    rows = [
+        ("versions", ", ".join(f"{k} {v}" for k, v in report.versions.items())),
+        ("control plane up (s)", f"{report.control_plane_seconds:.1f}"),
+        ("nodes Ready", f"{report.nodes_ready}/{report.nodes_requested}"),
+        ("node create (s)", f"{report.node_create_seconds:.1f}"),
+        ("nodes/s", f"{report.nodes_per_second:.0f}"),
+        ("wait Ready (s)", f"{report.node_ready_seconds:.1f}"),
+        ("total (s)", f"{report.total_seconds:.1f}"),
+        ("etcd DB size (MiB)", f"{(report.etcd_db_size_bytes or 0) / 2**20:.1f}"),
+    ]
+    for component, proc in report.processes.items():
+        rows.append((f"{component} RSS (MiB)", f"{proc.get('rss_bytes', 0) / 2**20:.0f} (pid {proc['pid']})"))
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    console.print(f"kubeconfig: {info.kubeconfig}")
+
+
+@group.command("down")
+@click.option("--name", default="kqbench", show_default=True)
+def down(name) -> None:
+    """Stop every process the cluster started (also after a crashed `up`) and delete its files."""
+    leftovers = bringup.down(name)
+    if leftovers:
+        raise click.ClickException(f"cluster {name}: processes would not stop: {leftovers}")
+    click.echo(f"cluster {name} is down")
+
+
+@group.command("status")
+@click.option("--name", default=None, help="One cluster (default: all known).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(name, as_json) -> None:
+    """Show versions, processes (RSS, CPU), node count and etcd size of running clusters."""
+    names = [name] if name else state.known_names()
+    results = [bringup.status(n) for n in names]
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    if not results:
+        click.echo("no clusters (start one with `kqbench cluster up`)")
+    for result in results:
+        click.echo(f"{result['name']} ({result['backend']}) {result['apiserver']} "
+                   f"server={result.get('server_version', '?')} nodes={result.get('nodes', '?')} "
+                   f"etcd_db={(result.get('etcd_db_size_bytes') or 0) / 2**20:.1f}MiB")
+        for component, proc in result["processes"].items():
+            state_text = (f"rss={proc['rss_bytes'] / 2**20:.0f}MiB cpu={proc['cpu_seconds']}s" if proc["alive"] else "not running")
+            click.echo(f"  {component:<24} pid={proc['pid']:<8} {state_text}")
+
+
+@group.command("kubeconfig")
+@click.option("--name", default="kqbench", show_default=True)
+def kubeconfig_cmd(name) -> None:
+    """Print the path of the cluster's kubeconfig (use: kubectl --kubeconfig "$(kqbench cluster kubeconfig)")."""
+    click.echo(state.load(name).kubeconfig)

@@ -1,0 +1,64 @@
+"""`kqbench toolchain build|show`: the Go-built binaries a cluster runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import click
+
+from harness.progress import LineProgress
+from harness.toolchain import building, layout, versions
+
+
+@click.group("toolchain")
+def group() -> None:
+    """Build or show kube-apiserver, etcd and kwok binaries (built from Go modules, cached per version)."""
+
+
+@group.command("build")
+@click.option("--k8s-version", default=None, help="Kubernetes release to build (default: the pinned one).")
+def build(k8s_version: str | None) -> None:
+    """Build every missing binary for K8S_VERSION and the pinned etcd and kwok."""
+    progress = LineProgress(interval=5.0)
+    binaries = building.ensure_binaries(k8s_version, progress)
+    click.echo(binaries.as_json())
+
+
+def _version_of(path, command: str) -> str:
+    args = {"kubectl": ["version", "--client"], "kwok": ["--version"], "kwokctl": ["--version"]}.get(command, ["--version"])
+    try:
+        out = subprocess.run([str(path), *args], capture_output=True, text=True, timeout=20)
+    except OSError as error:
+        return f"cannot run: {error}"
+    return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "?"
+
+
+@group.command("show")
+@click.option("--k8s-version", default=None, help="Kubernetes release (default: the pinned one).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def show(k8s_version: str | None, as_json: bool) -> None:
+    """Print each binary's path, whether it is built, and the version it reports."""
+    pins = versions.load_pins()
+    k8s = versions.normalise_k8s_version(k8s_version or pins.kubernetes_default)
+    binaries = layout.Binaries.in_cache(k8s, pins.etcd, pins.kwok)
+    rows = []
+    for name, path in binaries.paths().items():
+        command = path.name
+        built = path.is_file()
+        rows.append({
+            "binary": command, "path": str(path), "built": built,
+            "version": _version_of(path, command) if built else "not built",
+        })
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"kqbench toolchain (cache: {layout.cache_root()})")
+    for column in ("binary", "version", "path"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["binary"], row["version"], row["path"])
+    Console().print(table)

@@ -1,0 +1,1 @@
+"""Cluster backends (kwok, kind, existing): bring a control plane up, describe it, tear it down."""

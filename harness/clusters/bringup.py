@@ -1,0 +1,174 @@
+"""Bring a cluster up with its nodes, describe it, tear it down: what the CLI and the runner call."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+
+from harness import kubeconfig, rest
+from harness.clusters import existing, kind, kwok, processes, spec as specs, state
+from harness.errors import KqbenchError
+from harness.nodes import creating, pools as nodepools
+from harness.toolchain import building, layout, versions
+
+BACKENDS = ("kwok", "kind", "existing")
+
+
+@dataclass(slots=True)
+class BringUpReport:
+    """Figures of one bring-up, as committed under results/ (the command is recorded with them)."""
+
+    cluster: str
+    backend: str
+    versions: dict[str, str]
+    nodes_requested: int
+    control_plane_seconds: float = 0.0
+    node_create_seconds: float = 0.0
+    nodes_per_second: float = 0.0
+    node_ready_seconds: float = 0.0
+    nodes_ready: int = 0
+    total_seconds: float = 0.0
+    processes: dict[str, dict] = field(default_factory=dict)
+    etcd_db_size_bytes: int | None = None
+    machine: dict = field(default_factory=dict)
+    started_at: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+
+def machine() -> dict:
+    return {
+        "cpus": psutil.cpu_count(),
+        "memory_bytes": psutil.virtual_memory().total,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def binaries_for(info: state.ClusterInfo) -> layout.Binaries | None:
+    """The binaries a kwok cluster was started with, if they are still in the cache."""
+    if not info.versions.get("kwok"):
+        return None
+    binaries = layout.Binaries.in_cache(info.versions["kubernetes"], info.versions["etcd"], info.versions["kwok"])
+    return None if binaries.missing() else binaries
+
+
+def process_table(info: state.ClusterInfo) -> dict[str, dict]:
+    table = {}
+    for component, pid in info.pids.items():
+        described = processes.describe(pid)
+        table[component] = (
+            {"pid": pid, "alive": False} if described is None
+            else {"pid": pid, "alive": True, "rss_bytes": described.rss_bytes, "cpu_seconds": round(described.cpu_seconds, 2)}
+        )
+    return table
+
+
+def etcd_db_size(info: state.ClusterInfo) -> int | None:
+    """etcd's on-disk database size from its /metrics (the real file size, not an estimate)."""
+    if not info.etcd_url:
+        return None
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(info.etcd_url + "/metrics", timeout=10) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    for family in text_string_to_metric_families(text):
+        if family.name == "etcd_mvcc_db_total_size_in_bytes":
+            return int(family.samples[0].value)
+    return None
+
+
+def up(cluster: specs.ClusterSpec, pools: list[nodepools.NodePool], progress, kubeconfig_path: str | None = None,
+       ready_timeout: float = 1800.0) -> tuple[state.ClusterInfo, BringUpReport]:
+    """Start the control plane (or adopt an existing one), create the nodes, wait until they are Ready."""
+    if cluster.backend not in BACKENDS:
+        raise specs.SpecError(f"backend {cluster.backend!r} is unknown: use one of {', '.join(BACKENDS)}")
+    nodepools.check_distinct(pools)
+    started = time.monotonic()
+    report = BringUpReport(cluster=cluster.name, backend=cluster.backend, versions={},
+                           nodes_requested=nodepools.total_nodes(pools), machine=machine(),
+                           started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+    if cluster.backend == "kwok":
+        binaries = building.ensure_binaries(cluster.k8s_version, progress)
+        info = kwok.up(cluster, binaries, progress)
+    elif cluster.backend == "existing":
+        if not kubeconfig_path:
+            raise specs.SpecError("the existing backend needs --kubeconfig PATH")
+        info = existing.up(cluster.name, kubeconfig_path)
+    else:
+        pins = versions.load_pins()
+        k8s = versions.normalise_k8s_version(cluster.k8s_version or pins.kubernetes_default)
+        kwok_source = Path.home() / "go" / "pkg" / "mod" / f"sigs.k8s.io/kwok@{pins.kwok}"
+        kind_plan = kind.plan(cluster, k8s, pins.kwok, kwok_source, state.state_root() / "kind")
+        kind.run(kind_plan)
+        info = existing.up(cluster.name, kind_plan.kubeconfig)
+        info.backend = kind.NAME
+        state.save(info)
+    report.versions = dict(info.versions)
+    report.control_plane_seconds = round(time.monotonic() - started, 2)
+    try:
+        creds = kubeconfig.load(info.kubeconfig)
+        if report.nodes_requested:
+            created = creating.create_nodes(creds, pools, progress)
+            report.node_create_seconds = round(created.seconds, 2)
+            report.nodes_per_second = round(created.nodes_per_second, 1)
+            ready = creating.wait_ready(creds, report.nodes_requested, progress, timeout=ready_timeout)
+            report.node_ready_seconds = round(ready.seconds, 2)
+            report.nodes_ready = ready.ready
+        report.total_seconds = round(time.monotonic() - started, 2)
+        report.processes = process_table(info)
+        report.etcd_db_size_bytes = etcd_db_size(info)
+    except BaseException:
+        down(cluster.name)
+        raise
+    return info, report
+
+
+def down(name: str) -> list[int]:
+    """Stop everything the named cluster started; safe to call twice and after a crashed `up`."""
+    try:
+        info = state.load(name)
+    except KqbenchError:
+        info = None
+    if info is not None and info.backend == "existing":
+        return existing.down(name)
+    if info is not None and info.backend == "kind":
+        kind.run(kind.KindPlan(files={}, commands=kind.teardown_commands(name), kubeconfig=info.kubeconfig))
+        state.forget(name)
+        return []
+    binaries = binaries_for(info) if info else None
+    if info is None and not kwok.cluster_dir(name).exists():
+        raise KqbenchError(f"no cluster named {name!r} is known (see `kqbench cluster status`)")
+    return kwok.down(name, binaries)
+
+
+def status(name: str) -> dict:
+    """What is running for a cluster and its numbers: versions, processes, nodes, etcd size."""
+    info = state.load(name)
+    result = {"name": info.name, "backend": info.backend, "apiserver": info.apiserver_url,
+              "kubeconfig": info.kubeconfig, "versions": info.versions, "feature_gates": info.feature_gates}
+    try:
+        creds = kubeconfig.load(info.kubeconfig)
+        result["server_version"] = rest.get_json(creds, "/version").get("gitVersion")
+        nodes = rest.get_json(creds, "/api/v1/nodes?limit=1")
+        listed = len(nodes.get("items", []))
+        result["nodes"] = listed + int(nodes.get("metadata", {}).get("remainingItemCount") or 0)
+        result["reachable"] = True
+    except (KqbenchError, OSError) as error:
+        result["reachable"] = False
+        result["error"] = str(error)
+    result["processes"] = process_table(info)
+    result["etcd_db_size_bytes"] = etcd_db_size(info)
+    return result

@@ -1,0 +1,139 @@
+"""The kwok backend: a real kube-apiserver + etcd + kwok-controller as local processes (kwokctl, binary runtime)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+from collections import deque
+from pathlib import Path
+
+import yaml
+
+from harness import kubeconfig, rest
+from harness.clusters import kwokconfig, ports as portpicking, processes, spec as specs, state
+from harness.errors import KqbenchError
+from harness.toolchain import layout
+
+NAME = "kwok"
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok-controller")
+
+
+def kwok_home(root: Path | None = None) -> Path:
+    """KWOK_WORKDIR for every kqbench cluster (kept apart from a user's own ~/.kwok)."""
+    return (root or state.state_root()) / "kwok"
+
+
+def cluster_dir(name: str, root: Path | None = None) -> Path:
+    return kwok_home(root) / "clusters" / name
+
+
+def _env(binaries: layout.Binaries, root: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["KWOK_WORKDIR"] = str(kwok_home(root))
+    # kwokctl waits for the cluster with whatever `kubectl` is first on PATH: make it ours.
+    env["PATH"] = f"{binaries.kubectl.parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _log_tail(path: Path, lines: int = 8) -> str:
+    if not path.is_file():
+        return ""
+    with path.open(errors="replace") as handle:
+        return "".join(deque(handle, maxlen=lines))
+
+
+def _first_fatal_line(workdir: Path) -> str:
+    """The line most likely to explain a failed start (apiserver flag errors come first)."""
+    for component in ("kube-apiserver", "etcd", "kube-controller-manager", "kwok-controller"):
+        log = workdir / "logs" / f"{component}.log"
+        for line in _log_tail(log, 40).splitlines():
+            lowered = line.lower()
+            if any(w in lowered for w in ("error:", "fatal", "unrecognized feature gate", "invalid", "address already in use")):
+                return f"{component}: {line.strip()[:400]}"
+    return ""
+
+
+def read_pids(workdir: Path) -> dict[str, int]:
+    pids = {}
+    for component in COMPONENTS:
+        pid_file = workdir / "pids" / f"{component}.pid"
+        if pid_file.is_file():
+            text = pid_file.read_text().strip()
+            if text.isdigit():
+                pids[component] = int(text)
+    return pids
+
+
+def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Path | None = None,
+       ready_timeout: float = 180.0) -> state.ClusterInfo:
+    """Start the cluster's processes and wait until kube-apiserver is ready."""
+    workdir = cluster_dir(cluster.name, root)
+    if state.info_path(cluster.name, root).exists() or workdir.exists():
+        raise KqbenchError(
+            f"cluster name {cluster.name!r} is taken: stop it with `kqbench cluster down --name {cluster.name}` or pick another --name"
+        )
+    if cluster.apiserver_port:
+        portpicking.require_free(cluster.apiserver_port, "kube-apiserver")
+        others = portpicking.pick_free(6)
+        others = [p for p in others if p != cluster.apiserver_port][:5]
+        ports = kwokconfig.Ports(cluster.apiserver_port, *others)
+    else:
+        ports = kwokconfig.Ports.from_list(portpicking.pick_free(6))
+
+    config_path = state.state_root() if root is None else root
+    config_path = config_path / "configs" / f"{cluster.name}.yaml"
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    documents = kwokconfig.kwokctl_documents(cluster, binaries, ports)
+    config_path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+
+    info = state.ClusterInfo(
+        name=cluster.name, backend=NAME,
+        kubeconfig=str(workdir / "kubeconfig.yaml"),
+        apiserver_url=f"https://127.0.0.1:{ports.apiserver}",
+        etcd_url=f"http://127.0.0.1:{ports.etcd}",
+        workdir=str(workdir),
+        versions={"kubernetes": binaries.kubernetes_version, "etcd": binaries.etcd_version, "kwok": binaries.kwok_version},
+        feature_gates=dict(cluster.feature_gates),
+        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+    # Saved before starting so that `cluster down` can clean up even if this process dies now.
+    state.save(info, root)
+    log_path = config_path.with_suffix(".kwokctl.log")
+    progress("cluster", f"starting {cluster.name}: kube-apiserver on {info.apiserver_url} (log: {log_path})", True)
+    command = [str(binaries.kwokctl), "create", "cluster", "--name", cluster.name,
+               "--config", str(config_path), "--timeout", "150s"]
+    try:
+        with log_path.open("w") as log:
+            result = subprocess.run(command, env=_env(binaries, root), stdout=log, stderr=subprocess.STDOUT, timeout=240)
+        if result.returncode != 0:
+            reason = _first_fatal_line(workdir) or _log_tail(log_path, 3).strip()
+            raise KqbenchError(f"cluster {cluster.name} failed to start: {reason} (logs: {workdir / 'logs'})")
+        creds = kubeconfig.load(info.kubeconfig)
+        try:
+            rest.wait_ready(creds, timeout=ready_timeout)
+        except KqbenchError as error:
+            reason = _first_fatal_line(workdir)
+            raise KqbenchError(f"{error}{'; ' + reason if reason else ''}") from None
+    except BaseException:
+        down(cluster.name, binaries, root)
+        raise
+    info.pids = read_pids(workdir)
+    state.save(info, root)
+    return info
+
+
+def down(name: str, binaries: layout.Binaries | None, root: Path | None = None) -> list[int]:
+    """Stop every process of the cluster and remove its files; returns pids that would not die."""
+    workdir = cluster_dir(name, root)
+    if binaries is not None and workdir.exists():
+        try:
+            subprocess.run([str(binaries.kwokctl), "delete", "cluster", "--name", name],
+                           env=_env(binaries, root), capture_output=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            pass  # whatever it left running is found by path below
+    leftovers = processes.stop(processes.find_by_path(str(workdir) + "/"))
+    shutil.rmtree(workdir, ignore_errors=True)
+    state.forget(name, root)
+    return leftovers

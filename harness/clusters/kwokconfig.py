@@ -1,0 +1,179 @@
+"""Pure builder of the kwokctl configuration for a `--runtime binary` cluster.
+
+We write every port and flag into a config file rather than using `--extra-args` on the command
+line: that flag mis-assigns arguments when several components get them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.clusters import spec as specs
+from harness.toolchain import layout
+
+KWOKCTL_API = "config.kwok.x-k8s.io/v1alpha1"
+KWOK_API = "kwok.x-k8s.io/v1alpha1"
+
+# The single node stage used when heartbeats are off: mark a new node Ready once, then leave it
+# alone. kwok's default set adds a periodic heartbeat stage, which is exactly what we turn off.
+NODE_READY_TEMPLATE = """\
+{{ $now := Now }}
+conditions:
+- type: Ready
+  status: "True"
+  reason: KubeletReady
+  message: kwok simulated node
+  lastHeartbeatTime: {{ $now | Quote }}
+  lastTransitionTime: {{ $now | Quote }}
+- type: MemoryPressure
+  status: "False"
+  reason: KubeletHasSufficientMemory
+  message: kwok simulated node
+  lastHeartbeatTime: {{ $now | Quote }}
+  lastTransitionTime: {{ $now | Quote }}
+- type: DiskPressure
+  status: "False"
+  reason: KubeletHasNoDiskPressure
+  message: kwok simulated node
+  lastHeartbeatTime: {{ $now | Quote }}
+  lastTransitionTime: {{ $now | Quote }}
+- type: PIDPressure
+  status: "False"
+  reason: KubeletHasSufficientPID
+  message: kwok simulated node
+  lastHeartbeatTime: {{ $now | Quote }}
+  lastTransitionTime: {{ $now | Quote }}
+- type: NetworkUnavailable
+  status: "False"
+  reason: RouteCreated
+  message: kwok simulated node
+  lastHeartbeatTime: {{ $now | Quote }}
+  lastTransitionTime: {{ $now | Quote }}
+allocatable:
+{{ with .status.allocatable }}
+{{ YAML . 1 }}
+{{ else }}
+  cpu: "32"
+  memory: 256Gi
+  pods: "110"
+{{ end }}
+capacity:
+{{ with .status.capacity }}
+{{ YAML . 1 }}
+{{ else }}
+  cpu: "32"
+  memory: 256Gi
+  pods: "110"
+{{ end }}
+nodeInfo:
+  architecture: amd64
+  operatingSystem: linux
+  kubeletVersion: kwok
+  containerRuntimeVersion: kwok
+  kernelVersion: kwok
+  kubeProxyVersion: kwok
+  osImage: kwok
+  machineID: ""
+  bootID: ""
+  systemUUID: ""
+phase: Running
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    """Every loopback port one cluster uses; chosen by the caller, never by kwokctl."""
+
+    apiserver: int
+    etcd: int
+    etcd_peer: int
+    controller_manager: int
+    scheduler: int
+    kwok_controller: int
+
+    @classmethod
+    def from_list(cls, ports: list[int]) -> "Ports":
+        return cls(*ports)
+
+
+def _arg(key: str, value: str, override: bool = False) -> dict:
+    return {"key": key, "value": value, "override": override}
+
+
+def node_ready_stage() -> dict:
+    return {
+        "apiVersion": KWOK_API,
+        "kind": "Stage",
+        "metadata": {"name": "kqbench-node-ready"},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Node"},
+            "selector": {
+                "matchExpressions": [{
+                    "key": '.status.conditions.[] | select( .type == "Ready" ) | .status',
+                    "operator": "NotIn",
+                    "values": ["True"],
+                }]
+            },
+            "next": {"statusTemplate": NODE_READY_TEMPLATE},
+        },
+    }
+
+
+def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, ports: Ports) -> list[dict]:
+    """The YAML documents of `kwokctl create cluster --config`."""
+    options = {
+        "runtime": "binary",
+        "kubeVersion": binaries.kubernetes_version,
+        "etcdVersion": binaries.etcd_version.lstrip("v"),
+        "kwokVersion": binaries.kwok_version,
+        "kubeApiserverBinary": str(binaries.kube_apiserver),
+        "kubeControllerManagerBinary": str(binaries.kube_controller_manager),
+        "kubeSchedulerBinary": str(binaries.kube_scheduler),
+        "kubectlBinary": str(binaries.kubectl),
+        "etcdBinary": str(binaries.etcd),
+        "etcdctlBinary": str(binaries.etcdctl),
+        "kwokControllerBinary": str(binaries.kwok),
+        "bindAddress": "127.0.0.1",
+        "securePort": True,
+        "kubeAuthorization": True,
+        "kubeApiserverPort": ports.apiserver,
+        "etcdPort": ports.etcd,
+        "etcdPeerPort": ports.etcd_peer,
+        "kubeControllerManagerPort": ports.controller_manager,
+        "kubeSchedulerPort": ports.scheduler,
+        "kwokControllerPort": ports.kwok_controller,
+        # Workloads are admitted by our scheduler, pods are never bound: no kube-scheduler.
+        "disableKubeScheduler": True,
+        # Our own clients set their limits; kwok's components should not throttle node status.
+        "disableQPSLimits": True,
+        "etcdQuotaBackendSize": str(cluster.etcd_quota_bytes),
+    }
+    if cluster.feature_gates:
+        options["kubeFeatureGates"] = specs.format_feature_gates(cluster.feature_gates)
+
+    apiserver_args = [_arg("max-requests-inflight", str(cluster.max_requests_inflight))]
+    apiserver_args += [_arg(key, value, override=True) for key, value in cluster.apiserver_args]
+    patches = [{"name": "kube-apiserver", "extraArgs": apiserver_args}]
+    documents: list[dict] = []
+
+    if cluster.heartbeats.enabled:
+        options["nodeLeaseDurationSeconds"] = cluster.heartbeats.lease_seconds
+        options["nodeStatusUpdateFrequencyMilliseconds"] = cluster.heartbeats.status_seconds * 1000
+    else:
+        patches.append({
+            "name": "kwok-controller",
+            "extraArgs": [_arg("node-lease-duration-seconds", "0", override=True)],
+        })
+        patches.append({
+            "name": "kube-controller-manager",
+            "extraArgs": [_arg("controllers", "*,-node-lifecycle-controller")],
+        })
+        documents.append(node_ready_stage())
+
+    config = {
+        "apiVersion": KWOKCTL_API,
+        "kind": "KwokctlConfiguration",
+        "options": options,
+        "componentsPatches": patches,
+    }
+    return [config, *documents]

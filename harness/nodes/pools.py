@@ -1,0 +1,97 @@
+"""Node pools: what a group of simulated nodes looks like, and their Node manifests (pure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.errors import KqbenchError
+
+# kwok-controller manages nodes carrying this annotation (in-cluster kwok selects on it).
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+POOL_LABEL = "kqbench.dev/pool"
+_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+class PoolError(KqbenchError, ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+    def __post_init__(self) -> None:
+        if self.effect not in _EFFECTS:
+            raise PoolError(f"taint effect {self.effect!r} is not one of {', '.join(_EFFECTS)}")
+
+
+@dataclass(frozen=True, slots=True)
+class NodePool:
+    """count identical nodes named <name>-<index>; quantities are Kubernetes strings ('32', '256Gi')."""
+
+    name: str = "kwok"
+    count: int = 1
+    cpu: str = "32"
+    memory: str = "256Gi"
+    gpus: int = 0
+    """nvidia.com/gpu per node (0 leaves the resource out)."""
+    pods: int = 110
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    instance_type: str = "kwok.sim"
+    zones: tuple[str, ...] = ("zone-a",)
+    """Nodes are spread round-robin over these zones."""
+
+    def __post_init__(self) -> None:
+        if self.count <= 0:
+            raise PoolError(f"node pool {self.name!r}: count must be >= 1 (got {self.count})")
+        if not _PREFIX.match(self.name) or len(self.name) > 40:
+            raise PoolError(f"node pool name {self.name!r} must be a DNS label prefix of at most 40 characters")
+        if self.gpus < 0 or self.pods <= 0:
+            raise PoolError(f"node pool {self.name!r}: gpus must be >= 0 and pods >= 1")
+        if not self.zones:
+            raise PoolError(f"node pool {self.name!r}: give at least one zone")
+
+    def node_name(self, index: int) -> str:
+        return f"{self.name}-{index:06d}"
+
+    def manifest(self, index: int) -> dict:
+        """The Node object for the index-th node of this pool, with status so kwok keeps its capacity."""
+        name = self.node_name(index)
+        resources = {"cpu": self.cpu, "memory": self.memory, "pods": str(self.pods)}
+        if self.gpus:
+            resources["nvidia.com/gpu"] = str(self.gpus)
+        labels = {
+            "type": "kwok",
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "node.kubernetes.io/instance-type": self.instance_type,
+            "topology.kubernetes.io/zone": self.zones[index % len(self.zones)],
+            POOL_LABEL: self.name,
+            **self.labels,
+        }
+        spec: dict = {}
+        if self.taints:
+            spec["taints"] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in self.taints]
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels, "annotations": {KWOK_NODE_ANNOTATION: "fake"}},
+            "spec": spec,
+            "status": {"allocatable": resources, "capacity": dict(resources)},
+        }
+
+
+def total_nodes(pools: list[NodePool]) -> int:
+    return sum(p.count for p in pools)
+
+
+def check_distinct(pools: list[NodePool]) -> None:
+    names = [p.name for p in pools]
+    if len(set(names)) != len(names):
+        raise PoolError(f"node pool names must be distinct (got {', '.join(names)})")

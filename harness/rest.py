@@ -1,0 +1,44 @@
+"""A few synchronous apiserver calls the harness makes outside the hot path (readiness, version)."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+from harness.errors import KqbenchError
+from harness.kubeconfig import Credentials
+
+
+def get(creds: Credentials, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
+    """GET path; returns (status, body), also for HTTP error statuses."""
+    request = urllib.request.Request(creds.server + path, headers=creds.headers())
+    try:
+        with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def get_json(creds: Credentials, path: str, timeout: float = 10.0) -> dict:
+    status, body = get(creds, path, timeout)
+    if status != 200:
+        raise KqbenchError(f"GET {path} answered {status}: {body[:200]!r}")
+    return json.loads(body)
+
+
+def wait_ready(creds: Credentials, timeout: float = 120.0, clock=time.monotonic, sleep=time.sleep) -> float:
+    """Poll /readyz until it answers 200; return seconds waited. Bounded by timeout."""
+    started = clock()
+    last = "no answer"
+    while clock() - started < timeout:
+        try:
+            status, body = get(creds, "/readyz", timeout=5.0)
+            if status == 200:
+                return clock() - started
+            last = f"{status} {body[-300:].decode(errors='replace')}"
+        except (OSError, urllib.error.URLError) as error:
+            last = str(error)
+        sleep(0.5)
+    raise KqbenchError(f"kube-apiserver at {creds.server} not ready after {timeout:.0f}s: {last}")

@@ -1,0 +1,232 @@
+"""Builds kube-apiserver & co, etcd and kwok with `go build` into the per-user cache.
+
+Each component is built once per version through a small wrapper module (see gomodules), with
+CGO off, and installed atomically: the binaries and a stamp file appear together or not at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections import deque
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+from harness.errors import KqbenchError
+from harness.toolchain import gomodules, layout, versions
+
+# Called with (component, what is happening now); the CLI turns it into a progress line.
+Progress = Callable[[str, str], None]
+
+LOG_TAIL_LINES = 30
+
+
+class ToolchainError(KqbenchError):
+    """A build that could not run or failed; the message says what to do."""
+
+
+def find_go() -> str:
+    """Path of the `go` command, or a ToolchainError saying how to get one."""
+    go = shutil.which("go")
+    if go is None:
+        raise ToolchainError(
+            "`go` is not on PATH: install Go >= 1.25 (Debian: apt-get install golang-go, "
+            "or the official tarball) and put its bin folder on PATH"
+        )
+    return go
+
+
+def go_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for go commands: static binaries, module mode, our wrapper's go.mod decides."""
+    env = dict(os.environ)
+    env.update({"CGO_ENABLED": "0", "GOFLAGS": "-mod=mod", "GOWORK": "off"})
+    env.update(extra or {})
+    return env
+
+
+def _tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
+    with log.open(errors="replace") as handle:
+        return "".join(deque(handle, maxlen=lines))
+
+
+def run_go(args: list[str], cwd: Path, log: Path, component: str, progress: Progress) -> str:
+    """Run one go command, appending its output to log; return its output. Raises with the log's tail."""
+    go = find_go()
+    started = time.monotonic()
+    progress(component, f"go {' '.join(args[:2])} ... (log: {log})")
+    with log.open("a") as sink:
+        sink.write(f"\n$ go {' '.join(args)}\n")
+        sink.flush()
+        process = subprocess.Popen(
+            [go, *args], cwd=cwd, env=go_env(), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, bufsize=1,
+        )
+        output = []
+        assert process.stdout is not None
+        for count, line in enumerate(process.stdout, start=1):
+            sink.write(line)
+            output.append(line)
+            # `go build -v` prints a package per line: a cheap, honest progress signal.
+            if count % 25 == 0:
+                elapsed = time.monotonic() - started
+                progress(component, f"{count} packages/lines, {elapsed:.0f}s (log: {log})")
+        code = process.wait()
+    if code != 0:
+        raise ToolchainError(
+            f"{component}: `go {' '.join(args)}` failed with exit code {code}; "
+            f"full log: {log}\n--- last lines ---\n{_tail(log)}"
+        )
+    return "".join(output)
+
+
+@contextmanager
+def _locked(directory: Path):
+    """Serialise builds of one component version across processes (tests and benches may race)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _install(built: Path, target: Path, commands: tuple[str, ...], stamp: dict) -> None:
+    """Move freshly built commands into target with a stamp, replacing an older partial folder."""
+    staging = target.with_name(target.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for command in commands:
+        shutil.move(built / command, staging / command)
+    (staging / layout.STAMP).write_text(json.dumps(stamp, indent=2))
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+
+
+def _module_go_mod(go_env_dir: Path, module_at_version: str, component: str, progress: Progress) -> str:
+    """Download a module and return the text of its go.mod."""
+    log = go_env_dir / "build.log"
+    out = run_go(["mod", "download", "-json", module_at_version], go_env_dir, log, component, progress)
+    info = json.loads(out[out.index("{"):])
+    if info.get("Error"):
+        raise ToolchainError(f"{component}: cannot download {module_at_version}: {info['Error']}")
+    return Path(info["GoMod"]).read_text()
+
+
+def _stamp(component: str, version: str, seconds: float) -> dict:
+    return {
+        "component": component,
+        "version": version,
+        "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "build_seconds": round(seconds, 1),
+        "go": subprocess.run([find_go(), "version"], capture_output=True, text=True).stdout.strip(),
+    }
+
+
+def build_kubernetes(version: str, progress: Progress, root: Path | None = None) -> Path:
+    """Build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl at version."""
+    version = versions.normalise_k8s_version(version)
+    target = layout.component_dir("kubernetes", version, root)
+    work = layout.build_dir("kubernetes", version, root)
+    with _locked(work):
+        if layout.is_built(target, layout.KUBERNETES_COMMANDS):
+            return target
+        started = time.monotonic()
+        (work / "build.log").write_text("")
+        # A scratch module to download into; the wrapper needs the upstream go.mod first.
+        (work / "go.mod").write_text(gomodules.plain_wrapper_go_mod("k8sbuild", "1.25"))
+        upstream = _module_go_mod(work, f"k8s.io/kubernetes@{version}", "kubernetes", progress)
+        (work / "go.mod").write_text(gomodules.kubernetes_wrapper_go_mod(version, upstream))
+        log = work / "build.log"
+        run_go(["get", f"k8s.io/kubernetes/cmd/kube-apiserver@{version}"], work, log, "kubernetes", progress)
+        date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        out = work / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        packages = [f"k8s.io/kubernetes/cmd/{c}" for c in layout.KUBERNETES_COMMANDS]
+        run_go(
+            ["build", "-v", "-trimpath", "-ldflags", gomodules.kubernetes_ldflags(version, date),
+             "-o", str(out) + "/", *packages],
+            work, log, "kubernetes", progress,
+        )
+        _install(out, target, layout.KUBERNETES_COMMANDS,
+                 _stamp("kubernetes", version, time.monotonic() - started))
+    return target
+
+
+def build_etcd(version: str, progress: Progress, root: Path | None = None) -> Path:
+    """Build etcd (from go.etcd.io/etcd/server/v3) and etcdctl at version."""
+    versions.parse_semver(version)
+    target = layout.component_dir("etcd", version, root)
+    work = layout.build_dir("etcd", version, root)
+    with _locked(work):
+        if layout.is_built(target, layout.ETCD_COMMANDS):
+            return target
+        started = time.monotonic()
+        log = work / "build.log"
+        log.write_text("")
+        (work / "go.mod").write_text(gomodules.plain_wrapper_go_mod("etcdbuild", "1.25"))
+        # server/v3's own go.mod replaces its siblings with ../ paths, which do not apply to a
+        # dependency: requiring it from a wrapper resolves the published sibling modules.
+        modules = [f"go.etcd.io/etcd/server/v3@{version}", f"go.etcd.io/etcd/etcdctl/v3@{version}"]
+        run_go(["get", *modules], work, log, "etcd", progress)
+        out = work / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        flags = ["-v", "-trimpath", "-ldflags", gomodules.etcd_ldflags(version)]
+        run_go(["build", *flags, "-o", str(out / "etcd"), "go.etcd.io/etcd/server/v3"], work, log, "etcd", progress)
+        run_go(["build", *flags, "-o", str(out / "etcdctl"), "go.etcd.io/etcd/etcdctl/v3"], work, log, "etcd", progress)
+        _install(out, target, layout.ETCD_COMMANDS, _stamp("etcd", version, time.monotonic() - started))
+    return target
+
+
+def build_kwok(version: str, progress: Progress, root: Path | None = None) -> Path:
+    """Build kwok (the controller) and kwokctl at version."""
+    versions.parse_semver(version)
+    target = layout.component_dir("kwok", version, root)
+    work = layout.build_dir("kwok", version, root)
+    with _locked(work):
+        if layout.is_built(target, layout.KWOK_COMMANDS):
+            return target
+        started = time.monotonic()
+        log = work / "build.log"
+        log.write_text("")
+        (work / "go.mod").write_text(gomodules.plain_wrapper_go_mod("kwokbuild", "1.25"))
+        run_go(["get", f"sigs.k8s.io/kwok@{version}"], work, log, "kwok", progress)
+        out = work / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        packages = [f"sigs.k8s.io/kwok/cmd/{c}" for c in layout.KWOK_COMMANDS]
+        run_go(["build", "-v", "-trimpath", "-ldflags", gomodules.KWOK_LDFLAGS, "-o", str(out) + "/", *packages],
+               work, log, "kwok", progress)
+        _install(out, target, layout.KWOK_COMMANDS, _stamp("kwok", version, time.monotonic() - started))
+    return target
+
+
+def ensure_binaries(k8s_version: str | None, progress: Progress, root: Path | None = None) -> layout.Binaries:
+    """Build whatever is missing for this Kubernetes version and the pinned etcd/kwok; return paths."""
+    pins = versions.load_pins()
+    k8s = versions.normalise_k8s_version(k8s_version or pins.kubernetes_default)
+    build_kubernetes(k8s, progress, root)
+    build_etcd(pins.etcd, progress, root)
+    build_kwok(pins.kwok, progress, root)
+    binaries = layout.Binaries.in_cache(k8s, pins.etcd, pins.kwok, root)
+    if missing := binaries.missing():
+        raise ToolchainError(f"build finished but binaries are missing: {', '.join(map(str, missing))}")
+    return binaries
+
+
+def locate_binaries(k8s_version: str | None, root: Path | None = None) -> layout.Binaries:
+    """Paths of already-built binaries; a ToolchainError says to build when any is missing."""
+    pins = versions.load_pins()
+    k8s = versions.normalise_k8s_version(k8s_version or pins.kubernetes_default)
+    binaries = layout.Binaries.in_cache(k8s, pins.etcd, pins.kwok, root)
+    if binaries.missing():
+        raise ToolchainError(
+            f"binaries for Kubernetes {k8s} are not built yet: run `kqbench toolchain build --k8s-version {k8s}`"
+        )
+    return binaries

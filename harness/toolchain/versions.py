@@ -1,0 +1,64 @@
+"""The pinned versions of every binary kqbench builds (read from harness/versions.toml)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+
+from harness.errors import KqbenchError
+
+_SEMVER = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
+
+
+class VersionError(KqbenchError, ValueError):
+    """A version string that kqbench cannot build."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pins:
+    kubernetes_default: str
+    kubernetes_known: tuple[str, ...]
+    etcd: str
+    kwok: str
+
+
+def load_pins() -> Pins:
+    """Read the pinned versions shipped with the package."""
+    text = resources.files("harness").joinpath("versions.toml").read_text()
+    data = tomllib.loads(text)
+    return Pins(
+        kubernetes_default=data["kubernetes"]["default"],
+        kubernetes_known=tuple(data["kubernetes"]["known"]),
+        etcd=data["etcd"]["version"],
+        kwok=data["kwok"]["version"],
+    )
+
+
+def parse_semver(version: str) -> tuple[int, int, int]:
+    """Split 'v1.35.4' into (1, 35, 4); anything else is a VersionError."""
+    match = _SEMVER.match(version)
+    if not match:
+        raise VersionError(
+            f"version {version!r} is not of the form vMAJOR.MINOR.PATCH (e.g. v1.35.4)"
+        )
+    major, minor, patch = (int(g) for g in match.groups())
+    return major, minor, patch
+
+
+def normalise_k8s_version(version: str) -> str:
+    """Accept '1.35.4' or 'v1.35.4'; return 'v1.35.4'."""
+    version = version.strip()
+    if version and not version.startswith("v"):
+        version = "v" + version
+    parse_semver(version)
+    return version
+
+
+def staging_version(k8s_version: str) -> str:
+    """The published version of staging modules (k8s.io/api etc.) for a Kubernetes release: v1.35.4 -> v0.35.4."""
+    major, minor, patch = parse_semver(k8s_version)
+    if major != 1:
+        raise VersionError(f"Kubernetes version {k8s_version} is not a 1.x release")
+    return f"v0.{minor}.{patch}"
