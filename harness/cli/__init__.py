@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -21,9 +22,11 @@ cli.add_command(cluster.group)
 
 def main() -> None:
     """Console-script entry: known errors become one line on stderr and exit code 2."""
+    # SIGTERM (CI time-outs, `kill`) must unwind like Ctrl-C so that clusters are torn down.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as error:
@@ -32,3 +35,7 @@ def main() -> None:
     except KqbenchError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

@@ -129,6 +129,13 @@ def _stamp(component: str, version: str, seconds: float) -> dict:
     }
 
 
+def published_versions(module: str, work: Path, component: str, progress: Progress) -> list[str]:
+    """Versions of a module that the Go module proxy lists."""
+    out = run_go(["list", "-m", "-versions", module], work, work / "build.log", component, progress)
+    fields = out.split()
+    return fields[fields.index(module) + 1:] if module in fields else []
+
+
 def build_kubernetes(version: str, progress: Progress, root: Path | None = None) -> Path:
     """Build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl at version."""
     version = versions.normalise_k8s_version(version)
@@ -139,8 +146,13 @@ def build_kubernetes(version: str, progress: Progress, root: Path | None = None)
             return target
         started = time.monotonic()
         (work / "build.log").write_text("")
-        # A scratch module to download into; the wrapper needs the upstream go.mod first.
         (work / "go.mod").write_text(gomodules.plain_wrapper_go_mod("k8sbuild", "1.25"))
+        known = published_versions("k8s.io/kubernetes", work, "kubernetes", progress)
+        if known and version not in known:
+            raise ToolchainError(
+                f"Kubernetes {version} is not published as a Go module; recent ones: {', '.join(known[-6:])}"
+            )
+        # The scratch module above downloads the upstream go.mod, from which the wrapper is made.
         upstream = _module_go_mod(work, f"k8s.io/kubernetes@{version}", "kubernetes", progress)
         (work / "go.mod").write_text(gomodules.kubernetes_wrapper_go_mod(version, upstream))
         log = work / "build.log"

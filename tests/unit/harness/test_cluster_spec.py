@@ -1,0 +1,106 @@
+"""Cluster settings, feature gates and the kwokctl configuration built from them."""
+
+import pytest
+import yaml
+
+from harness.clusters import kwokconfig, spec as specs
+from harness.toolchain import layout
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", {}),
+    ("WatchList=true", {"WatchList": True}),
+    ("WatchList=true, ListFromCacheSnapshot=false", {"WatchList": True, "ListFromCacheSnapshot": False}),
+    ("A=TRUE,", {"A": True}),
+])
+def test_feature_gates_parse(text, expected):
+    assert specs.parse_feature_gates(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["WatchList", "WatchList=yes", "=true", "watchList=true", "A=true,B"])
+def test_malformed_feature_gates_name_the_item(bad):
+    with pytest.raises(specs.SpecError, match="Name=true"):
+        specs.parse_feature_gates(bad)
+
+
+def test_feature_gates_round_trip_in_flag_syntax():
+    gates = {"WatchList": False, "ListFromCacheSnapshot": True}
+    assert specs.format_feature_gates(gates) == "ListFromCacheSnapshot=true,WatchList=false"
+    assert specs.parse_feature_gates(specs.format_feature_gates(gates)) == gates
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"name": "Big_Cluster"}, "cluster name"),
+    ({"name": ""}, "cluster name"),
+    ({"apiserver_port": 70000}, "out of range"),
+    ({"etcd_quota_bytes": 1024}, "quota"),
+])
+def test_invalid_cluster_specs_fail_with_the_field_named(kwargs, message):
+    with pytest.raises(specs.SpecError, match=message):
+        specs.ClusterSpec(**kwargs)
+
+
+def _documents(**kwargs):
+    binaries = layout.Binaries.in_cache("v1.35.4", "v3.6.16", "v0.7.0")
+    ports = kwokconfig.Ports(6443, 2379, 2380, 10257, 10259, 10247)
+    return kwokconfig.kwokctl_documents(specs.ClusterSpec(**kwargs), binaries, ports)
+
+
+def _patch_args(config, component):
+    for patch in config["componentsPatches"]:
+        if patch["name"] == component:
+            return {a["key"]: a for a in patch["extraArgs"]}
+    return {}
+
+
+def test_kwokctl_config_binds_loopback_and_names_every_port_and_binary():
+    config = _documents()[0]
+    options = config["options"]
+    assert options["runtime"] == "binary"
+    assert options["bindAddress"] == "127.0.0.1"
+    assert options["kubeApiserverPort"] == 6443
+    assert options["etcdPort"] == 2379 and options["etcdPeerPort"] == 2380
+    assert options["kwokControllerPort"] == 10247
+    assert options["kubeApiserverBinary"].endswith("kubernetes-v1.35.4/kube-apiserver")
+    assert options["etcdBinary"].endswith("etcd-v3.6.16/etcd")
+    assert int(options["etcdQuotaBackendSize"]) == 8 * 1024**3
+    assert "kubeFeatureGates" not in options
+
+
+def test_heartbeats_off_means_no_leases_no_lifecycle_controller_and_a_one_shot_ready_stage():
+    documents = _documents()
+    config, stage = documents
+    assert _patch_args(config, "kwok-controller")["node-lease-duration-seconds"] == {
+        "key": "node-lease-duration-seconds", "value": "0", "override": True}
+    controllers = _patch_args(config, "kube-controller-manager")["controllers"]["value"].split(",")
+    assert "node-lifecycle-controller" not in controllers and "ttl-controller" not in controllers
+    assert "namespace-controller" in controllers and "*" not in controllers
+    assert stage["kind"] == "Stage" and stage["spec"]["resourceRef"]["kind"] == "Node"
+    assert "delay" not in stage["spec"], "a delayed stage would be a heartbeat"
+    # The status template must be YAML once kwok fills in its placeholders.
+    assert "Ready" in stage["spec"]["next"]["statusTemplate"]
+
+
+def test_heartbeats_on_use_kwok_defaults_with_our_periods():
+    documents = _documents(heartbeats=specs.Heartbeats(enabled=True, lease_seconds=120, status_seconds=60))
+    assert len(documents) == 1, "kwok's own node stages apply"
+    options = documents[0]["options"]
+    assert options["nodeLeaseDurationSeconds"] == 120
+    assert options["nodeStatusUpdateFrequencyMilliseconds"] == 60_000
+    assert "kwok-controller" not in {p["name"] for p in documents[0]["componentsPatches"]}
+    assert "node-lifecycle-controller" in _patch_args(documents[0], "kube-controller-manager")["controllers"]["value"]
+
+
+def test_feature_gates_and_apiserver_args_reach_the_config():
+    config = _documents(feature_gates={"WatchList": False},
+                        apiserver_args=(("requestheader-allowed-names", "front-proxy"),))[0]
+    assert config["options"]["kubeFeatureGates"] == "WatchList=false"
+    args = _patch_args(config, "kube-apiserver")
+    assert args["requestheader-allowed-names"]["value"] == "front-proxy"
+    assert args["max-requests-inflight"]["value"] == "800"
+
+
+def test_the_config_serialises_as_multi_document_yaml():
+    text = yaml.safe_dump_all(_documents(), sort_keys=False)
+    kinds = [d["kind"] for d in yaml.safe_load_all(text)]
+    assert kinds == ["KwokctlConfiguration", "Stage"]

@@ -1,0 +1,92 @@
+"""Pure parts of the toolchain: version pins, the wrapper go.mod, ldflags, cache layout."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.toolchain import gomodules, layout, versions
+
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+UPSTREAM = (FIXTURES / "kubernetes-v1.35.4.go.mod").read_text()  # recorded from the Go module proxy
+
+
+def test_pins_name_a_default_that_is_also_known():
+    pins = versions.load_pins()
+    assert pins.kubernetes_default in pins.kubernetes_known
+    for version in (pins.kubernetes_default, pins.etcd, pins.kwok):
+        versions.parse_semver(version)
+
+
+@pytest.mark.parametrize("given, expected", [("1.35.4", "v1.35.4"), ("v1.37.2", "v1.37.2"), (" v1.35.4 ", "v1.35.4")])
+def test_normalise_k8s_version(given, expected):
+    assert versions.normalise_k8s_version(given) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "latest", "v1.35", "1.35.4-rc.0", "vv1.2.3"])
+def test_bad_versions_are_rejected_with_the_expected_form(bad):
+    with pytest.raises(versions.VersionError, match="vMAJOR.MINOR.PATCH"):
+        versions.normalise_k8s_version(bad)
+
+
+def test_staging_version_maps_minor_and_patch():
+    assert versions.staging_version("v1.35.4") == "v0.35.4"
+    assert versions.staging_version("v1.37.2") == "v0.37.2"
+    with pytest.raises(versions.VersionError):
+        versions.staging_version("v2.0.0")
+
+
+def test_staging_modules_come_from_the_upstream_replace_block():
+    modules = gomodules.staging_modules(UPSTREAM)
+    # v1.35.4 replaces 31 staging modules (counted in the recorded file).
+    assert len(modules) == UPSTREAM.count("=> ./staging/")
+    assert modules[0] == "k8s.io/api"
+    assert {"k8s.io/apiserver", "k8s.io/client-go", "k8s.io/component-base", "k8s.io/kubectl"} <= set(modules)
+    assert "k8s.io/kubernetes" not in modules
+    assert "k8s.io/klog/v2" not in modules  # a normal requirement, not a staging module
+
+
+def test_wrapper_go_mod_requires_kubernetes_and_pins_every_staging_module():
+    text = gomodules.kubernetes_wrapper_go_mod("v1.35.4", UPSTREAM)
+    assert "require k8s.io/kubernetes v1.35.4" in text
+    assert "go 1.25.0" in text
+    assert "\tk8s.io/api => k8s.io/api v0.35.4" in text
+    assert text.count(" v0.35.4") == len(gomodules.staging_modules(UPSTREAM))
+    assert "./staging" not in text
+
+
+def test_wrapper_refuses_a_go_mod_without_staging_lines():
+    with pytest.raises(ValueError, match="staging"):
+        gomodules.kubernetes_wrapper_go_mod("v1.35.4", "module k8s.io/kubernetes\n\ngo 1.25.0\n")
+
+
+def test_replace_lines_outside_a_block_are_found_too():
+    text = "module x\n\ngo 1.25\n\nreplace k8s.io/api => ./staging/src/k8s.io/api\n"
+    assert gomodules.staging_modules(text) == ["k8s.io/api"]
+
+
+def test_ldflags_stamp_the_release_into_component_base():
+    flags = gomodules.kubernetes_ldflags("v1.37.2", "2026-01-02T03:04:05Z")
+    assert "-X k8s.io/component-base/version.gitVersion=v1.37.2" in flags
+    assert "-X k8s.io/component-base/version.gitMajor=1" in flags
+    assert "-X k8s.io/component-base/version.gitMinor=37" in flags
+    assert "-X k8s.io/component-base/version.buildDate=2026-01-02T03:04:05Z" in flags
+
+
+def test_cache_layout_is_keyed_by_component_and_version(tmp_path):
+    binaries = layout.Binaries.in_cache("v1.35.4", "v3.6.16", "v0.7.0", root=tmp_path)
+    assert binaries.kube_apiserver == tmp_path / "bin" / "kubernetes-v1.35.4" / "kube-apiserver"
+    assert binaries.etcd == tmp_path / "bin" / "etcd-v3.6.16" / "etcd"
+    assert len(binaries.missing()) == 8
+    folder = layout.component_dir("etcd", "v3.6.16", tmp_path)
+    folder.mkdir(parents=True)
+    for command in layout.ETCD_COMMANDS:
+        (folder / command).write_text("")
+    assert not layout.is_built(folder, layout.ETCD_COMMANDS), "no stamp yet: a half-finished build"
+    (folder / layout.STAMP).write_text("{}")
+    assert layout.is_built(folder, layout.ETCD_COMMANDS)
+    assert len(binaries.missing()) == 6
+
+
+def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("KQBENCH_CACHE", str(tmp_path))
+    assert layout.cache_root() == tmp_path
