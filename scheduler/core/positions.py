@@ -17,9 +17,9 @@ and answers pages given the queue's unordered pending set (which ``indexed`` ign
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, ClassVar, Protocol
 
 from sortedcontainers import SortedKeyList
@@ -70,9 +70,9 @@ def _non_negative_int(name: str, value: object, default: int) -> int:
     raise InvalidPageError(f"{name} must be a non-negative integer, got {value!r}")
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class PendingWorkloadItem:
-    """One entry of a PendingWorkloadsSummary."""
+    """One entry of a PendingWorkloadsSummary (not frozen: built per item on hot pages)."""
 
     name: str
     namespace: str
@@ -99,7 +99,8 @@ class PendingWorkloadItem:
 
 def rfc3339(seconds: float) -> str:
     """POSIX seconds as Kubernetes' metav1.Time text (second precision, UTC)."""
-    return datetime.fromtimestamp(int(seconds), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # gmtime + %-format is about twice as fast as datetime.strftime; pages call it per item.
+    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % time.gmtime(int(seconds))[:6]
 
 
 def make_item(workload: Workload, in_cluster_queue: int, in_local_queue: int) -> PendingWorkloadItem:
