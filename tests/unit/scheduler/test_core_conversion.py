@@ -169,3 +169,11 @@ def test_end_to_end_from_dicts():
         "cpu": "6",
         "memory": "3221225472",
     }
+
+
+def test_decoder_shares_identical_pod_sets():
+    decoder = conversion.WorkloadDecoder()
+    first = decoder.decode(_workload())
+    second = decoder.decode(_workload(metadata={"name": "job-2", "namespace": "team", "uid": "u-2"}))
+    assert first.pod_sets[0] is second.pod_sets[0]
+    assert second.creation_timestamp == 0.0  # no creationTimestamp given

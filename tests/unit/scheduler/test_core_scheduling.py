@@ -145,3 +145,24 @@ def test_cancel_admission_returns_workload_to_its_place():
     assert manager.quotas.used("cq", ("default", "cpu")) == q("2")
     # Releasing quota unparked 'big', which still does not fit (3 > 4 - 2).
     assert _summary(decide_cycle(manager)) == [("Park", "big")]
+
+
+def test_quota_increase_returns_parked_workloads():
+    manager = _queue_with_running_job()
+    run_cycle(manager, now=10)  # parks big (3 > 4 - 2)
+    run_cycle(manager, now=11)  # admits small; 1 cpu left
+    bigger = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "6"})).obj()
+    manager.update_cluster_queue(bigger)
+    assert not manager.is_parked(("ns", "big"))
+    assert _summary(run_cycle(manager, now=12)) == [("Admit", "big")]
+
+
+def test_cohort_neighbour_finishing_returns_parked_workloads():
+    a = ClusterQueueBuilder("a").flavors(("default", {"cpu": "2"})).cohort("co").obj()
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "2"})).cohort("co").obj()
+    manager = manager_with(a, b, local_queues={"la": "a", "lb": "b"})
+    admit(manager, WorkloadBuilder("b-runner").request(cpu="3").obj(), "b")
+    manager.add_workload(WorkloadBuilder("waiting").queue("la").request(cpu="2").obj())
+    assert _summary(run_cycle(manager, now=10)) == [("Park", "waiting")]
+    manager.mark_finished(("ns", "b-runner"))
+    assert _summary(run_cycle(manager, now=11)) == [("Admit", "waiting")]
