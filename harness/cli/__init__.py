@@ -29,6 +29,10 @@ def main() -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as error:
+        command = error.ctx.command_path if error.ctx else "kqbench"
+        click.echo(f"error: {error.format_message()} (see `{command} --help`)", err=True)
+        sys.exit(2)
     except click.ClickException as error:
         error.show()
         sys.exit(error.exit_code)

@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import shutil
 import subprocess
+import time
 from collections import deque
 from pathlib import Path
 
@@ -66,6 +67,38 @@ def read_pids(workdir: Path) -> dict[str, int]:
     return pids
 
 
+def _component_died(workdir: Path) -> str | None:
+    """Name of a component whose pid file exists but whose process is gone (a failed start)."""
+    for component, pid in read_pids(workdir).items():
+        if processes.describe(pid) is None:
+            return component
+    return None
+
+
+def _run_kwokctl(command: list[str], env: dict, log, workdir: Path, timeout: float) -> int:
+    """Run `kwokctl create`, but give up as soon as a component it started has died.
+
+    kwokctl keeps waiting for an apiserver that exited on a bad flag; we would rather say why at once.
+    """
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            try:
+                return process.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+            if _component_died(workdir):
+                # Give the dying component a moment to flush its last log line.
+                time.sleep(0.5)
+                return -1
+        return -2
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+
+
 def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Path | None = None,
        ready_timeout: float = 180.0) -> state.ClusterInfo:
     """Start the cluster's processes and wait until kube-apiserver is ready."""
@@ -106,8 +139,8 @@ def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Pa
                "--config", str(config_path), "--timeout", "150s"]
     try:
         with log_path.open("w") as log:
-            result = subprocess.run(command, env=_env(binaries, root), stdout=log, stderr=subprocess.STDOUT, timeout=240)
-        if result.returncode != 0:
+            code = _run_kwokctl(command, _env(binaries, root), log, workdir, timeout=240)
+        if code != 0:
             reason = _first_fatal_line(workdir) or _log_tail(log_path, 3).strip()
             raise KqbenchError(f"cluster {cluster.name} failed to start: {reason} (logs: {workdir / 'logs'})")
         creds = kubeconfig.load(info.kubeconfig)

@@ -83,7 +83,7 @@ def test_bad_input_is_one_line(args, message, state_dir):
     result = run_cli("cluster", "up", *args, timeout=60)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
-    assert len(result.stderr.strip().splitlines()) <= 2  # click prints "Usage:" hints on its own line
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_unpublished_version_is_refused(binaries, state_dir):
