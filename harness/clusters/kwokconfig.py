@@ -159,8 +159,9 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
         "kwokControllerPort": ports.kwok_controller,
         # Workloads are admitted by our scheduler, pods are never bound: no kube-scheduler.
         "disableKubeScheduler": True,
-        # Our own clients set their limits; kwok's components should not throttle node status.
-        "disableQPSLimits": True,
+        # True would also turn off API Priority and Fairness and the inflight limits in
+        # kube-apiserver: the very queueing and 429s a position design can cause must stay real.
+        "disableQPSLimits": False,
         "etcdQuotaBackendSize": str(cluster.etcd_quota_bytes),
     }
     if cluster.feature_gates:

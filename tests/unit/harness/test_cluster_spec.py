@@ -97,7 +97,8 @@ def test_feature_gates_and_apiserver_args_reach_the_config():
     assert config["options"]["kubeFeatureGates"] == "WatchList=false"
     args = _patch_args(config, "kube-apiserver")
     assert args["requestheader-allowed-names"]["value"] == "front-proxy"
-    assert args["max-requests-inflight"]["value"] == "800"
+    assert args["max-requests-inflight"]["value"] == "400"
+    assert config["options"]["disableQPSLimits"] is False, "APF must stay on"
 
 
 def test_the_config_serialises_as_multi_document_yaml():
