@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import shutil
@@ -13,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from harness import kubeconfig, rest
-from harness.clusters import kwokconfig, ports as portpicking, processes, spec as specs, state
+from harness.clusters import frontproxy, kwokconfig, ports as portpicking, processes, spec as specs, state
 from harness.errors import KqbenchError
 from harness.toolchain import layout
 
@@ -28,6 +29,11 @@ def kwok_home(root: Path | None = None) -> Path:
 
 def cluster_dir(name: str, root: Path | None = None) -> Path:
     return kwok_home(root) / "clusters" / name
+
+
+def pki_dir(name: str, root: Path | None = None) -> Path:
+    """Our own certificates for a cluster (front proxy), apart from kwokctl's pki folder."""
+    return (root or state.state_root()) / "pki" / name
 
 
 def _env(binaries: layout.Binaries, root: Path | None) -> dict[str, str]:
@@ -115,8 +121,11 @@ def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Pa
     else:
         ports = kwokconfig.Ports.from_list(portpicking.pick_free(6))
 
-    config_path = state.state_root() if root is None else root
-    config_path = config_path / "configs" / f"{cluster.name}.yaml"
+    base = state.state_root() if root is None else root
+    config_path = base / "configs" / f"{cluster.name}.yaml"
+    # Every cluster can host aggregated APIs: the front-proxy identity is set at start.
+    proxy = frontproxy.ensure(pki_dir(cluster.name, root))
+    cluster = dataclasses.replace(cluster, apiserver_args=frontproxy.apiserver_args(proxy) + cluster.apiserver_args)
     config_path.parent.mkdir(parents=True, exist_ok=True)
     documents = kwokconfig.kwokctl_documents(cluster, binaries, ports)
     config_path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
@@ -168,5 +177,6 @@ def down(name: str, binaries: layout.Binaries | None, root: Path | None = None) 
             pass  # whatever it left running is found by path below
     leftovers = processes.stop(processes.find_by_path(str(workdir) + "/"))
     shutil.rmtree(workdir, ignore_errors=True)
+    shutil.rmtree(pki_dir(name, root), ignore_errors=True)
     state.forget(name, root)
     return leftovers

@@ -169,7 +169,9 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
 
     apiserver_args = [_arg("max-requests-inflight", str(cluster.max_requests_inflight))]
     controllers = list(CONTROLLERS)
-    apiserver_args += [_arg(key, value, override=True) for key, value in cluster.apiserver_args]
+    # Appended, not "override": kwokctl's override only replaces flags it already set, and for
+    # kube-apiserver the last occurrence of a flag wins anyway.
+    apiserver_args += [_arg(key, value) for key, value in cluster.apiserver_args]
     patches = [{"name": "kube-apiserver", "extraArgs": apiserver_args}]
     documents: list[dict] = []
 
