@@ -1,74 +1,18 @@
-"""Reading a kubeconfig into what our own HTTP clients need (URL, CA, client cert or token)."""
+"""Reading a kubeconfig for the harness's own clients (the reader lives with the scheduler's client)."""
 
 from __future__ import annotations
 
-import base64
-import ssl
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from harness.errors import KqbenchError
+from scheduler.kube import kubeconfig as reader
 
-
-@dataclass(frozen=True, slots=True)
-class Credentials:
-    server: str
-    ca_file: str | None
-    cert_file: str | None
-    key_file: str | None
-    token: str | None
-    insecure: bool = False
-
-    def ssl_context(self) -> ssl.SSLContext:
-        context = ssl.create_default_context(cafile=self.ca_file)
-        if self.insecure:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        if self.cert_file:
-            context.load_cert_chain(self.cert_file, self.key_file)
-        return context
-
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
-
-
-def _materialise(data_b64: str | None, path: str | None, base: Path, suffix: str) -> str | None:
-    """Inline `*-data` fields become temp files (ssl wants paths); relative paths resolve from the kubeconfig."""
-    if data_b64:
-        handle = tempfile.NamedTemporaryFile("wb", suffix=suffix, prefix="kqbench-", delete=False)
-        with handle:
-            handle.write(base64.b64decode(data_b64))
-        return handle.name
-    if path:
-        return str((base / path).resolve())
-    return None
+Credentials = reader.Credentials
 
 
 def load(path: str | Path, context: str | None = None) -> Credentials:
-    """Credentials of the current (or named) context of a kubeconfig file."""
-    path = Path(path).expanduser()
+    """Credentials of the current (or named) context; a bad file is a one-line KqbenchError."""
     try:
-        config = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise KqbenchError(f"kubeconfig {path} does not exist: pass --kubeconfig with an existing file") from None
-    except yaml.YAMLError as error:
-        raise KqbenchError(f"kubeconfig {path} is not valid YAML: {error}") from None
-    try:
-        name = context or config["current-context"]
-        ctx = next(c["context"] for c in config["contexts"] if c["name"] == name)
-        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user"))
-    except (KeyError, StopIteration, TypeError):
-        raise KqbenchError(f"kubeconfig {path}: context {context or 'current-context'} is incomplete") from None
-    base = path.parent
-    return Credentials(
-        server=cluster["server"].rstrip("/"),
-        ca_file=_materialise(cluster.get("certificate-authority-data"), cluster.get("certificate-authority"), base, ".crt"),
-        cert_file=_materialise(user.get("client-certificate-data"), user.get("client-certificate"), base, ".crt"),
-        key_file=_materialise(user.get("client-key-data"), user.get("client-key"), base, ".key"),
-        token=user.get("token"),
-        insecure=bool(cluster.get("insecure-skip-tls-verify")),
-    )
+        return reader.load(path, context)
+    except reader.KubeconfigError as error:
+        raise KqbenchError(str(error)) from None

@@ -42,3 +42,26 @@ def wait_ready(creds: Credentials, timeout: float = 120.0, clock=time.monotonic,
             last = str(error)
         sleep(0.5)
     raise KqbenchError(f"kube-apiserver at {creds.server} not ready after {timeout:.0f}s: {last}")
+
+
+def request(creds: Credentials, method: str, path: str, body: dict | None = None,
+            content_type: str = "application/json", timeout: float = 30.0) -> tuple[int, bytes]:
+    """Any verb; returns (status, body), also for HTTP error statuses."""
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {**creds.headers(), "Content-Type": content_type, "Accept": "application/json"}
+    req = urllib.request.Request(creds.server + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, context=creds.ssl_context(), timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def apply(creds: Credentials, path: str, obj: dict, manager: str = "kqbench") -> dict:
+    """Server-side apply of obj at its object path (creates or updates)."""
+    status, body = request(creds, "PATCH", f"{path}?fieldManager={manager}&force=true", obj,
+                           "application/apply-patch+yaml")
+    if status >= 300:
+        message = json.loads(body).get("message", body[:200]) if body.startswith(b"{") else body[:200]
+        raise KqbenchError(f"applying {path} failed ({status}): {message}")
+    return json.loads(body)

@@ -1,0 +1,116 @@
+"""Installing the reference scheduler's API on a cluster: Kueue CRDs and the visibility APIService.
+
+The visibility server runs on 127.0.0.1, outside any pod. kube-apiserver reaches it through a
+Service of type ExternalName pointing at `localhost` (endpoints may not be loopback addresses, and
+aggregator routing stays off), and verifies it with the caBundle of the APIService.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import pki, rest
+from harness.errors import KqbenchError
+from harness.kubeconfig import Credentials
+from scheduler.api import crds
+from scheduler.visibility import documents
+
+NAMESPACE = "kqbench-system"
+SERVICE = "kqbench-visibility"
+
+
+@dataclass(frozen=True, slots=True)
+class ServingFiles:
+    ca: Path
+    cert: Path
+    key: Path
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.ca.read_bytes()
+
+
+def service_host(namespace: str = NAMESPACE, service: str = SERVICE) -> str:
+    """The name kube-apiserver checks the serving certificate against."""
+    return f"{service}.{namespace}.svc"
+
+
+def ensure_serving_certs(folder: Path) -> ServingFiles:
+    """A CA and a serving certificate for the visibility server (made once per folder)."""
+    files = ServingFiles(folder / "visibility-ca.crt", folder / "visibility.crt", folder / "visibility.key")
+    if not (files.ca.exists() and files.cert.exists() and files.key.exists()):
+        ca = pki.make_ca("kqbench-visibility-ca")
+        ca.write(files.ca, folder / "visibility-ca.key")
+        pki.make_serving_cert(ca, [service_host(), "localhost"]).write(files.cert, files.key)
+    return files
+
+
+def registration_objects(ca_pem: bytes, port: int) -> list[tuple[str, dict]]:
+    """(path, object) pairs that register the visibility API versions with kube-apiserver (pure)."""
+    import base64
+
+    bundle = base64.b64encode(ca_pem).decode()
+    objects: list[tuple[str, dict]] = [
+        (f"/api/v1/namespaces/{NAMESPACE}",
+         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}),
+        (f"/api/v1/namespaces/{NAMESPACE}/services/{SERVICE}",
+         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE, "namespace": NAMESPACE},
+          "spec": {"type": "ExternalName", "externalName": "localhost", "ports": [{"port": port, "protocol": "TCP"}]}}),
+    ]
+    for priority, version in enumerate(documents.VERSIONS):
+        name = f"{version}.{documents.GROUP}"
+        objects.append((f"/apis/apiregistration.k8s.io/v1/apiservices/{name}", {
+            "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name},
+            "spec": {"group": documents.GROUP, "version": version, "caBundle": bundle,
+                     "service": {"name": SERVICE, "namespace": NAMESPACE, "port": port},
+                     "groupPriorityMinimum": 100, "versionPriority": 100 - priority},
+        }))
+    return objects
+
+
+def install_crds(creds: Credentials, timeout: float = 60.0) -> None:
+    """Apply the Kueue CRDs and wait until every one is Established."""
+    names = []
+    for crd in crds.all_crds():
+        name = crd["metadata"]["name"]
+        names.append(name)
+        rest.apply(creds, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}", crd)
+    deadline = time.monotonic() + timeout
+    pending = list(names)
+    while pending and time.monotonic() < deadline:
+        still = []
+        for name in pending:
+            obj = rest.get_json(creds, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+            conditions = (obj.get("status") or {}).get("conditions") or []
+            if not any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                still.append(name)
+        pending = still
+        if pending:
+            time.sleep(0.3)
+    if pending:
+        raise KqbenchError(f"CRDs not Established after {timeout:.0f}s: {', '.join(pending)}")
+
+
+def register_visibility(creds: Credentials, files: ServingFiles, port: int) -> None:
+    for path, obj in registration_objects(files.ca_pem, port):
+        rest.apply(creds, path, obj)
+
+
+def wait_available(creds: Credentials, timeout: float = 60.0) -> None:
+    """Wait until kube-apiserver reports the visibility APIServices Available (it reached our server)."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        ok = True
+        for version in documents.VERSIONS:
+            obj = rest.get_json(creds, f"/apis/apiregistration.k8s.io/v1/apiservices/{version}.{documents.GROUP}")
+            available = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Available"), {})
+            if available.get("status") != "True":
+                ok = False
+                last = available.get("message", "no Available condition yet")
+        if ok:
+            return
+        time.sleep(0.5)
+    raise KqbenchError(f"visibility APIService not Available after {timeout:.0f}s: {last}")

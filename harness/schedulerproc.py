@@ -1,0 +1,92 @@
+"""Starting the reference scheduler as a process of its own, and stopping it (also on failure).
+
+The harness orchestrates; the scheduler measures its own work in its own process, so that neither
+disturbs the other's timing (pyperf's manager/worker split).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import aggregation, kubeconfig
+from harness.clusters import ports as portpicking, state
+from harness.errors import KqbenchError
+
+
+@dataclass
+class SchedulerProcess:
+    process: subprocess.Popen
+    metrics_url: str
+    visibility_port: int
+    log_path: Path
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def metrics_text(self, timeout: float = 10.0) -> str:
+        with urllib.request.urlopen(self.metrics_url, timeout=timeout) as response:
+            return response.read().decode()
+
+    def stop(self, grace_seconds: float = 15.0) -> int:
+        """SIGTERM, wait, then SIGKILL; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=grace_seconds)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        return self.process.returncode
+
+    def kill(self) -> None:
+        """Die without cleaning up (the restart test's crash)."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+def install(info: state.ClusterInfo, visibility_port: int) -> aggregation.ServingFiles:
+    """CRDs, serving certificates and the APIService registration for a cluster."""
+    creds = kubeconfig.load(info.kubeconfig)
+    aggregation.install_crds(creds)
+    files = aggregation.ensure_serving_certs(state.state_root() / "pki" / info.name)
+    aggregation.register_visibility(creds, files, visibility_port)
+    return files
+
+
+def start(info: state.ClusterInfo, positions: str = "indexed", qps: float | None = 50.0, burst: int = 100,
+          visibility_port: int = 0, metrics_port: int = 0, authorization: str = "delegate",
+          log_dir: Path | None = None, ready_timeout: float = 60.0, register: bool = True,
+          extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
+    """Install the API pieces, start `python -m scheduler`, wait until /metrics answers."""
+    visibility_port = visibility_port or portpicking.pick_free(1)[0]
+    metrics_port = metrics_port or portpicking.pick_free(1)[0]
+    files = install(info, visibility_port) if register else aggregation.ensure_serving_certs(
+        state.state_root() / "pki" / info.name)
+    log_dir = log_dir or state.state_root() / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"scheduler-{info.name}.log"
+    command = [sys.executable, "-m", "scheduler", "--kubeconfig", info.kubeconfig, "--positions", positions,
+               "--burst", str(burst), "--visibility-port", str(visibility_port), "--metrics-port", str(metrics_port),
+               "--tls-cert", str(files.cert), "--tls-key", str(files.key), "--authorization", authorization,
+               *(["--no-client-limit"] if qps is None else ["--qps", str(qps)]), *extra_args]
+    with log_path.open("a") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    handle = SchedulerProcess(process, f"http://127.0.0.1:{metrics_port}/metrics", visibility_port, log_path)
+    deadline = time.monotonic() + ready_timeout
+    while time.monotonic() < deadline:
+        if not handle.alive():
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise KqbenchError(f"scheduler exited at start: {tail[0]} (log: {log_path})")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/readyz", timeout=2):
+                return handle
+        except OSError:  # also HTTPError 503 while the informers list
+            time.sleep(0.3)
+    handle.stop()
+    raise KqbenchError(f"scheduler did not answer on /readyz within {ready_timeout:.0f}s (log: {log_path})")

@@ -1,0 +1,39 @@
+"""`python -m scheduler`: the reference scheduler as a process of its own (the harness starts it so)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from scheduler import running
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--kubeconfig", required=True, help="Kubeconfig of the cluster to schedule on.")
+@click.option("--positions", default="indexed", show_default=True, help="indexed | snapshot")
+@click.option("--qps", type=float, default=50.0, show_default=True, help="Client write QPS (Kueue's default).")
+@click.option("--burst", type=int, default=100, show_default=True)
+@click.option("--no-client-limit", is_flag=True, help="No client-side QPS limit on writes.")
+@click.option("--visibility-port", type=int, default=0, help="HTTPS port of the visibility API on 127.0.0.1 (0: off).")
+@click.option("--metrics-port", type=int, default=0, help="HTTP port of /metrics on 127.0.0.1 (0: off).")
+@click.option("--tls-cert", default="", help="Serving certificate of the visibility API.")
+@click.option("--tls-key", default="")
+@click.option("--authorization", default="delegate", show_default=True, help="delegate (SubjectAccessReview) | off")
+def main(kubeconfig, positions, qps, burst, no_client_limit, visibility_port, metrics_port, tls_cert, tls_key,
+         authorization) -> None:
+    """Run the reference scheduler: controller, visibility API and /metrics."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = running.SchedulerSettings(
+            kubeconfig=kubeconfig, positions=positions, qps=None if no_client_limit else qps, burst=burst,
+            visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=tls_cert, tls_key=tls_key,
+            authorization=authorization)
+    except ValueError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    running.run(settings)
+
+
+main()

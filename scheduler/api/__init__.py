@@ -1,0 +1,1 @@
+"""The Kubernetes-facing API of the reference scheduler: Kueue-compatible CRDs and visibility types."""

@@ -1,0 +1,142 @@
+"""CustomResourceDefinitions for kueue.x-k8s.io/v1beta2, written here (not copied from Kueue).
+
+Structural schemas cover the fields the core reads; everything else is preserved, so real Kueue
+manifests apply unchanged. Status is a subresource everywhere: the controller writes only there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GROUP = "kueue.x-k8s.io"
+VERSION = "v1beta2"
+
+_OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+_STRING = {"type": "string"}
+_INT = {"type": "integer", "format": "int32"}
+_QUANTITY = {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
+_CONDITIONS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["type", "status"],
+        "properties": {
+            "type": _STRING, "status": _STRING, "reason": _STRING, "message": _STRING,
+            "lastTransitionTime": {"type": "string", "format": "date-time"},
+            "observedGeneration": {"type": "integer", "format": "int64"},
+        },
+    },
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["type"],
+}
+
+
+def _object(properties: dict | None = None, **extra) -> dict:
+    return {**_OPEN, "properties": properties or {}, **extra}
+
+
+def _array(items: dict) -> dict:
+    return {"type": "array", "items": items}
+
+
+_RESOURCE_QUOTA = _object({
+    "name": _STRING, "nominalQuota": _QUANTITY, "borrowingLimit": _QUANTITY, "lendingLimit": _QUANTITY,
+})
+_RESOURCE_GROUPS = _array(_object({
+    "coveredResources": _array(_STRING),
+    "flavors": _array(_object({"name": _STRING, "resources": _array(_RESOURCE_QUOTA)})),
+}))
+_POD_SET = _object({"name": _STRING, "count": _INT, "minCount": _INT, "template": _OPEN})
+_ADMISSION = _object({
+    "clusterQueue": _STRING,
+    "podSetAssignments": _array(_object({
+        "name": _STRING, "count": _INT,
+        "flavors": {"type": "object", "additionalProperties": _STRING},
+        "resourceUsage": {"type": "object", "additionalProperties": _QUANTITY},
+    })),
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    kind: str
+    plural: str
+    namespaced: bool
+    short_names: tuple[str, ...]
+    spec: dict
+    status: dict
+    columns: tuple[tuple[str, str, str], ...] = ()
+    """Printer columns (name, type, JSONPath)."""
+
+
+KINDS = (
+    Kind("ResourceFlavor", "resourceflavors", False, ("flavor", "flavors", "rf"),
+         _object({"nodeLabels": {"type": "object", "additionalProperties": _STRING},
+                  "nodeTaints": _array(_OPEN), "tolerations": _array(_OPEN)}), _object()),
+    Kind("Cohort", "cohorts", False, (),
+         _object({"parentName": _STRING, "resourceGroups": _RESOURCE_GROUPS, "fairSharing": _OPEN}), _object()),
+    Kind("ClusterQueue", "clusterqueues", False, ("cq",),
+         _object({
+             "cohortName": _STRING,
+             "queueingStrategy": {"type": "string", "enum": ["StrictFIFO", "BestEffortFIFO"]},
+             "namespaceSelector": _OPEN, "resourceGroups": _RESOURCE_GROUPS,
+             "preemption": _object({"withinClusterQueue": _STRING, "reclaimWithinCohort": _STRING,
+                                    "borrowWithinCohort": _OPEN}),
+             "flavorFungibility": _object({"whenCanBorrow": _STRING, "whenCanPreempt": _STRING}),
+             "stopPolicy": _STRING,
+         }),
+         _object({"pendingWorkloads": _INT, "reservingWorkloads": _INT, "admittedWorkloads": _INT,
+                  "conditions": _CONDITIONS, "flavorsUsage": _array(_OPEN), "pendingWorkloadsStatus": _OPEN}),
+         (("Cohort", "string", ".spec.cohortName"), ("Strategy", "string", ".spec.queueingStrategy"),
+          ("Pending", "integer", ".status.pendingWorkloads"), ("Admitted", "integer", ".status.admittedWorkloads"))),
+    Kind("LocalQueue", "localqueues", True, ("queue", "queues", "lq"),
+         _object({"clusterQueue": _STRING, "stopPolicy": _STRING}),
+         _object({"pendingWorkloads": _INT, "reservingWorkloads": _INT, "admittedWorkloads": _INT,
+                  "conditions": _CONDITIONS}),
+         (("ClusterQueue", "string", ".spec.clusterQueue"), ("Pending", "integer", ".status.pendingWorkloads"),
+          ("Admitted", "integer", ".status.admittedWorkloads"))),
+    Kind("WorkloadPriorityClass", "workloadpriorityclasses", False, (),
+         _object(), _object()),
+    Kind("Workload", "workloads", True, ("wl",),
+         _object({"queueName": _STRING, "priority": _INT, "priorityClassName": _STRING,
+                  "priorityClassSource": _STRING, "active": {"type": "boolean"}, "podSets": _array(_POD_SET)}),
+         _object({"admission": _ADMISSION, "conditions": _CONDITIONS, "requeueState": _OPEN,
+                  "positionInClusterQueue": {"type": "integer", "format": "int64"},
+                  "positionInLocalQueue": {"type": "integer", "format": "int64"}}),
+         (("Queue", "string", ".spec.queueName"), ("Admitted by", "string", ".status.admission.clusterQueue"),
+          ("Age", "date", ".metadata.creationTimestamp"))),
+)
+
+
+def crd(kind: Kind) -> dict:
+    """The CustomResourceDefinition object for one kind."""
+    schema = {
+        "type": "object",
+        "properties": {"apiVersion": _STRING, "kind": _STRING, "metadata": {"type": "object"},
+                       "spec": kind.spec, "status": kind.status},
+    }
+    if kind.kind == "WorkloadPriorityClass":
+        # Like PriorityClass, the value sits at the top level, not under spec.
+        schema["properties"].update({"value": _INT, "description": _STRING})
+    version = {
+        "name": VERSION, "served": True, "storage": True,
+        "schema": {"openAPIV3Schema": schema},
+        "subresources": {"status": {}},
+    }
+    if kind.columns:
+        version["additionalPrinterColumns"] = [{"name": n, "type": t, "jsonPath": p} for n, t, p in kind.columns]
+    names = {"kind": kind.kind, "listKind": kind.kind + "List", "plural": kind.plural,
+             "singular": kind.kind.lower(), "categories": ["kueue"]}
+    if kind.short_names:
+        names["shortNames"] = list(kind.short_names)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{kind.plural}.{GROUP}"},
+        "spec": {"group": GROUP, "scope": "Namespaced" if kind.namespaced else "Cluster",
+                 "names": names, "versions": [version]},
+    }
+
+
+def all_crds() -> list[dict]:
+    return [crd(k) for k in KINDS]

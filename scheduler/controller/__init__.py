@@ -1,0 +1,1 @@
+"""The controller: list/watch Kueue objects into the core, write its decisions through status."""

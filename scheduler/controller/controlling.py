@@ -1,0 +1,318 @@
+"""The reference scheduler's controller: feeds the core from informers, runs cycles, writes status.
+
+Writes use server-side apply on the status subresource with one field manager, so conditions
+merge by type with whatever else writes them (the load generator marks workloads Finished).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from scheduler.controller import informing, metering
+from scheduler.core import conversion, scheduling
+from scheduler.core.decisions import Admit, Preempt
+from scheduler.core.queues import QueueManager
+from scheduler.core.workloads import Admission, Workload
+from scheduler.kube import client as kube
+
+log = logging.getLogger(__name__)
+
+GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
+BASE = f"/apis/{GROUP_VERSION}"
+FIELD_MANAGER = "kqbench-scheduler"
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    write_concurrency: int = 32
+    """Status writes in flight at once (bounded so a burst of admissions cannot flood the apiserver)."""
+    idle_wait_seconds: float = 1.0
+    """How long the cycle loop sleeps when nothing changed."""
+    status_interval_seconds: float = 2.0
+    """How often ClusterQueue/LocalQueue status counts are refreshed (only changed ones are written)."""
+
+
+def _rfc3339(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _condition(kind: str, status: bool, reason: str, message: str, now: float) -> dict:
+    return {"type": kind, "status": "True" if status else "False", "reason": reason, "message": message,
+            "lastTransitionTime": _rfc3339(now)}
+
+
+def _workload_path(namespace: str, name: str) -> str:
+    return f"{BASE}/namespaces/{namespace}/workloads/{name}"
+
+
+def admission_status(workload: Workload, admission: Admission, now: float) -> dict:
+    """The apply configuration that admits a workload."""
+    cq = admission.cluster_queue
+    return {
+        "apiVersion": GROUP_VERSION, "kind": "Workload",
+        "metadata": {"name": workload.name, "namespace": workload.namespace},
+        "status": {
+            "admission": conversion.admission_to_dict(admission),
+            "conditions": [
+                _condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
+                _condition("Admitted", True, "Admitted", "The workload is admitted", now),
+            ],
+        },
+    }
+
+
+def eviction_status(workload: Workload, preemptor: Workload, now: float) -> dict:
+    """The apply configuration that evicts a workload; omitting admission removes it (we owned it)."""
+    message = f"Preempted to accommodate {preemptor.namespace}/{preemptor.name}"
+    return {
+        "apiVersion": GROUP_VERSION, "kind": "Workload",
+        "metadata": {"name": workload.name, "namespace": workload.namespace},
+        "status": {
+            "conditions": [
+                _condition("QuotaReserved", False, "Preempted", message, now),
+                _condition("Admitted", False, "Preempted", message, now),
+                _condition("Evicted", True, "Preempted", message, now),
+                _condition("Preempted", True, "InClusterQueue", message, now),
+            ],
+        },
+    }
+
+
+def _rv(obj: dict) -> int:
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+@dataclass
+class Controller:
+    client: kube.KubeClient
+    manager: QueueManager
+    metrics: metering.SchedulerMetrics
+    settings: ControllerSettings = field(default_factory=ControllerSettings)
+    clock: Callable[[], float] = time.time
+    on_change: Callable[[], None] | None = None
+    """Called after every change of queue state (position strategies hook in here)."""
+
+    def __post_init__(self) -> None:
+        self.decoder = conversion.WorkloadDecoder()
+        self.changed = asyncio.Event()
+        self._writes = asyncio.Semaphore(self.settings.write_concurrency)
+        self._tasks: set[asyncio.Task] = set()
+        # Workloads whose admission we wrote: events older than our write are stale echoes.
+        self._written_rv: dict[tuple[str, str], int] = {}
+        self.informers: list[informing.Informer] = []
+        self._status_written: dict[str, tuple] = {}
+        self.ready = False
+        """True once every informer has listed: the core holds the cluster's state."""
+
+    # -- feeding the core ---------------------------------------------------------------
+    def _handlers(self):
+        m = self.manager
+
+        def simple(add, delete, decode, key):
+            def on_list(items):
+                for item in items:
+                    add(decode(item))
+                self._touch()
+
+            def on_event(kind, obj):
+                if kind == "DELETED":
+                    delete(*key(obj))
+                else:
+                    add(decode(obj))
+                self._touch()
+            return on_list, on_event
+
+        name = lambda o: (o["metadata"]["name"],)  # noqa: E731
+        ns_name = lambda o: (o["metadata"].get("namespace", "default"), o["metadata"]["name"])  # noqa: E731
+        return {
+            "resourceflavors": simple(m.add_resource_flavor, m.delete_resource_flavor,
+                                      conversion.resource_flavor_from_dict, name),
+            "workloadpriorityclasses": simple(m.add_workload_priority_class, m.delete_workload_priority_class,
+                                              conversion.workload_priority_class_from_dict, name),
+            "cohorts": simple(m.add_cohort, m.delete_cohort, conversion.cohort_from_dict, name),
+            "clusterqueues": simple(m.add_cluster_queue, m.delete_cluster_queue, conversion.cluster_queue_from_dict, name),
+            "localqueues": simple(m.add_local_queue, m.delete_local_queue, conversion.local_queue_from_dict, ns_name),
+            "workloads": (self._list_workloads, self._workload_event),
+        }
+
+    def _touch(self) -> None:
+        self.changed.set()
+        if self.on_change:
+            self.on_change()
+
+    def _apply_workload(self, obj: dict) -> None:
+        meta = obj["metadata"]
+        key = (meta.get("namespace", "default"), meta["name"])
+        written = self._written_rv.get(key)
+        if written is not None:
+            if _rv(obj) < written:
+                return  # older than our own write: would undo an admission we made
+            del self._written_rv[key]
+        workload = self.decoder.decode(obj)
+        if workload.finished:
+            self.manager.mark_finished(workload.key)
+        else:
+            self.manager.add_workload(workload)
+
+    def _list_workloads(self, items: list[dict]) -> None:
+        for obj in items:
+            self._apply_workload(obj)
+        self._touch()
+
+    def _workload_event(self, kind: str, obj: dict) -> None:
+        if kind == "DELETED":
+            meta = obj["metadata"]
+            key = (meta.get("namespace", "default"), meta["name"])
+            self._written_rv.pop(key, None)
+            self.manager.delete_workload(key)
+        else:
+            self._apply_workload(obj)
+        self._touch()
+
+    # -- writing decisions ----------------------------------------------------------------
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _write_admission(self, decision: Admit, now: float) -> None:
+        workload = decision.workload
+        path = _workload_path(workload.namespace, workload.name)
+        async with self._writes:
+            try:
+                result = await self.client.request(
+                    "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
+                    admission_status(workload, decision.admission, now), "application/apply-patch+yaml")
+            except kube.ApiError as error:
+                self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
+                self.manager.cancel_admission(workload.key)
+                self._touch()
+                return
+        self._written_rv[workload.key] = _rv(result)
+        cq = decision.cluster_queue
+        self.metrics.admitted_total.labels(cq).inc()
+        self.metrics.admission_latency.labels(cq).observe(max(0.0, self.clock() - workload.queue_timestamp))
+
+    async def _write_eviction(self, target: Workload, preemptor: Workload, cluster_queue: str, now: float) -> None:
+        path = _workload_path(target.namespace, target.name)
+        async with self._writes:
+            try:
+                result = await self.client.request(
+                    "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
+                    eviction_status(target, preemptor, now), "application/apply-patch+yaml")
+            except kube.ApiError as error:
+                self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
+                return
+        # The echo (admission gone, Evicted) requeues it in the core; until then it holds its quota.
+        self.metrics.evicted_total.labels(cluster_queue).inc()
+        self._apply_workload(result)
+        self._touch()
+
+    def run_cycle(self) -> int:
+        """One scheduling cycle in the core, its writes started in the background; returns decisions made."""
+        started = time.perf_counter()
+        now = self.clock()
+        decisions = scheduling.run_cycle(self.manager, now)
+        self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        for decision in decisions:
+            if isinstance(decision, Admit):
+                self._spawn(self._write_admission(decision, now))
+            elif isinstance(decision, Preempt):
+                for target in decision.targets:
+                    self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now))
+        if decisions and self.on_change:
+            self.on_change()
+        return len(decisions)
+
+    async def _cycle_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self.changed.clear()
+            made = self.run_cycle() if self.manager.has_work() else 0
+            if made:
+                await asyncio.sleep(0)  # let writes and events run between busy cycles
+                continue
+            try:
+                await asyncio.wait_for(self.changed.wait(), timeout=self.settings.idle_wait_seconds)
+            except asyncio.TimeoutError:
+                pass
+
+    # -- queue status counts -----------------------------------------------------------
+    def _queue_counts(self) -> tuple[dict[str, tuple[int, int]], dict[tuple[str, str], tuple[int, int]]]:
+        cq_counts: dict[str, tuple[int, int]] = {}
+        lq_counts: dict[tuple[str, str], list[int]] = {key: [0, 0] for key in self.manager.local_queues}
+        for cq in self.manager.cluster_queue_names():
+            admitted = list(self.manager.admitted_in([cq]))
+            cq_counts[cq] = (self.manager.pending_count(cq), len(admitted))
+            for workload in self.manager.pending_in_order(cq):
+                lq_counts.setdefault((workload.namespace, workload.queue_name), [0, 0])[0] += 1
+            for entry in admitted:
+                w = entry.workload
+                lq_counts.setdefault((w.namespace, w.queue_name), [0, 0])[1] += 1
+        return cq_counts, {k: (v[0], v[1]) for k, v in lq_counts.items()}
+
+    async def _write_queue_status(self, path: str, kind: str, name: str, namespace: str | None,
+                                  pending: int, admitted: int) -> None:
+        metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+        body = {"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata,
+                "status": {"pendingWorkloads": pending, "reservingWorkloads": admitted, "admittedWorkloads": admitted}}
+        async with self._writes:
+            try:
+                await self.client.request("PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body,
+                                          "application/apply-patch+yaml")
+            except kube.ApiError as error:
+                self.metrics.write_failures.labels(f"{kind.lower()}s/status", str(error.status)).inc()
+
+    async def _status_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            cq_counts, lq_counts = self._queue_counts()
+            for cq, (pending, admitted) in cq_counts.items():
+                self.metrics.pending.labels(cq).set(pending)
+                self.metrics.admitted_active.labels(cq).set(admitted)
+                if self._status_written.get(cq) != (pending, admitted):
+                    self._status_written[cq] = (pending, admitted)
+                    self._spawn(self._write_queue_status(f"{BASE}/clusterqueues/{cq}", "ClusterQueue", cq, None,
+                                                         pending, admitted))
+            for (ns, lq), counts in lq_counts.items():
+                if (ns, lq) in self.manager.local_queues and self._status_written.get(f"{ns}/{lq}") != counts:
+                    self._status_written[f"{ns}/{lq}"] = counts
+                    self._spawn(self._write_queue_status(f"{BASE}/namespaces/{ns}/localqueues/{lq}", "LocalQueue", lq,
+                                                         ns, *counts))
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=self.settings.status_interval_seconds)
+            except asyncio.TimeoutError:
+                pass
+
+    # -- running ---------------------------------------------------------------------------
+    async def start_informers(self, stop: asyncio.Event) -> list[asyncio.Task]:
+        """Start one informer per kind; returns once every one has listed (the core is rebuilt)."""
+        tasks = []
+        handlers = self._handlers()
+        # Configuration first so that workloads find their queues when they arrive.
+        for resource in ("resourceflavors", "workloadpriorityclasses", "cohorts", "clusterqueues", "localqueues",
+                         "workloads"):
+            on_list, on_event = handlers[resource]
+            informer = informing.Informer(self.client, f"{BASE}/{resource}", on_list, on_event)
+            self.informers.append(informer)
+            tasks.append(asyncio.create_task(informer.run(stop)))
+            await informer.synced.wait()
+        return tasks
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run until stop is set; waits for in-flight writes before returning."""
+        tasks = await self.start_informers(stop)
+        self.ready = True
+        tasks.append(asyncio.create_task(self._cycle_loop(stop)))
+        tasks.append(asyncio.create_task(self._status_loop(stop)))
+        await stop.wait()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=10)

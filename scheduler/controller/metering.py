@@ -1,0 +1,41 @@
+"""The controller's Prometheus metrics, on a registry of its own (no global state)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+FAST_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+
+
+class SchedulerMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.pending = Gauge("kqbench_scheduler_pending_workloads", "Pending workloads per ClusterQueue (parked included).",
+                             ["cluster_queue"], registry=r)
+        self.admitted_active = Gauge("kqbench_scheduler_admitted_workloads", "Workloads holding quota per ClusterQueue.",
+                                     ["cluster_queue"], registry=r)
+        self.admitted_total = Counter("kqbench_scheduler_admitted", "Admissions written to the API.", ["cluster_queue"],
+                                      registry=r)
+        self.evicted_total = Counter("kqbench_scheduler_evicted", "Evictions (preemptions) written to the API.",
+                                     ["cluster_queue"], registry=r)
+        self.admission_latency = Histogram(
+            "kqbench_scheduler_admission_latency_seconds",
+            "From a workload's queue-order timestamp to the API write that admitted it.",
+            ["cluster_queue"], buckets=LATENCY_BUCKETS, registry=r)
+        self.cycle_duration = Histogram("kqbench_scheduler_cycle_duration_seconds", "One scheduling cycle in the core.",
+                                        buckets=FAST_BUCKETS, registry=r)
+        self.api_writes = Counter("kqbench_scheduler_api_writes", "API writes the scheduler issued.",
+                                  ["verb", "resource", "code"], registry=r)
+        self.api_write_bytes = Counter("kqbench_scheduler_api_write_bytes", "Request body bytes of those writes.",
+                                       ["verb", "resource"], registry=r)
+        self.write_failures = Counter("kqbench_scheduler_api_write_failures", "Failed writes by reason.",
+                                      ["resource", "reason"], registry=r)
+        self.visibility_latency = Histogram(
+            "kqbench_visibility_request_duration_seconds", "Server-side time to answer a visibility request.",
+            ["endpoint", "code"], buckets=FAST_BUCKETS, registry=r)
+
+    def observe_write(self, verb: str, resource: str, code: int, size: int) -> None:
+        self.api_writes.labels(verb, resource, str(code)).inc()
+        self.api_write_bytes.labels(verb, resource).inc(size)

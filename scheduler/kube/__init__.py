@@ -1,0 +1,1 @@
+"""The scheduler's own thin Kubernetes REST client (aiohttp): fast enough for 100k objects."""

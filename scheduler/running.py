@@ -1,0 +1,110 @@
+"""One scheduler process: controller + visibility API + /metrics on one asyncio loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from scheduler.controller import controlling, metering
+from scheduler.core import positions as core_positions
+from scheduler.core.queues import QueueManager
+from scheduler.kube import client as kube, kubeconfig
+from scheduler.visibility import authn, authz, serving
+
+log = logging.getLogger("kqbench.scheduler")
+AUTHENTICATION_CONFIGMAP = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    kubeconfig: str
+    positions: str = "indexed"
+    """Position strategy of the core: 'indexed' (order-statistic index) or 'snapshot' (copy + sort per request)."""
+    qps: float | None = 50.0
+    """Client-side write QPS like Kueue's default (None: no client limit)."""
+    burst: int = 100
+    bind: str = "127.0.0.1"
+    visibility_port: int = 0
+    """0: no visibility server (the controller alone)."""
+    metrics_port: int = 0
+    tls_cert: str = ""
+    tls_key: str = ""
+    authorization: str = "delegate"
+    """'delegate' (SubjectAccessReview per user and queue, cached) or 'off'."""
+
+    def __post_init__(self) -> None:
+        names = core_positions.default_registry().names()
+        if self.positions not in names:
+            raise ValueError(f"positions {self.positions!r} is unknown: use one of {', '.join(names)}")
+        if self.authorization not in ("delegate", "off"):
+            raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
+        if self.visibility_port and not (self.tls_cert and self.tls_key):
+            raise ValueError("the visibility server needs --tls-cert and --tls-key")
+
+
+async def _metrics_app(metrics: metering.SchedulerMetrics, controller: controlling.Controller) -> web.Application:
+    async def scrape(request: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(request: web.Request) -> web.Response:
+        # Ready once the informers have listed everything: positions and admissions are then real.
+        return web.Response(text="ok") if controller.ready else web.Response(status=503, text="syncing")
+
+    app = web.Application()
+    app.add_routes([web.get("/metrics", scrape), web.get("/healthz", healthz), web.get("/readyz", readyz)])
+    return app
+
+
+async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
+    """Run until stop is set."""
+    creds = kubeconfig.load(settings.kubeconfig)
+    metrics = metering.SchedulerMetrics()
+    writer = kube.KubeClient(creds, settings.qps, settings.burst, on_write=metrics.observe_write)
+    reader = kube.KubeClient(creds, None, 1, user_agent="kqbench-scheduler-reader")
+    runners: list[web.AppRunner] = []
+    try:
+        manager = QueueManager(positions=settings.positions)
+        controller = controlling.Controller(writer, manager, metrics)
+        if settings.metrics_port:
+            runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
+            await runner.setup()
+            await web.TCPSite(runner, settings.bind, settings.metrics_port).start()
+            runners.append(runner)
+        if settings.visibility_port:
+            configmap = await reader.get(AUTHENTICATION_CONFIGMAP)
+            request_header = authn.RequestHeaderConfig.from_configmap(configmap.get("data") or {})
+            authorizer = authz.DelegatingAuthorizer(reader) if settings.authorization == "delegate" else authz.AllowAll()
+            server = serving.VisibilityServer(manager, request_header, authorizer, metrics)
+            runner = web.AppRunner(server.app(), access_log=None)
+            await runner.setup()
+            context = serving.server_ssl_context(serving.TLSFiles(settings.tls_cert, settings.tls_key), request_header)
+            await web.TCPSite(runner, settings.bind, settings.visibility_port, ssl_context=context).start()
+            runners.append(runner)
+        log.info("scheduler running: positions=%s qps=%s", settings.positions, settings.qps)
+        await controller.run(stop)
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+        await writer.close()
+        await reader.close()
+
+
+def run(settings: SchedulerSettings) -> None:
+    """Blocking entry: SIGTERM/SIGINT stop the loop cleanly."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await serve(settings, stop)
+
+    asyncio.run(main())

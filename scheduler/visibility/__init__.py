@@ -1,0 +1,1 @@
+"""Kueue's visibility API (visibility.kueue.x-k8s.io) served as an aggregated API over TLS."""
