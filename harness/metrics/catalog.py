@@ -1,0 +1,107 @@
+"""The metric families kqbench collects, under one name across Kubernetes and etcd versions.
+
+Metric names move between releases (a rename keeps the measurement). Each family lists the names
+it has had, newest first; `resolve` picks the one the running server exposes, and the run records
+which (`Frames.names`), so two runs on different versions still compare under one name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+APISERVER = "apiserver"
+ETCD = "etcd"
+
+COUNTER = "counter"
+GAUGE = "gauge"
+HISTOGRAM = "histogram"
+
+# Histograms of requests are summarised per these labels (the others, such as component and
+# version, are summed): the key Kubernetes' API call latency SLO is stated for.
+REQUEST_KEY = ("verb", "group", "resource", "subresource", "scope")
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One measurement: its reporting name, where it comes from, its type, and its other names."""
+
+    name: str
+    source: str
+    kind: str
+    by: tuple[str, ...] = ()
+    """Histograms only: labels quantiles are grouped by; () keeps every series apart."""
+    aliases: tuple[str, ...] = ()
+    """Older names of the same measurement (tried after `name`, in order)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+def _f(name, source, kind, by=(), aliases=()) -> Family:
+    return Family(name, source, kind, tuple(by), tuple(aliases))
+
+
+FAMILIES: tuple[Family, ...] = (
+    # Requests and their latency (SLI excludes webhook and APF queue time: what the SLO uses).
+    _f("apiserver_request_total", APISERVER, COUNTER),
+    _f("apiserver_request_duration_seconds", APISERVER, HISTOGRAM, REQUEST_KEY),
+    _f("apiserver_request_sli_duration_seconds", APISERVER, HISTOGRAM, REQUEST_KEY,
+       aliases=("apiserver_request_slo_duration_seconds",)),  # 1.23-1.26
+    _f("apiserver_response_sizes", APISERVER, HISTOGRAM, REQUEST_KEY),
+    _f("apiserver_current_inflight_requests", APISERVER, GAUGE),
+    _f("apiserver_longrunning_requests", APISERVER, GAUGE),
+    # API Priority and Fairness (absent when the apiserver runs with --enable-priority-and-fairness=false).
+    _f("apiserver_flowcontrol_rejected_requests_total", APISERVER, COUNTER),
+    _f("apiserver_flowcontrol_current_inqueue_requests", APISERVER, GAUGE),
+    _f("apiserver_flowcontrol_request_wait_duration_seconds", APISERVER, HISTOGRAM,
+       ("priority_level", "flow_schema", "execute")),
+    # Storage as the apiserver sees it.
+    _f("etcd_requests_total", APISERVER, COUNTER),
+    _f("etcd_request_errors_total", APISERVER, COUNTER),
+    _f("etcd_request_duration_seconds", APISERVER, HISTOGRAM, ("operation", "group", "resource")),
+    _f("apiserver_storage_objects", APISERVER, GAUGE, aliases=("etcd_object_counts",)),  # <= 1.22
+    _f("apiserver_resource_objects", APISERVER, GAUGE),  # 1.34+
+    _f("apiserver_storage_size_bytes", APISERVER, GAUGE,
+       aliases=("apiserver_storage_db_total_size_in_bytes", "etcd_db_total_size_in_bytes")),  # 1.23-1.27, <= 1.22
+    # Watch cache: which reads it served, which went to etcd, what watchers got.
+    _f("apiserver_cache_list_total", APISERVER, COUNTER),
+    _f("apiserver_cache_list_fetched_objects_total", APISERVER, COUNTER),
+    _f("apiserver_cache_list_returned_objects_total", APISERVER, COUNTER),
+    _f("apiserver_storage_list_total", APISERVER, COUNTER),
+    _f("apiserver_storage_list_fetched_objects_total", APISERVER, COUNTER),
+    _f("apiserver_storage_list_evaluated_objects_total", APISERVER, COUNTER),
+    _f("apiserver_storage_list_returned_objects_total", APISERVER, COUNTER),
+    _f("apiserver_watch_cache_consistent_read_total", APISERVER, COUNTER),
+    _f("apiserver_watch_cache_read_wait_seconds", APISERVER, HISTOGRAM, ("group", "resource")),
+    _f("apiserver_watch_cache_events_received_total", APISERVER, COUNTER),
+    _f("apiserver_watch_cache_events_dispatched_total", APISERVER, COUNTER),
+    _f("apiserver_watch_events_total", APISERVER, COUNTER),
+    _f("apiserver_watch_events_sizes", APISERVER, HISTOGRAM, ("group", "resource")),
+    _f("apiserver_terminated_watchers_total", APISERVER, COUNTER),
+    _f("kubernetes_build_info", APISERVER, GAUGE),
+    # etcd itself.
+    _f("etcd_mvcc_db_total_size_in_bytes", ETCD, GAUGE, aliases=("etcd_debugging_mvcc_db_total_size_in_bytes",)),
+    _f("etcd_mvcc_db_total_size_in_use_in_bytes", ETCD, GAUGE),
+    _f("etcd_mvcc_range_total", ETCD, COUNTER, aliases=("etcd_debugging_mvcc_range_total",)),
+    _f("etcd_mvcc_put_total", ETCD, COUNTER, aliases=("etcd_debugging_mvcc_put_total",)),
+    _f("etcd_mvcc_delete_total", ETCD, COUNTER, aliases=("etcd_debugging_mvcc_delete_total",)),
+    _f("etcd_mvcc_txn_total", ETCD, COUNTER, aliases=("etcd_debugging_mvcc_txn_total",)),
+    _f("etcd_debugging_mvcc_keys_total", ETCD, GAUGE),
+    _f("grpc_server_handled_total", ETCD, COUNTER),
+    _f("etcd_server_version", ETCD, GAUGE),
+)
+
+
+def for_source(source: str, families: tuple[Family, ...] = FAMILIES) -> tuple[Family, ...]:
+    return tuple(f for f in families if f.source == source)
+
+
+def exposed_names(families: tuple[Family, ...]) -> frozenset[str]:
+    """Every name (current and old) worth keeping from a scrape."""
+    return frozenset(n for f in families for n in f.names)
+
+
+def resolve(family: Family, present: frozenset[str] | set[str]) -> str | None:
+    """The name under which the server exposes this family, or None when it exposes none of them."""
+    return next((n for n in family.names if n in present), None)

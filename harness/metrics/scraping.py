@@ -1,0 +1,46 @@
+"""Fetching /metrics text from kube-apiserver (admin client cert) and etcd (plain HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import ssl
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+
+from harness import kubeconfig
+from harness.clusters import state
+from harness.errors import KqbenchError
+from harness.metrics import catalog
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where one source's /metrics is, and how to authenticate to it."""
+
+    source: str
+    url: str
+    ssl_context: ssl.SSLContext | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def targets(cluster: state.ClusterInfo) -> list[Target]:
+    """The apiserver's and (when kqbench started it, so its URL is known) etcd's /metrics."""
+    creds = kubeconfig.load(cluster.kubeconfig)
+    # One SSL context per run: loading the client cert for every scrape costs more than the scrape.
+    found = [Target(catalog.APISERVER, creds.server + "/metrics", creds.ssl_context(), creds.headers())]
+    if cluster.etcd_url:
+        found.append(Target(catalog.ETCD, cluster.etcd_url.rstrip("/") + "/metrics"))
+    return found
+
+
+def fetch(target: Target, timeout: float = 10.0) -> str:
+    """The metrics text; KqbenchError with the reason when the source does not answer 200."""
+    request = urllib.request.Request(target.url, headers={"Accept": "text/plain", **target.headers})
+    try:
+        with urllib.request.urlopen(request, context=target.ssl_context, timeout=timeout) as response:
+            return response.read().decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as error:
+        hint = " (the kubeconfig user may lack get on nonResourceURL /metrics)" if error.code == 403 else ""
+        raise KqbenchError(f"{target.source} {target.url} answered {error.code}{hint}") from None
+    except OSError as error:
+        raise KqbenchError(f"{target.source} {target.url} is not reachable: {error}") from None
