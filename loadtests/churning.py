@@ -1,0 +1,140 @@
+"""The churn user's decisions: what to do next with its Workloads, given the time. Pure.
+
+One ledger per churn user. The user asks `next_action(now)`, performs it against the apiserver and
+reports back (`created`, `observed`, `finished`, `deleted`). Time is passed in, never read, so the
+whole life cycle (pending -> admitted -> runtime -> Finished -> deleted) is tested without sleeping.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from loadtests import settings as load_settings
+from loadtests.workloads import Phase
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    name: str
+    queue: str
+    kind: load_settings.WorkloadKind
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """LIST this user's Workloads to learn which were admitted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    seconds: float
+
+
+Action = Create | Finish | Delete | Refresh | Wait
+
+
+@dataclass(slots=True)
+class Tracked:
+    name: str
+    kind: load_settings.WorkloadKind
+    created_at: float
+    phase: Phase = Phase.PENDING
+    admitted_at: float | None = None
+    finishing: bool = False
+    """A Finish was handed out and not yet confirmed: don't hand it out twice."""
+
+
+@dataclass(slots=True)
+class ChurnLedger:
+    """The Workloads one churn user owns and the pacing of its creations."""
+
+    settings: load_settings.ChurnSettings
+    owner: str
+    """Unique per user; prefixes names and labels objects, so users never touch each other's Workloads."""
+    rng: random.Random = field(default_factory=random.Random)
+    tracked: dict[str, Tracked] = field(default_factory=dict)
+    next_create_at: float | None = None
+    last_refresh_at: float | None = None
+    serial: int = 0
+
+    @property
+    def pending(self) -> int:
+        return sum(1 for t in self.tracked.values() if t.phase is Phase.PENDING)
+
+    def count(self, phase: Phase) -> int:
+        return sum(1 for t in self.tracked.values() if t.phase is phase)
+
+    def next_action(self, now: float) -> Action:
+        """Deletes first (they free etcd), then due finishes, a due refresh, a paced create, else wait."""
+        for t in self.tracked.values():
+            if t.phase is Phase.FINISHED:
+                return Delete(t.name)
+        waits: list[float] = []
+        for t in self.tracked.values():
+            if t.phase is Phase.ADMITTED and not t.finishing:
+                due = (t.admitted_at or now) + t.kind.runtime_seconds
+                if due <= now:
+                    t.finishing = True
+                    return Finish(t.name)
+                waits.append(due - now)
+        if self.tracked and (self.last_refresh_at is None or now - self.last_refresh_at >= self.settings.refresh_seconds):
+            self.last_refresh_at = now
+            return Refresh()
+        if self.tracked and self.last_refresh_at is not None:
+            waits.append(self.last_refresh_at + self.settings.refresh_seconds - now)
+        if self.pending < self.settings.pending_target and self.settings.create_per_second > 0:
+            if self.next_create_at is None or self.next_create_at <= now:
+                interval = 1.0 / self.settings.create_per_second
+                # Pacing from the schedule, not from `now`, keeps the long-run rate exact despite jitter.
+                self.next_create_at = max(self.next_create_at or now, now - interval) + interval
+                return self._create()
+            waits.append(self.next_create_at - now)
+        return Wait(max(0.0, min(waits)) if waits else self.settings.refresh_seconds)
+
+    def _create(self) -> Create:
+        self.serial += 1
+        kinds = self.settings.mix
+        kind = self.rng.choices(kinds, weights=[k.weight for k in kinds])[0]
+        queue = self.rng.choice(self.settings.local_queues)
+        return Create(name=f"{self.owner}-{self.serial}", queue=queue, kind=kind)
+
+    def created(self, action: Create, now: float) -> None:
+        self.tracked[action.name] = Tracked(action.name, action.kind, created_at=now)
+
+    def create_failed(self, action: Create) -> None:
+        """Nothing to track; the pacing slot is spent so a failing apiserver is not hammered."""
+
+    def observed(self, phases: dict[str, Phase], now: float) -> None:
+        """Apply a LIST of this user's Workloads: new admissions start their runtime clock."""
+        for name, t in list(self.tracked.items()):
+            seen = phases.get(name)
+            if seen is None:
+                if now - t.created_at > self.settings.refresh_seconds:
+                    del self.tracked[name]  # deleted by someone else (or never stored): stop tracking
+                continue
+            if seen is Phase.ADMITTED and t.phase is Phase.PENDING:
+                t.phase, t.admitted_at = Phase.ADMITTED, now
+            elif seen is Phase.FINISHED:
+                t.phase = Phase.FINISHED
+
+    def finished(self, name: str, ok: bool) -> None:
+        t = self.tracked.get(name)
+        if t is None:
+            return
+        t.finishing = False
+        if ok:
+            t.phase = Phase.FINISHED
+
+    def deleted(self, name: str) -> None:
+        self.tracked.pop(name, None)

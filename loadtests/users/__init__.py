@@ -1,0 +1,1 @@
+"""Locust users, one module per role: churn, position queries, bystanders, list/watch."""

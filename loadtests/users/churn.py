@@ -1,0 +1,70 @@
+"""WorkloadChurn: creates Workloads, finishes admitted ones after their runtime, deletes finished ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import time
+
+from locust import task
+
+from loadtests import churning, client, workloads
+
+
+class WorkloadChurn(client.KubeUser):
+    """Holds its share of pending depth: creations pause at the target and resume as admissions drain it."""
+
+    abstract = False
+
+    def on_start(self) -> None:
+        churn = self.settings.churn
+        self.ensure_namespace(churn.namespace)
+        self.ledger = churning.ChurnLedger(churn, owner=self.user_id,
+                                           rng=random.Random(f"{self.settings.seed}-{self.user_id}"))
+        self.seen: dict[str, dict] = {}
+        """Last listed object per name: a Finished merge patch must carry the other conditions."""
+        self._pause = 0.0
+
+    def wait_time(self) -> float:
+        return self._pause
+
+    @task
+    def step(self) -> None:
+        churn = self.settings.churn
+        action = self.ledger.next_action(time.monotonic())
+        self._pause = 0.0
+        if isinstance(action, churning.Wait):
+            self._pause = min(action.seconds, churn.refresh_seconds)
+        elif isinstance(action, churning.Create):
+            obj = workloads.build(action.name, churn.namespace, action.queue, action.kind, self.user_id,
+                                  churn.priority_class)
+            reply = self.call("POST", workloads.collection_path(churn.namespace), "churn", body=obj)
+            if reply.ok:
+                self.ledger.created(action, time.monotonic())
+            else:
+                self.ledger.create_failed(action)
+        elif isinstance(action, churning.Refresh):
+            self._refresh()
+        elif isinstance(action, churning.Finish):
+            patch = workloads.finished_patch(self.seen.get(action.name, {}), dt.datetime.now(dt.timezone.utc))
+            reply = self.call("PATCH", workloads.object_path(churn.namespace, action.name) + "/status", "churn-finish",
+                              body=patch, content_type="application/merge-patch+json", accept=(404,))
+            if reply.status == 404:
+                self.ledger.deleted(action.name)
+            else:
+                self.ledger.finished(action.name, reply.ok)
+        elif isinstance(action, churning.Delete):
+            reply = self.call("DELETE", workloads.object_path(churn.namespace, action.name), "churn", accept=(404,))
+            if reply.ok or reply.status == 404:
+                self.ledger.deleted(action.name)
+                self.seen.pop(action.name, None)
+
+    def _refresh(self) -> None:
+        churn = self.settings.churn
+        path = f"{workloads.collection_path(churn.namespace)}?labelSelector={workloads.CHURN_LABEL}%3D{self.user_id}"
+        reply = self.call("LIST", path, "churn-refresh")
+        if not reply.ok:
+            return
+        items = reply.json().get("items") or []
+        self.seen = {item["metadata"]["name"]: item for item in items}
+        self.ledger.observed({name: workloads.phase(item) for name, item in self.seen.items()}, time.monotonic())
