@@ -7,6 +7,7 @@ boundary, where one scrape with histogram buckets is taken on purpose.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -180,8 +181,7 @@ class Collector:
             result = censuses.summarise(items, self._settings.census_threshold_bytes, self._settings.census_top)
         except KqbenchError:
             return None  # a census is a bonus at stop(); the scraped tables must still come back
-        return censuses.Census(result.resources, result.largest, result.flagged, result.threshold_bytes,
-                               result.limit_bytes, snapshot.revision)
+        return dataclasses.replace(result, revision=snapshot.revision)
 
     # -- tables ---------------------------------------------------------------------------
 
