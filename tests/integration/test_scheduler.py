@@ -1,0 +1,282 @@
+"""The reference scheduler on a real cluster: admits exactly what the core says, serves positions
+through kube-apiserver's aggregation layer, refuses forged identities, survives a restart."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness.clusters import bringup, spec as specs
+from harness.nodes import pools
+from harness.progress import LineProgress
+from scheduler.core import conversion, scheduling
+from scheduler.core.queues import QueueManager
+
+from .conftest import unique_name
+
+pytestmark = pytest.mark.integration
+BASE = "/apis/kueue.x-k8s.io/v1beta2"
+VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+
+
+def flavor(name):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}}
+
+
+def cluster_queue(name, cpu, cohort="co", borrowing_limit=None):
+    quota = {"name": "cpu", "nominalQuota": str(cpu)}
+    if borrowing_limit is not None:
+        quota["borrowingLimit"] = str(borrowing_limit)
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": cohort, "queueingStrategy": "BestEffortFIFO",
+                     "resourceGroups": [{"coveredResources": ["cpu"],
+                                         "flavors": [{"name": "default", "resources": [quota]}]}]}}
+
+
+def local_queue(name, cq, namespace="default"):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"clusterQueue": cq}}
+
+
+def workload(name, queue, priority, cpu, namespace="default"):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"queueName": queue, "priority": priority, "podSets": [{
+                "name": "main", "count": 1,
+                "template": {"spec": {"containers": [{"name": "c", "image": "x",
+                                                      "resources": {"requests": {"cpu": str(cpu)}}}]}}}]}}
+
+
+def queue_objects():
+    return [flavor("default"), cluster_queue("cq-a", 100, borrowing_limit=20), cluster_queue("cq-b", 60),
+            local_queue("lq-a1", "cq-a"), local_queue("lq-a2", "cq-a"), local_queue("lq-b", "cq-b")]
+
+
+def workloads(count=500):
+    queues = ["lq-a1", "lq-a2", "lq-b"]
+    # Mixed priorities and sizes: 1, 2 or 3 CPUs, priorities 0..4.
+    return [workload(f"wl-{i:03d}", queues[i % 3], (i * 7) % 5, 1 + i % 3) for i in range(count)]
+
+
+def path_of(obj):
+    name = obj["metadata"]["name"]
+    plural = obj["kind"].lower() + "s"
+    if "namespace" in obj["metadata"]:
+        return f"{BASE}/namespaces/{obj['metadata']['namespace']}/{plural}/{name}"
+    return f"{BASE}/{plural}/{name}"
+
+
+def create(creds, objects):
+    for obj in objects:
+        rest.apply(creds, path_of(obj), obj)
+
+
+def listed(creds, plural):
+    return rest.get_json(creds, f"{BASE}/{plural}")["items"]
+
+
+def expected_admitted(creds) -> set[tuple[str, str]]:
+    """What the core admits from the same objects, in the order the controller lists them."""
+    manager = QueueManager()
+    for item in listed(creds, "resourceflavors"):
+        manager.add_resource_flavor(conversion.resource_flavor_from_dict(item))
+    for item in listed(creds, "clusterqueues"):
+        manager.add_cluster_queue(conversion.cluster_queue_from_dict(item))
+    for item in listed(creds, "localqueues"):
+        manager.add_local_queue(conversion.local_queue_from_dict(item))
+    decoder = conversion.WorkloadDecoder()
+    for item in listed(creds, "workloads"):
+        manager.add_workload(decoder.decode(item))
+    for _ in range(10_000):
+        if not scheduling.run_cycle(manager, time.time()):
+            break
+    return {key for key in manager._workloads if manager.admitted(key)}  # noqa: SLF001 (test oracle)
+
+
+def admitted_in_api(creds) -> dict[tuple[str, str], dict]:
+    result = {}
+    for item in listed(creds, "workloads"):
+        status = item.get("status") or {}
+        if status.get("admission"):
+            result[(item["metadata"]["namespace"], item["metadata"]["name"])] = item
+    return result
+
+
+def wait_for(predicate, timeout=90.0, interval=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
+
+
+@pytest.fixture(scope="module")
+def cluster(binaries, state_dir):
+    name = unique_name("sched")
+    try:
+        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+        creds = kubeconfig.load(info.kubeconfig)
+        aggregation.install_crds(creds)
+        create(creds, queue_objects() + workloads())
+        yield info, creds
+    finally:
+        bringup.down(name)
+
+
+@pytest.fixture(scope="module")
+def admitted_run(cluster):
+    """The scheduler started on 500 existing workloads, killed mid-run and restarted."""
+    info, creds = cluster
+    expected = expected_admitted(creds)
+    # Slow writes (10/s, no burst) so that the kill lands in the middle of the admissions.
+    first = schedulerproc.start(info, qps=10, burst=1)
+    second = None
+    try:
+        aggregation.wait_available(creds)
+        assert wait_for(lambda: len(admitted_in_api(creds)) >= 15, timeout=60)
+        first.kill()
+        before_restart = admitted_in_api(creds)
+        second = schedulerproc.start(info, qps=None, register=False, visibility_port=first.visibility_port)
+        assert wait_for(lambda: len(admitted_in_api(creds)) >= len(expected), timeout=120)
+        time.sleep(2)  # anything extra would show up now
+        yield info, creds, expected, before_restart, second
+    finally:
+        first.stop()
+        if second:
+            second.stop()
+
+
+def test_admits_exactly_what_the_core_expects(admitted_run):
+    _, creds, expected, _, _ = admitted_run
+    admitted = admitted_in_api(creds)
+    assert 40 < len(expected) < 500, "the scenario must leave workloads pending"
+    assert set(admitted) == expected
+    usage = {"cq-a": 0, "cq-b": 0}
+    for item in admitted.values():
+        assignment = item["status"]["admission"]["podSetAssignments"][0]
+        usage[item["status"]["admission"]["clusterQueue"]] += int(assignment["resourceUsage"]["cpu"])
+        conditions = {c["type"]: c["status"] for c in item["status"]["conditions"]}
+        assert conditions["QuotaReserved"] == "True" and conditions["Admitted"] == "True"
+    assert usage["cq-a"] <= 100 + 20 and usage["cq-a"] + usage["cq-b"] <= 160
+
+
+def test_restart_admits_nothing_twice(admitted_run):
+    _, creds, expected, before_restart, second = admitted_run
+    assert 0 < len(before_restart) < len(expected), "the kill must land mid-run"
+    after = admitted_in_api(creds)
+    for key, item in before_restart.items():
+        reserved = {c["type"]: c for c in after[key]["status"]["conditions"]}["QuotaReserved"]
+        old = {c["type"]: c for c in item["status"]["conditions"]}["QuotaReserved"]
+        assert reserved["lastTransitionTime"] == old["lastTransitionTime"], f"{key} was admitted again"
+    metrics = second.metrics_text()
+    written = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                  if line.startswith("kqbench_scheduler_admitted_total{"))
+    assert written == len(expected) - len(before_restart)
+
+
+def test_queue_status_counts(admitted_run):
+    _, creds, expected, _, _ = admitted_run
+    def counts():
+        cqs = {c["metadata"]["name"]: c.get("status", {}) for c in listed(creds, "clusterqueues")}
+        total = sum(s.get("admittedWorkloads", 0) for s in cqs.values())
+        return cqs if total == len(expected) else None
+    cqs = wait_for(counts, timeout=20)
+    assert cqs, "ClusterQueue status counts never matched the admissions"
+    assert sum(s["pendingWorkloads"] for s in cqs.values()) == 500 - len(expected)
+
+
+def _raw(kubectl, kubeconfig_path, path, *extra):
+    out = subprocess.run([kubectl, "--kubeconfig", kubeconfig_path, "get", "--raw", path, *extra],
+                         capture_output=True, text=True, timeout=30)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_visibility_through_kube_apiserver(admitted_run, binaries):
+    info, creds, expected, _, _ = admitted_run
+    pending = [w for w in listed(creds, "workloads") if not (w.get("status") or {}).get("admission")]
+
+    def order(w):
+        return (-w["spec"]["priority"], w["metadata"]["creationTimestamp"], w["metadata"]["uid"])
+
+    in_cq_a = sorted((w for w in pending if w["spec"]["queueName"] in ("lq-a1", "lq-a2")), key=order)
+    code, out, err = _raw(str(binaries.kubectl), info.kubeconfig,
+                          f"{VISIBILITY}/clusterqueues/cq-a/pendingworkloads?limit=5")
+    assert code == 0, err
+    items = json.loads(out)["items"]
+    assert [i["metadata"]["name"] for i in items] == [w["metadata"]["name"] for w in in_cq_a[:5]]
+    assert [i["positionInClusterQueue"] for i in items] == [0, 1, 2, 3, 4]
+    in_lq_a2 = [w for w in in_cq_a if w["spec"]["queueName"] == "lq-a2"]
+    code, out, err = _raw(str(binaries.kubectl), info.kubeconfig,
+                          f"{VISIBILITY}/namespaces/default/localqueues/lq-a2/pendingworkloads?offset=1&limit=3")
+    assert code == 0, err
+    items = json.loads(out)["items"]
+    assert [i["metadata"]["name"] for i in items] == [w["metadata"]["name"] for w in in_lq_a2[1:4]]
+    assert [i["positionInLocalQueue"] for i in items] == [1, 2, 3]
+    assert items[0]["positionInClusterQueue"] == in_cq_a.index(in_lq_a2[1])
+    assert items[0]["localQueueName"] == "lq-a2"
+
+
+def test_bad_requests_and_unknown_queues_are_status_objects(admitted_run, binaries):
+    info, *_ = admitted_run
+    code, _, err = _raw(str(binaries.kubectl), info.kubeconfig, f"{VISIBILITY}/clusterqueues/cq-a/pendingworkloads?limit=-1")
+    assert code != 0 and "BadRequest" in err and "limit must be a non-negative integer" in err
+    code, _, err = _raw(str(binaries.kubectl), info.kubeconfig, f"{VISIBILITY}/clusterqueues/nope/pendingworkloads")
+    assert code != 0 and "NotFound" in err
+
+
+def test_api_resources_lists_visibility_and_stays_healthy(admitted_run, binaries):
+    info, *_ = admitted_run
+    for _ in range(3):
+        out = subprocess.run([str(binaries.kubectl), "--kubeconfig", info.kubeconfig, "api-resources",
+                              "--api-group=visibility.kueue.x-k8s.io", "-o", "name"],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        assert set(out.stdout.split()) == {"clusterqueues.visibility.kueue.x-k8s.io",
+                                           "localqueues.visibility.kueue.x-k8s.io"}
+
+
+def test_user_without_rbac_is_refused(admitted_run, binaries):
+    info, *_ = admitted_run
+    code, _, err = _raw(str(binaries.kubectl), info.kubeconfig, f"{VISIBILITY}/clusterqueues/cq-a/pendingworkloads",
+                        "--as", "nobody")
+    assert code != 0 and "Forbidden" in err
+
+
+def test_forged_identity_without_client_cert_is_refused(admitted_run):
+    _, _, _, _, second = admitted_run
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(
+        f"https://127.0.0.1:{second.visibility_port}{VISIBILITY}/clusterqueues/cq-a/pendingworkloads",
+        headers={"X-Remote-User": "admin", "X-Remote-Group": "system:masters"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, context=context, timeout=10)
+    assert refused.value.code == 401
+    assert json.loads(refused.value.read())["reason"] == "Unauthorized"
+
+
+def test_front_proxy_cert_with_a_user_lacking_rbac_is_forbidden(admitted_run, state_dir):
+    info, _, _, _, second = admitted_run
+    from harness.clusters import kwok
+    folder = kwok.pki_dir(info.name)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.load_cert_chain(folder / "front-proxy-client.crt", folder / "front-proxy-client.key")
+    url = f"https://127.0.0.1:{second.visibility_port}{VISIBILITY}/clusterqueues/cq-a/pendingworkloads?limit=1"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(url, headers={"X-Remote-User": "nobody"}), context=context, timeout=10)
+    assert refused.value.code == 403
+    ok = urllib.request.urlopen(urllib.request.Request(
+        url, headers={"X-Remote-User": "admin", "X-Remote-Group": "system:masters"}), context=context, timeout=10)
+    assert len(json.loads(ok.read())["items"]) == 1
