@@ -280,3 +280,10 @@ class RunPlan:
         if data.get("version", 0) > SETTINGS_VERSION:
             raise SettingsError(f"run plan format {data['version']} is newer than this kqbench; upgrade it")
         return _build(cls, data)
+
+
+def from_mapping(data: dict, target: Target) -> LoadSettings:
+    """LoadSettings from a scenario's `load:` mapping (sections client, churn, query, bystander, listwatch, seed)."""
+    if "target" in data:
+        raise SettingsError("load settings must not name a target: it comes from the cluster's kubeconfig")
+    return _build(LoadSettings, {**data, "target": asdict(target)}).validate()

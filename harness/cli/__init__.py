@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.cli import cluster, etcd, toolchain
+from harness.cli import cluster, etcd, load, toolchain
 from harness.errors import KqbenchError
 
 
@@ -18,6 +18,7 @@ def cli() -> None:
 
 cli.add_command(toolchain.group)
 cli.add_command(cluster.group)
+cli.add_command(load.command)
 cli.add_command(etcd.group)
 
 
