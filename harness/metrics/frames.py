@@ -92,9 +92,13 @@ def census_frame(census: censuses.Census | None) -> pd.DataFrame:
 
 
 def expand_labels(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with one column per label name (missing labels are empty strings)."""
-    parsed = pd.DataFrame([orjson.loads(text) for text in frame["labels"]], index=frame.index)
-    return frame.drop(columns=["labels"]).join(parsed.fillna(""), rsuffix="_label")
+    """The frame with one column per label name (missing labels are empty strings).
+
+    A label named like a column (`phase`, `source`) becomes `<name>_label`.
+    """
+    parsed = pd.DataFrame([orjson.loads(text) for text in frame["labels"]], index=frame.index).fillna("")
+    parsed = parsed.rename(columns=lambda name: f"{name}_label" if name in frame.columns else name)
+    return frame.drop(columns=["labels"]).join(parsed)
 
 
 def pick(frame: pd.DataFrame, **match) -> pd.DataFrame:
@@ -107,9 +111,9 @@ def pick(frame: pd.DataFrame, **match) -> pd.DataFrame:
         else:
             label_match[name] = str(value)
     if label_match:
-        decoded = frame.loc[mask, "labels"].map(orjson.loads)
-        keep = decoded.map(lambda labels: all(labels.get(k) == v for k, v in label_match.items()))
-        mask &= keep.reindex(frame.index, fill_value=False)
+        candidates = frame.loc[mask, "labels"]
+        keep = [all(labels.get(k) == v for k, v in label_match.items()) for labels in map(orjson.loads, candidates)]
+        mask &= pd.Series(keep, index=candidates.index, dtype=bool).reindex(frame.index, fill_value=False)
     return frame[mask]
 
 
