@@ -131,3 +131,23 @@ def test_down_after_a_killed_up_stops_every_process(binaries, state_dir):
     assert result.returncode == 0, result.stderr
     assert leftover_processes(name) == []
     assert not kwok.cluster_dir(name).exists()
+
+
+@pytest.mark.parametrize("version", [v for v in versions.load_pins().kubernetes_known
+                                     if v != versions.load_pins().kubernetes_default])
+def test_other_known_versions_build_and_run(version, state_dir):
+    """Every version the pins call known builds from the module proxy and serves /version (first run builds)."""
+    from harness.clusters import bringup, spec as specs
+    from harness.nodes import pools
+    from harness.progress import LineProgress
+
+    name = unique_name("ver")
+    try:
+        info, report = bringup.up(specs.ClusterSpec(name=name, k8s_version=version), [pools.NodePool(count=20)],
+                                  LineProgress(interval=30.0))
+        api = client.VersionApi(config.new_client_from_config(config_file=info.kubeconfig))
+        assert api.get_code().git_version == version
+        assert report.nodes_ready == 20
+    finally:
+        bringup.down(name)
+    assert leftover_processes(name) == []
