@@ -1,0 +1,314 @@
+"""The typed shape of a scenario (pure): pydantic models, frozen, unknown fields rejected.
+
+Each model converts to the settings the harness pieces already take (ClusterSpec, NodePool), so a
+raw dict never travels past `loading`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, NonNegativeInt, model_validator
+
+from harness.clusters import spec as clusterspecs
+from harness.nodes import pools as nodepools
+
+STRATEGIES = ("status-field", "single-object", "cq-status-topn", "aggregated-snapshot", "aggregated-indexed")
+Strategy = Literal["status-field", "single-object", "cq-status-topn", "aggregated-snapshot", "aggregated-indexed"]
+PHASE_KINDS = ("fill", "churn", "query", "drain")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- cluster ------------------------------------------------------------------------------
+
+
+class TaintSpec(_Model):
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+
+class PoolSpec(_Model):
+    name: str = "kwok"
+    count: PositiveInt = 1
+    cpu: str = "32"
+    memory: str = "256Gi"
+    gpus: NonNegativeInt = 0
+    labels: dict[str, str] = {}
+    taints: list[TaintSpec] = []
+    zones: list[str] = Field(default_factory=lambda: ["zone-a"], min_length=1)
+
+    def node_pool(self) -> nodepools.NodePool:
+        return nodepools.NodePool(name=self.name, count=self.count, cpu=self.cpu, memory=self.memory, gpus=self.gpus,
+                                  labels=dict(self.labels), zones=tuple(self.zones),
+                                  taints=tuple(nodepools.Taint(t.key, t.value, t.effect) for t in self.taints))
+
+
+class HeartbeatSpec(_Model):
+    enabled: bool = False
+    lease_seconds: PositiveInt = 600
+    status_seconds: PositiveInt = 600
+
+
+class ClusterSection(_Model):
+    backend: Literal["kwok", "kind", "existing"] = "kwok"
+    name: str | None = None
+    """None: a fresh name per run (`kqb-<run id tail>`)."""
+    reuse: bool = False
+    """Adopt a running cluster of this `name` and leave it running afterwards."""
+    kubeconfig: str | None = None
+    """Only for backend `existing`."""
+    k8s_version: str | None = None
+    nodes: NonNegativeInt | None = None
+    """Shorthand for one pool of default nodes; give either `nodes` or `pools`."""
+    pools: list[PoolSpec] = []
+    feature_gates: dict[str, bool] = {}
+    heartbeats: HeartbeatSpec = HeartbeatSpec()
+
+    @model_validator(mode="after")
+    def _nodes_or_pools(self) -> "ClusterSection":
+        if self.nodes is not None and self.pools:
+            raise ValueError("give either nodes or pools, not both")
+        if len({p.name for p in self.pools}) != len(self.pools):
+            raise ValueError("pool names must be distinct")
+        return self
+
+    def node_pools(self) -> list[nodepools.NodePool]:
+        if self.pools:
+            return [p.node_pool() for p in self.pools]
+        return [nodepools.NodePool(count=self.nodes)] if self.nodes else []
+
+    def cluster_spec(self, name: str) -> clusterspecs.ClusterSpec:
+        hb = self.heartbeats
+        return clusterspecs.ClusterSpec(name=self.name or name, backend=self.backend, k8s_version=self.k8s_version,
+                                        feature_gates=dict(self.feature_gates),
+                                        heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds))
+
+
+# -- queues -------------------------------------------------------------------------------
+
+Each = dict[str, PositiveInt]
+"""Template ranges: {c: 5, q: 6} makes 30 objects, `{c}` and `{q}` formatted into names."""
+
+
+def _expand(each: dict[str, int], **templates: str | None) -> list[dict[str, str | None]]:
+    keys = sorted(each)
+    out = []
+    for values in itertools.product(*(range(each[k]) for k in keys)) if keys else [()]:
+        bound = dict(zip(keys, values))
+        out.append({k: (t.format(**bound) if t is not None else None) for k, t in templates.items()})
+    return out
+
+
+class FlavorSpec(_Model):
+    name: str
+    node_labels: dict[str, str] = {}
+
+
+class ResourceQuotaSpec(_Model):
+    name: str
+    nominal: str | int
+    borrowing_limit: str | int | None = None
+    lending_limit: str | int | None = None
+
+
+class FlavorQuotaSpec(_Model):
+    flavor: str
+    resources: list[ResourceQuotaSpec] = Field(min_length=1)
+
+
+class ResourceGroupSpec(_Model):
+    covered_resources: list[str] = Field(min_length=1)
+    flavors: list[FlavorQuotaSpec] = Field(min_length=1)
+
+
+class ClusterQueueSpec(_Model):
+    name: str
+    cohort: str | None = None
+    each: Each = {}
+    queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
+    resource_groups: list[ResourceGroupSpec] = Field(min_length=1)
+
+    def expanded(self) -> list[tuple[str, str | None]]:
+        return [(e["name"], e["cohort"]) for e in _expand(self.each, name=self.name, cohort=self.cohort)]
+
+
+class LocalQueueSpec(_Model):
+    name: str
+    cluster_queue: str
+    namespace: str = "kqbench-churn"
+    each: Each = {}
+
+    def expanded(self) -> list[tuple[str, str, str]]:
+        return [(e["namespace"], e["name"], e["cq"])
+                for e in _expand(self.each, name=self.name, cq=self.cluster_queue, namespace=self.namespace)]
+
+
+class CohortSpec(_Model):
+    name: str
+    parent: str | None = None
+    each: Each = {}
+
+
+class PriorityClassSpec(_Model):
+    name: str
+    value: int
+
+
+class QueuesSection(_Model):
+    flavors: list[FlavorSpec] = Field(default_factory=lambda: [FlavorSpec(name="default")])
+    cohorts: list[CohortSpec] = []
+    cluster_queues: list[ClusterQueueSpec] = []
+    local_queues: list[LocalQueueSpec] = []
+    priority_classes: list[PriorityClassSpec] = []
+
+    @model_validator(mode="after")
+    def _references(self) -> "QueuesSection":
+        flavors = {f.name for f in self.flavors}
+        for cq in self.cluster_queues:
+            for group in cq.resource_groups:
+                for fq in group.flavors:
+                    if fq.flavor not in flavors:
+                        raise ValueError(f"cluster queue {cq.name!r} uses flavor {fq.flavor!r}, which is not in flavors")
+        cqs = {name for cq in self.cluster_queues for name, _ in cq.expanded()}
+        for lq in self.local_queues:
+            for _, name, cq in lq.expanded():
+                if cq not in cqs:
+                    raise ValueError(f"local queue {name!r} points to cluster queue {cq!r}, which is not defined")
+        return self
+
+    def cluster_queue_names(self) -> list[str]:
+        return [name for cq in self.cluster_queues for name, _ in cq.expanded()]
+
+
+# -- scheduler, phases, load, measurements -----------------------------------------------------
+
+
+class SchedulerSection(_Model):
+    strategy: Strategy = "aggregated-indexed"
+    qps: PositiveFloat = 50.0
+    burst: PositiveInt = 100
+    no_client_limit: bool = False
+    top_n: PositiveInt = 10
+    """cq-status-topn only: entries kept in ClusterQueue status."""
+    refresh_seconds: PositiveFloat = 5.0
+    """cq-status-topn only: status refresh period."""
+
+
+class FillPhase(_Model):
+    kind: Literal["fill"] = "fill"
+    pending: NonNegativeInt = 1000
+    """Workloads pending across all ClusterQueues at the end of the phase."""
+    timeout_seconds: PositiveFloat = 600
+
+
+class ChurnPhase(_Model):
+    kind: Literal["churn"] = "churn"
+    seconds: PositiveFloat = 60
+
+
+class QueryPhase(_Model):
+    kind: Literal["query"] = "query"
+    seconds: PositiveFloat = 30
+    limit: PositiveInt = 100
+    max_offset: NonNegativeInt = 0
+
+
+class DrainPhase(_Model):
+    kind: Literal["drain"] = "drain"
+    timeout_seconds: PositiveFloat = 300
+
+
+Phase = Annotated[Union[FillPhase, ChurnPhase, QueryPhase, DrainPhase], Field(discriminator="kind")]
+
+
+class WorkloadMixSpec(_Model):
+    weight: PositiveInt = 1
+    priority: int = 0
+    priority_class: str | None = None
+    pods: PositiveInt = 1
+    cpu: str = "1"
+    memory: str = "1Gi"
+    runtime_seconds: PositiveFloat = 30.0
+    per_second: PositiveFloat | None = None
+    """Arrival rate of this kind per ClusterQueue (kueue-baseline); None uses load.rates.create_per_second."""
+    count: PositiveInt | None = None
+    """Total of this kind per ClusterQueue (kueue-baseline); None means unbounded."""
+
+
+class UsersSpec(_Model):
+    churn: NonNegativeInt = 1
+    querier: NonNegativeInt = 2
+    bystander: NonNegativeInt = 2
+    listwatch: NonNegativeInt = 0
+
+
+class RatesSpec(_Model):
+    create_per_second: PositiveFloat = 20.0
+    query_per_second: PositiveFloat = 2.0
+    """Per querier user."""
+    bystander_per_second: PositiveFloat = 2.0
+    """Per bystander user."""
+
+
+class ShapeSpec(_Model):
+    kind: Literal["constant", "steps", "spike"] = "constant"
+    step_users: PositiveInt = 10
+    step_seconds: PositiveFloat = 30
+    steps: PositiveInt = 3
+    spike_users: PositiveInt = 50
+    spike_at: NonNegativeInt = 30
+    spike_seconds: PositiveFloat = 10
+
+
+class LoadSection(_Model):
+    users: UsersSpec = UsersSpec()
+    rates: RatesSpec = RatesSpec()
+    shape: ShapeSpec = ShapeSpec()
+    mix: list[WorkloadMixSpec] = Field(default_factory=lambda: [WorkloadMixSpec()], min_length=1)
+    workers: NonNegativeInt = 0
+
+
+class MeasurementsSection(_Model):
+    scrape_interval_seconds: PositiveFloat = 5.0
+    census: bool = True
+
+
+class Scenario(_Model):
+    """One scenario file; `sweep` is expanded by `loading.expand` into one run per point and repeat."""
+
+    name: str
+    description: str = ""
+    cluster: ClusterSection = ClusterSection()
+    queues: QueuesSection = QueuesSection()
+    scheduler: SchedulerSection = SchedulerSection()
+    phases: dict[str, Phase] = {}
+    load: LoadSection = LoadSection()
+    measurements: MeasurementsSection = MeasurementsSection()
+    repeat: PositiveInt = 1
+    sweep: dict[str, list[Any]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _phase_kind_from_key(cls, data: Any) -> Any:
+        """`phases: {fill: {pending: 10}}` means kind fill; other keys must say `kind:`."""
+        if isinstance(data, dict) and isinstance(data.get("phases"), dict):
+            phases = {}
+            for key, body in data["phases"].items():
+                body = {} if body is None else body
+                if isinstance(body, dict) and "kind" not in body and key in PHASE_KINDS:
+                    body = {"kind": key, **body}
+                phases[key] = body
+            data = {**data, "phases": phases}
+        return data
+
+    @model_validator(mode="after")
+    def _sweep_axes(self) -> "Scenario":
+        for axis, values in self.sweep.items():
+            if not values:
+                raise ValueError(f"sweep axis {axis!r} has no values")
+        return self
