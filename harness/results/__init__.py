@@ -1,0 +1,8 @@
+"""One run = one folder `results/runs/<run-id>/`; everything in it carries a schema version.
+
+- `runs`: run ids, the folder, `run.json` (scenario as resolved, versions, machine, git sha, times).
+- `tables`: tidy tables as parquet + CSV (`observations`: case, source, metric, labels, phase, t, value).
+- `summaries`: `summary.json`, the few numbers a gate reads (medians over repeats, within-run ratios).
+
+Readers refuse files written by a newer kqbench.
+"""
