@@ -117,12 +117,9 @@ class Collector:
         """Stop the background scrapes, take the last boundary scrape (and a census), return the tables."""
         if self._state != "running":
             raise KqbenchError(f"stop() needs a started collector (it is {self._state})")
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self._settings.timeout_seconds * (len(self._targets) + 1))
+        self.close()
         t = self._boundary()
         self._phases.append(summarising.Phase(self._phase, self._phase_start, t))
-        self._state = "stopped"
         census = self._census()
         return self._frames(census)
 
@@ -131,10 +128,14 @@ class Collector:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop background scraping without building tables (error paths); harmless after stop()."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self._settings.timeout_seconds * (len(self._targets) + 1))
         if self._state == "running":
-            self._stopping.set()
-            if self._thread is not None:
-                self._thread.join(timeout=self._settings.timeout_seconds)
             self._state = "stopped"
 
     # -- scraping -------------------------------------------------------------------------
