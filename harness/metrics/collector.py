@@ -199,7 +199,7 @@ class Collector:
                     verdicts.extend(slo.evaluate(summarising.in_phase(scrapes, phase), phase.name))
             rows.extend(summarising.summarise_processes(process_samples, phase))
         return frames.Frames(
-            samples=frames.samples_frame(((r.scrape, r.phase) for r in self._records), self._process_samples),
+            observations=frames.observations_frame(((r.scrape, r.phase) for r in self._records), self._process_samples),
             summary=frames.summary_frame(rows),
             slo=frames.slo_frame(verdicts),
             census=frames.census_frame(census),

@@ -17,7 +17,7 @@ from harness.metrics import census as censuses, samples, slo, summarising
 SCHEMA_VERSION = 1
 """Bumped when a column changes meaning; readers refuse newer versions."""
 
-SAMPLE_COLUMNS = ("source", "metric", "labels", "phase", "t", "value")
+OBSERVATION_COLUMNS = ("source", "metric", "labels", "phase", "t", "value")
 SUMMARY_COLUMNS = ("source", "metric", "stat", "labels", "phase", "t", "value")
 
 
@@ -25,7 +25,7 @@ SUMMARY_COLUMNS = ("source", "metric", "stat", "labels", "phase", "t", "value")
 class Frames:
     """Everything one collection produced. `t` is seconds since `start()` on the collector's clock."""
 
-    samples: pd.DataFrame
+    observations: pd.DataFrame
     """Every scraped series and process sample: source, metric, labels, phase, t, value.
     Background scrapes carry histograms' _sum/_count; phase boundaries also their buckets."""
     summary: pd.DataFrame
@@ -54,14 +54,14 @@ def labels_json(labels: samples.Labels, memo: dict[samples.Labels, str] | None =
     return text
 
 
-def samples_frame(scrapes: Iterable[tuple[samples.Scrape, str]],
-                  process_samples: Iterable[tuple[summarising.ProcessSample, str]]) -> pd.DataFrame:
+def observations_frame(scrapes: Iterable[tuple[samples.Scrape, str]],
+                       process_samples: Iterable[tuple[summarising.ProcessSample, str]]) -> pd.DataFrame:
     """Rows of every (scrape, phase) and (process sample, phase)."""
-    columns: dict[str, list] = {c: [] for c in SAMPLE_COLUMNS}
+    columns: dict[str, list] = {c: [] for c in OBSERVATION_COLUMNS}
     memo: dict[samples.Labels, str] = {}
 
     def add(source, metric, labels, phase, t, value) -> None:
-        for column, item in zip(SAMPLE_COLUMNS, (source, metric, labels_json(labels, memo), phase, t, value)):
+        for column, item in zip(OBSERVATION_COLUMNS, (source, metric, labels_json(labels, memo), phase, t, value)):
             columns[column].append(item)
 
     for scrape, phase in scrapes:
@@ -71,7 +71,7 @@ def samples_frame(scrapes: Iterable[tuple[samples.Scrape, str]],
         labels = (("component", sample.component), ("pid", str(sample.pid)))
         add("process", "rss_bytes", labels, phase, sample.t, float(sample.rss_bytes))
         add("process", "cpu_seconds", labels, phase, sample.t, sample.cpu_seconds)
-    return pd.DataFrame(columns, columns=list(SAMPLE_COLUMNS))
+    return pd.DataFrame(columns, columns=list(OBSERVATION_COLUMNS))
 
 
 def summary_frame(rows: Sequence[summarising.Row]) -> pd.DataFrame:

@@ -68,7 +68,7 @@ def summarise(scrapes: Sequence[samples.Scrape], phase: Phase, families: tuple[c
         if family.kind == catalog.COUNTER:
             for labels, delta in sorted(prommath.summed_increases(inside, family.name, ()).items()):
                 if delta == 0:
-                    continue  # unchanged series stay in the samples table; here they would drown the changes
+                    continue  # unchanged series stay in the observations table; here they would drown the changes
                 row("delta", labels, delta)
                 row("rate", labels, prommath.rate(delta, phase.seconds))
         elif family.kind == catalog.GAUGE:

@@ -155,7 +155,7 @@ def test_census_shows_the_configmaps_with_their_sizes(measured, cluster_1):
 def test_process_samples_exist_for_apiserver_and_etcd(measured):
     result, _ = measured
     for component in ("kube-apiserver", "etcd"):
-        samples = frames.pick(result.samples, source="process", metric="rss_bytes", component=component)
+        samples = frames.pick(result.observations, source="process", metric="rss_bytes", component=component)
         assert len(samples) >= 4 and (samples["value"] > 0).all()
         cpu = frames.total(result.summary, source="process", metric="cpu_seconds", stat="delta",
                            phase="create", component=component)
@@ -166,8 +166,8 @@ def test_tables_are_tidy_and_write_as_parquet_and_csv(measured, tmp_path):
     result, _ = measured
     assert (result.scrapes["error"] == "").all()
     assert (result.scrapes["kind"] == "background").any()
-    assert list(result.samples.columns) == ["source", "metric", "labels", "phase", "t", "value"]
-    assert set(result.samples["phase"]) >= {"idle", "create", "list", "delete"}
+    assert list(result.observations.columns) == ["source", "metric", "labels", "phase", "t", "value"]
+    assert set(result.observations["phase"]) >= {"idle", "create", "list", "delete"}
     assert not result.slo.empty and set(result.slo["kind"]) >= {"mutating", "read-list"}
     names = result.names.set_index("family")
     assert names.loc["apiserver_request_total", "server_version"] == "v1.35.4"

@@ -65,14 +65,14 @@ def test_phases_deltas_processes_and_census():
     post = dict(recorded.request("POST", "201", "resource")[1])
     assert frames.total(result.summary, metric="apiserver_request_total", stat="delta", phase="churn", **post) == 21.0
     assert frames.total(result.summary, metric="apiserver_request_total", stat="delta", phase="idle", **post) == 0.0
-    assert set(frames.pick(result.samples, source="process")["labels"].map(lambda s: s.split('"')[3])) == {
+    assert set(frames.pick(result.observations, source="process")["labels"].map(lambda s: s.split('"')[3])) == {
         "etcd", "kube-apiserver", "scheduler"}
     assert frames.total(result.summary, source="process", metric="cpu_seconds", stat="delta", phase="churn",
                         component="etcd") == pytest.approx(1.0)
     assert not result.slo.empty and set(result.slo["phase"]) == {"churn"}
     assert result.census.loc[result.census["resource"] == "configmaps", "count"].item() == 17
     assert result.meta["census"]["flagged"] == [["/registry/probe.kqbench.io/blobs/rec/near", 1100391]]
-    assert set(result.tables()) == {"samples", "summary", "slo", "census", "names", "scrapes"}
+    assert set(result.tables()) == {"observations", "summary", "slo", "census", "names", "scrapes"}
 
 
 def test_names_record_the_exposed_name_or_its_absence():

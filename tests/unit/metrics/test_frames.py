@@ -36,5 +36,5 @@ def test_labels_are_sorted_json_and_expand_to_columns():
 
 
 def test_empty_frames_keep_their_columns():
-    assert list(frames.samples_frame([], []).columns) == list(frames.SAMPLE_COLUMNS)
+    assert list(frames.observations_frame([], []).columns) == list(frames.OBSERVATION_COLUMNS)
     assert isinstance(frames.census_frame(None), pd.DataFrame) and "resource" in frames.census_frame(None).columns
