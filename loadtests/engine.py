@@ -29,6 +29,7 @@ from locust.util.load_locustfile import load_locustfile
 from loadtests import client, frames, settings as load_settings, shapes
 
 log = logging.getLogger("kqbench.load")
+SETTINGS_ERROR_FILE = "settings-error.txt"
 
 
 class ScheduledShape(LoadTestShape):
@@ -218,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = run(plan, Path(args.out))
     except load_settings.SettingsError as error:
+        # The caller turns this file back into a SettingsError: bad input is one line, not a log tail.
+        (Path(args.out) / SETTINGS_ERROR_FILE).write_text(str(error))
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(json.dumps(summary))

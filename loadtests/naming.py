@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 APISERVER_VERBS = ("GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE")
 SUMMARY_VERBS = ("LIST-ALL-PAGES",)
+VISIBILITY_NOT_SERVED = "visibility.kueue.x-k8s.io not served (the visibility API server is not registered)"
+"""Failure reason of position queries while the aggregated visibility API is absent (404 or 503)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,9 @@ def run(plan: load_settings.RunPlan, out_dir: str | Path | None = None, *, show_
                 os.killpg(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+    refused = out / "settings-error.txt"  # engine.SETTINGS_ERROR_FILE (not imported: it would load Locust)
+    if process.returncode == 2 and refused.exists():
+        raise load_settings.SettingsError(refused.read_text().strip())
     if process.returncode != 0:
         tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
         raise LoadError(f"load run failed (exit {process.returncode}); log {log_path}:\n{tail}")

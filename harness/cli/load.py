@@ -99,6 +99,8 @@ def command(name, kubeconfig_path, locustfile, user_classes, users, spawn_rate, 
                + (f"; web UI on http://127.0.0.1:{web_port}" if web else ""), err=True)
     try:
         result = running.run(plan, out_dir, show_output=web)
+    except load_settings.SettingsError as error:
+        raise click.UsageError(str(error)) from None
     except running.LoadError as error:
         raise click.ClickException(str(error)) from None
     _print(result)

@@ -10,7 +10,6 @@ from loadtests import client, naming, workloads
 from loadtests.users import pacing
 
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
-NOT_SERVED = "visibility.kueue.x-k8s.io not served (the visibility API server is not registered)"
 
 
 class PositionQuerier(client.KubeUser):
@@ -52,7 +51,7 @@ class PositionQuerier(client.KubeUser):
             if status == 200:
                 response.success()
             elif status in (404, 503):
-                response.failure(f"{status} {NOT_SERVED}")
+                response.failure(f"{status} {naming.VISIBILITY_NOT_SERVED}")
             else:
                 response.failure(client.failure_reason(status, response.content, getattr(response, "error", None)))
 
