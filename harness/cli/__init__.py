@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.cli import cluster, etcd, load, toolchain
+from harness.cli import cluster, compare, etcd, load, report, run, toolchain
 from harness.errors import KqbenchError
 
 
@@ -18,6 +18,9 @@ def cli() -> None:
 
 cli.add_command(toolchain.group)
 cli.add_command(cluster.group)
+cli.add_command(run.command)
+cli.add_command(report.command)
+cli.add_command(compare.command)
 cli.add_command(load.command)
 cli.add_command(etcd.group)
 

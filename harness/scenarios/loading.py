@@ -150,7 +150,7 @@ def _validate(data: dict, node, source: str, overridden: set[str], origin: str) 
         return models.Scenario.model_validate(data)
     except pydantic.ValidationError as error:
         first = error.errors()[0]
-        loc = [str(part) for part in first["loc"] if not _is_union_tag(part, first["loc"])]
+        loc = _field_path(first["loc"])
         dotted = ".".join(loc) or "(top level)"
         line = line_of(node, loc)
         got = "" if first["type"] in ("missing", "extra_forbidden") else f" (got {first.get('input')!r})"
@@ -158,13 +158,17 @@ def _validate(data: dict, node, source: str, overridden: set[str], origin: str) 
         if not where and origin:
             where = f" (in {origin})"
         message = first["msg"].removeprefix("Value error, ")
+        if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            message = f"a phase needs `kind:` one of {', '.join(models.PHASE_KINDS)} (or one of those as its name)"
         raise ScenarioError(f"{source}:{line}: {dotted}: {message}{got}{where}") from None
 
 
-def _is_union_tag(part, loc) -> bool:
-    """pydantic puts the discriminator value ('fill') into loc after the phase key; drop it."""
-    index = list(loc).index(part)
-    return index >= 2 and loc[0] == "phases" and index == 2 and part in models.PHASE_KINDS
+def _field_path(loc) -> list[str]:
+    """pydantic puts the phase's discriminator value into loc after the phase key: drop it."""
+    parts = [str(part) for part in loc]
+    if len(parts) > 2 and parts[0] == "phases" and parts[2] in models.PHASE_KINDS:
+        del parts[2]
+    return parts
 
 
 def line_of(node, loc: list[str]) -> int:

@@ -1,0 +1,53 @@
+"""`kqbench run SCENARIO`: a scenario end to end into results/runs/<run-id>/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from harness.results import runs
+from harness.running import adapters, runner
+from harness.scenarios import loading
+
+
+@click.command("run")
+@click.argument("scenario")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
+              help="Override a scenario field, e.g. --set scheduler.strategy=aggregated-indexed (repeatable).")
+@click.option("--out", "out_parent", type=click.Path(file_okay=False, path_type=Path), default=runs.RUNS_DIR,
+              show_default=True, help="Parent folder of run folders.")
+@click.option("--kubeconfig", default=None, help="Backend `existing`: the cluster's kubeconfig.")
+@click.option("--no-report", is_flag=True, help="Skip report.html (tables and summary.json are still written).")
+@click.option("--dry-run", is_flag=True, help="Validate and list the cases, start nothing.")
+def command(scenario, overrides, out_parent, kubeconfig, no_report, dry_run) -> None:
+    """Run SCENARIO (a shipped name like `quick` or a YAML file); tears everything down, also on Ctrl-C."""
+    console = Console(stderr=True)
+    loaded = loading.load(scenario, list(overrides))
+    if dry_run:
+        for case in loaded.cases:
+            click.echo(case.id)
+        return
+    result = runner.run(loaded, adapters.default_hooks(), runner.RunOptions(out_parent, not no_report, kubeconfig),
+                        say=lambda text: console.print(text, highlight=False, markup=False))
+    table = Table(title=f"run {result.record.run_id}: {result.record.status}")
+    for column in ("case", "status", "error"):
+        table.add_column(column)
+    for case in result.record.cases:
+        table.add_row(case.id, case.status, case.error[:80])
+    console.print(table)
+    numbers = Table(title="key numbers (median over repeats)")
+    for column in ("metric", "point", "value", "unit"):
+        numbers.add_column(column)
+    for entry in sorted(result.summary.entries.values(), key=lambda e: (e.metric, e.point)):
+        numbers.add_row(entry.metric, entry.point, f"{entry.value:.4g}", entry.unit)
+    console.print(numbers)
+    click.echo(f"results: {result.folder}")
+    if result.report:
+        click.echo(f"report: {result.report}")
+    if result.interrupted:
+        raise KeyboardInterrupt("run interrupted; partial results kept")
+    if result.record.status != "ok":
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,110 @@
+"""report.html from one or more run folders: self-contained (PNG figures base64-embedded), plus
+perfdata.json and junit.xml written next to it."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from harness.errors import KqbenchError
+from harness.reporting import exporting, plotting
+from harness.results import runs, summaries, tables as tidy
+
+
+def load_runs(folders: list[Path]) -> tuple[list[dict], dict[str, pd.DataFrame], pd.DataFrame]:
+    """run.json of each folder, their tables concatenated (case ids prefixed by run id when several)."""
+    records, parts, cases = [], {}, []
+    for folder in folders:
+        record = runs.read_run(Path(folder))
+        records.append(record)
+        prefix = f"{record['run_id']}/" if len(folders) > 1 else ""
+        for name, frame in tidy.read(Path(folder)).items():
+            if "case" in frame.columns:
+                frame = frame.assign(case=prefix + frame["case"].astype(str))
+            parts.setdefault(name, []).append(frame)
+        strategy_default = (record.get("scenario") or {}).get("scheduler", {}).get("strategy", "")
+        pending_default = next((p.get("pending") for p in ((record.get("scenario") or {}).get("phases") or {}).values()
+                                if p.get("kind") == "fill"), 0)
+        for case in record.get("cases", []):
+            params = case.get("params", {})
+            cases.append({"id": prefix + case["id"], "strategy": params.get("scheduler.strategy", strategy_default),
+                          "pending": params.get("phases.fill.pending", pending_default) or 0, "status": case["status"],
+                          "error": case.get("error", "")})
+    tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
+    return records, tables, pd.DataFrame(cases, columns=["id", "strategy", "pending", "status", "error"])
+
+
+def render(folders: list[Path], out: Path) -> Path:
+    """Write out (report.html), out's perfdata.json and junit.xml; returns out."""
+    if not folders:
+        raise KqbenchError("give at least one run folder")
+    records, tables, cases = load_runs([Path(f) for f in folders])
+    run_id = "+".join(r["run_id"] for r in records)
+    figures = [
+        ("Write QPS by strategy vs pending", plotting.write_qps(tables, cases)),
+        ("Bystander latency over time", plotting.bystander_latency(tables)),
+        ("Position query latency vs pending", plotting.query_latency(tables, cases)),
+        ("Largest object size vs pending", plotting.largest_object(tables, cases)),
+        ("apiserver / etcd RSS over time", plotting.rss_over_time(tables)),
+    ]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    key_numbers = []
+    for folder in folders:
+        if (Path(folder) / "summary.json").is_file():
+            key_numbers.append(summary_frame(summaries.read(Path(folder))).assign(run=Path(folder).name))
+    summary_table = pd.concat(key_numbers, ignore_index=True) if key_numbers else None
+    out.write_text(page(records, cases, tables, figures, summary_table))
+    (out.parent / "perfdata.json").write_text(json.dumps(exporting.perfdata(tables, run_id), indent=1))
+    (out.parent / "junit.xml").write_bytes(exporting.junit(tables, run_id))
+    return out
+
+
+def _table(frame: pd.DataFrame, empty: str = plotting.NOT_MEASURED) -> str:
+    if frame is None or frame.empty:
+        return f"<p class='muted'>{html.escape(empty)}</p>"
+    return frame.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}")
+
+
+def page(records: list[dict], cases: pd.DataFrame, tables: dict[str, pd.DataFrame], figures,
+         summary_table: pd.DataFrame | None = None) -> str:
+    head = "".join(
+        f"<li><b>{html.escape(r['run_id'])}</b>: scenario <code>{html.escape(r['scenario_name'])}</code>, "
+        f"status {html.escape(r['status'])}, {html.escape(r.get('started_at', ''))} → {html.escape(r.get('ended_at', ''))}, "
+        f"git {html.escape(r.get('git_sha', '')[:12])}, {r.get('machine', {}).get('cpus', '?')} CPUs</li>"
+        for r in records)
+    slo = tables.get("slo")
+    slo_view = None
+    if slo is not None and not slo.empty:
+        slo_view = slo[["case", "phase", "verb", "resource", "subresource", "scope", "count", "p99_seconds",
+                        "threshold_seconds", "passed"]].assign(passed=slo["passed"].map(lambda p: "PASS" if p else "FAIL"))
+    imgs = "".join(f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+                   f"<figcaption>{html.escape(title)}</figcaption></figure>" for title, png in figures)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>kqbench report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }}
+figure {{ display: inline-block; margin: 0.5em; vertical-align: top; }}
+figcaption {{ text-align: center; font-size: 0.9em; color: #555; }}
+table.data {{ border-collapse: collapse; font-size: 0.85em; }}
+table.data td, table.data th {{ border: 1px solid #ccc; padding: 2px 6px; }}
+.muted {{ color: #888; }}
+</style></head><body>
+<h1>kqbench report</h1>
+<ul>{head}</ul>
+<h2>Cases</h2>{_table(cases)}
+<h2>Key numbers</h2>{_table(summary_table)}
+<h2>Figures</h2>{imgs}
+<h2>SLO checks</h2>{_table(slo_view)}
+<h2>etcd census</h2>{_table(tables.get("census"))}
+</body></html>
+"""
+
+
+def summary_frame(summary: summaries.Summary) -> pd.DataFrame:
+    return pd.DataFrame([{"metric": e.metric, "point": e.point, "value": e.value, "unit": e.unit}
+                         for e in summary.entries.values()])

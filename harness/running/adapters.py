@@ -1,0 +1,168 @@
+"""Default implementations of the runner's hooks over the real pieces.
+
+- scheduler: harness.schedulerproc (CRDs, APIService, `python -m scheduler`).
+- measurements: harness.metrics.collector.Collector.
+- load: loadtests.running (Locust in a child process group).
+Each is small on purpose: the piece owns its behaviour, the adapter only translates settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness import aggregation, kubeconfig
+from harness.clusters import state
+from harness.errors import KqbenchError
+from harness.running import hooks, queueobjects
+from harness.scenarios import models
+
+SCHEDULER_POSITIONS = {"aggregated-indexed": "indexed", "aggregated-snapshot": "snapshot"}
+"""Scenario strategy -> the reference scheduler's --positions. The write-based strategies
+(status-field, single-object, cq-status-topn) land with the scheduler's position writers."""
+
+
+# -- scheduler ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True)
+class _SchedulerProcessHandle:
+    process: object
+
+    def pid(self) -> int | None:
+        return self.process.process.pid
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+def start_scheduler(cluster: state.ClusterInfo, scheduler: models.SchedulerSection, log_dir: Path) -> hooks.SchedulerHandle:
+    from harness import schedulerproc
+
+    positions = SCHEDULER_POSITIONS.get(scheduler.strategy)
+    if positions is None:
+        # TODO(issue 4): status-field, single-object and cq-status-topn plug in here once
+        # `python -m scheduler --positions` accepts them; map the scenario name to its flag value.
+        raise KqbenchError(f"strategy {scheduler.strategy!r} is not served by the reference scheduler yet "
+                           f"(available: {', '.join(SCHEDULER_POSITIONS)})")
+    process = schedulerproc.start(cluster, positions=positions, qps=None if scheduler.no_client_limit else scheduler.qps,
+                                  burst=scheduler.burst, log_dir=log_dir)
+    return _SchedulerProcessHandle(process)
+
+
+def install_queues(cluster: state.ClusterInfo, queues: models.QueuesSection) -> None:
+    """CRDs first (idempotent; the scheduler starter also applies them), then the scenario's objects."""
+    aggregation.install_crds(kubeconfig.load(cluster.kubeconfig))
+    queueobjects.install(cluster, queues)
+
+
+# -- measurements ---------------------------------------------------------------------------
+
+
+class CollectorMeasurements:
+    """harness.metrics' collector behind the Measurements protocol."""
+
+    def __init__(self, cluster: state.ClusterInfo, measurements: models.MeasurementsSection) -> None:
+        from harness.metrics import collector
+
+        settings = collector.CollectorSettings(interval_seconds=measurements.scrape_interval_seconds,
+                                               census_at_stop=measurements.census)
+        self._collector = collector.Collector(cluster, settings)
+
+    def start(self, phase: str) -> None:
+        self._collector.start(phase)
+
+    def watch_process(self, component: str, pid: int) -> None:
+        self._collector.watch_process(component, pid)
+
+    def mark_phase(self, name: str) -> None:
+        self._collector.mark_phase(name)
+
+    def stop(self) -> hooks.Tables:
+        return self._collector.stop().tables()
+
+
+# -- load -------------------------------------------------------------------------------------
+
+_USER_CLASSES = {"churn": "WorkloadChurn", "querier": "PositionQuerier", "bystander": "Bystander",
+                 "listwatch": "Lister"}
+_QUERY_MODE = {"aggregated-indexed": "visibility-cq", "aggregated-snapshot": "visibility-cq",
+               "status-field": "workload-status", "cq-status-topn": "cq-status", "single-object": "single-object"}
+
+
+def load_plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: models.Phase):
+    """The Locust run plan of one phase (None when the phase drives no load) — pure but for the kubeconfig read."""
+    from loadtests import settings as ls
+
+    creds = kubeconfig.load(cluster.kubeconfig)
+    load = scenario.load
+    users = dict(load.users)
+    if phase.kind == "fill":
+        users = {"churn": max(1, users["churn"])}
+        run_time = min(phase.timeout_seconds, phase.pending / load.rates.create_per_second + 10.0)
+        pending = phase.pending
+    elif phase.kind == "churn":
+        run_time, pending = phase.seconds, _fill_target(scenario)
+    elif phase.kind == "query":
+        users = {"querier": max(1, users["querier"]), "bystander": users["bystander"]}
+        run_time, pending = phase.seconds, _fill_target(scenario)
+    else:
+        return None  # TODO(issue 8): drain waits for pending == 0 once the scheduler reports it
+    weights = {_USER_CLASSES[k]: v for k, v in users.items() if v > 0}
+    if not weights:
+        return None
+    local_queues = tuple(name for lq in scenario.queues.local_queues for _, name, _ in lq.expanded()) or ("lq-0",)
+    namespace = next((ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()), "kqbench-churn")
+    mix = tuple(ls.WorkloadKind(weight=m.weight, priority=m.priority, pods=m.pods, cpu=m.cpu, memory=m.memory,
+                                runtime_seconds=m.runtime_seconds) for m in load.mix)
+    cq = (scenario.queues.cluster_queue_names() or ["cq-0"])[0]
+    settings = ls.LoadSettings(
+        target=ls.Target(server=creds.server, ca_file=creds.ca_file, cert_file=creds.cert_file,
+                         key_file=creds.key_file, token=creds.token, insecure=creds.insecure),
+        churn=ls.ChurnSettings(namespace=namespace, local_queues=local_queues,
+                               create_per_second=load.rates.create_per_second, pending_target=max(1, pending),
+                               mix=mix).per_user(users.get("churn", 1)),
+        query=ls.QuerySettings(mode=_QUERY_MODE[scenario.scheduler.strategy], cluster_queue=cq, namespace=namespace,
+                               local_queue=local_queues[0], per_second=load.rates.query_per_second,
+                               limit=getattr(phase, "limit", 100), max_offset=getattr(phase, "max_offset", 0)),
+        bystander=ls.BystanderSettings(per_second=load.rates.bystander_per_second),
+    )
+    total = sum(weights.values())
+    return ls.RunPlan(settings=settings, locustfile=_locustfile(), user_weights=weights, users=total,
+                      spawn_rate=max(1.0, float(total)), run_time=float(run_time), workers=load.workers)
+
+
+def _fill_target(scenario: models.Scenario) -> int:
+    fills = [p.pending for p in scenario.phases.values() if p.kind == "fill"]
+    return fills[-1] if fills else 50
+
+
+def _locustfile() -> str:
+    from loadtests import running
+
+    return running.BUILTIN_LOCUSTFILE
+
+
+def run_load(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: models.Phase,
+             out_dir: Path) -> hooks.Tables:
+    from loadtests import running
+
+    plan = load_plan(cluster, scenario, phase_name, phase)
+    if plan is None:
+        return {}
+    try:
+        result = running.run(plan, out_dir)
+    except running.LoadError as error:
+        raise KqbenchError(str(error).splitlines()[0]) from None
+    tables = {}
+    for name, frame in (("load_history", result.history), ("load_totals", result.totals),
+                        ("load_failures", result.failures)):
+        framed = frame.copy()
+        framed.insert(0, "phase", phase_name)
+        tables[name] = framed
+    return tables
+
+
+def default_hooks() -> hooks.Hooks:
+    return hooks.Hooks(scheduler=start_scheduler, measurements=CollectorMeasurements, load=run_load,
+                       install_queues=install_queues)

@@ -1,0 +1,68 @@
+"""Kueue objects of a scenario's `queues:` section (pure), and applying them to a cluster."""
+
+from __future__ import annotations
+
+from harness import kubeconfig, rest
+from harness.clusters import state
+from harness.scenarios import models
+
+API = "kueue.x-k8s.io/v1beta2"
+BASE = "/apis/kueue.x-k8s.io/v1beta2"
+
+
+def _quota(resource: models.ResourceQuotaSpec) -> dict:
+    out = {"name": resource.name, "nominalQuota": resource.nominal}
+    if resource.borrowing_limit is not None:
+        out["borrowingLimit"] = resource.borrowing_limit
+    if resource.lending_limit is not None:
+        out["lendingLimit"] = resource.lending_limit
+    return out
+
+
+def _groups(groups: list[models.ResourceGroupSpec]) -> list[dict]:
+    return [{"coveredResources": list(g.covered_resources),
+             "flavors": [{"name": f.flavor, "resources": [_quota(r) for r in f.resources]} for f in g.flavors]}
+            for g in groups]
+
+
+def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
+    """(object path, object) in apply order: namespaces, priority classes, flavors, cohorts, CQs, LQs."""
+    out: list[tuple[str, dict]] = []
+    namespaces = sorted({ns for lq in queues.local_queues for ns, _, _ in lq.expanded()})
+    for ns in namespaces:
+        out.append((f"/api/v1/namespaces/{ns}", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+    for pc in queues.priority_classes:
+        out.append((f"{BASE}/workloadpriorityclasses/{pc.name}",
+                    {"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": pc.name}, "value": pc.value}))
+    for flavor in queues.flavors:
+        out.append((f"{BASE}/resourceflavors/{flavor.name}",
+                    {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": flavor.name},
+                     "spec": {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}}))
+    for cohort in queues.cohorts:
+        for expanded in models._expand(cohort.each, name=cohort.name, parent=cohort.parent):
+            spec = {"parentName": expanded["parent"]} if expanded["parent"] else {}
+            out.append((f"{BASE}/cohorts/{expanded['name']}",
+                        {"apiVersion": API, "kind": "Cohort", "metadata": {"name": expanded["name"]}, "spec": spec}))
+    for cq in queues.cluster_queues:
+        for name, cohort in cq.expanded():
+            spec = {"resourceGroups": _groups(cq.resource_groups), "queueingStrategy": cq.queueing_strategy,
+                    "namespaceSelector": {}}
+            if cohort:
+                spec["cohortName"] = cohort
+            out.append((f"{BASE}/clusterqueues/{name}",
+                        {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}))
+    for lq in queues.local_queues:
+        for ns, name, cq in lq.expanded():
+            out.append((f"{BASE}/namespaces/{ns}/localqueues/{name}",
+                        {"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": name, "namespace": ns},
+                         "spec": {"clusterQueue": cq}}))
+    return out
+
+
+def install(cluster: state.ClusterInfo, queues: models.QueuesSection) -> int:
+    """Server-side apply every object (the CRDs must be Established); returns how many."""
+    creds = kubeconfig.load(cluster.kubeconfig)
+    objects = manifests(queues)
+    for path, obj in objects:
+        rest.apply(creds, path, obj)
+    return len(objects)

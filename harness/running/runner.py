@@ -1,0 +1,172 @@
+"""A scenario's cases, one after another, into one run folder; partial results are always kept.
+
+Per case: cluster up (or reuse) -> scheduler -> queue objects -> measurements -> phases with load ->
+teardown (measurements, scheduler, cluster; newest first, also on error and Ctrl-C). After every case
+the tables, run.json and summary.json are rewritten, so a crash loses at most the running case.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from harness.clusters import bringup, state
+from harness.progress import LineProgress
+from harness.results import runs, summaries, tables as tidy
+from harness.running import hooks as hookspecs, phases
+from harness.scenarios import loading
+
+
+@dataclass(slots=True)
+class RunOptions:
+    out_parent: Path = runs.RUNS_DIR
+    report: bool = True
+    kubeconfig: str | None = None
+    """Backend `existing` only."""
+
+
+@dataclass(slots=True)
+class RunResult:
+    folder: Path
+    record: runs.RunRecord
+    summary: summaries.Summary
+    report: Path | None = None
+    interrupted: bool = False
+
+
+@dataclass(slots=True)
+class _CaseState:
+    info: state.ClusterInfo | None = None
+    measurements: hookspecs.Measurements | None = None
+    scheduler: hookspecs.SchedulerHandle | None = None
+    tables: dict[str, list[pd.DataFrame]] = field(default_factory=dict)
+
+
+def cluster_name(run_id: str, index: int) -> str:
+    """Short, unique per run and case, valid as a cluster name."""
+    return f"kqb-{hashlib.sha1(run_id.encode()).hexdigest()[:6]}-{index}"
+
+
+def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | None = None,
+        say: Callable[[str], None] = print, now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+        clock: Callable[[], float] = time.monotonic) -> RunResult:
+    options = options or RunOptions()
+    run_id = runs.new_run_id(loaded.scenario.name, now())
+    folder = runs.unique_folder(Path(options.out_parent), run_id)
+    run_id = folder.name
+    record = runs.RunRecord(run_id=run_id, scenario_name=loaded.scenario.name, scenario_source=loaded.source,
+                            scenario=loaded.scenario.model_dump(mode="json"), overrides=list(loaded.overrides),
+                            cases=[runs.CaseRecord(c.id, c.point, c.params, c.repeat) for c in loaded.cases],
+                            packages=runs.package_versions(), machine=runs.machine(), git_sha=runs.git_sha(),
+                            started_at=now().isoformat(timespec="seconds"))
+    runs.write_run(folder, record)
+    say(f"run {run_id}: {len(loaded.cases)} case(s) -> {folder}")
+    for note in hooks.notes:
+        say(f"note: {note}")
+    all_tables: dict[str, list[pd.DataFrame]] = {}
+    interrupted = False
+    for case, case_record in zip(loaded.cases, record.cases):
+        if interrupted:
+            case_record.status = "skipped"
+            continue
+        say(f"case {case.index + 1}/{len(loaded.cases)} {case.id}")
+        case_record.started_at = now().isoformat(timespec="seconds")
+        outcome, case_state = _run_case(case, cluster_name(run_id, case.index), hooks, options, folder, say, clock)
+        case_record.ended_at = now().isoformat(timespec="seconds")
+        case_record.status = outcome.status
+        case_record.error = "" if outcome.error is None else phases._one_line(outcome.error)
+        case_record.phases = [asdict(s) for s in outcome.steps + outcome.teardowns]
+        if case_state.info is not None:
+            case_record.binaries = dict(case_state.info.versions)
+        for name, parts in case_state.tables.items():
+            all_tables.setdefault(name, []).extend(tidy.with_case(p, case.id) for p in parts)
+        tidy.write(folder, all_tables)
+        runs.write_run(folder, record)
+        interrupted = outcome.status == "interrupted"
+        say(f"case {case.id}: {outcome.status}{' — ' + case_record.error if case_record.error else ''}")
+    record.ended_at = now().isoformat(timespec="seconds")
+    statuses = {c.status for c in record.cases}
+    record.status = "interrupted" if interrupted else ("ok" if statuses <= {"ok"} else "failed")
+    runs.write_run(folder, record)
+    summary = summaries.summarise(record.to_dict(), tidy.read(folder))
+    summaries.write(folder, summary)
+    report = None
+    if options.report:
+        from harness.reporting import rendering
+
+        report = rendering.render([folder], folder / "report.html")
+    return RunResult(folder, record, summary, report, interrupted)
+
+
+def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: RunOptions, folder: Path,
+              say: Callable[[str], None], clock) -> tuple[phases.Outcome, _CaseState]:
+    scenario = case.scenario
+    st = _CaseState()
+    engine = phases.Engine(clock=clock, on_event=lambda event, rec: _announce(say, event, rec))
+    case_dir = folder / "cases" / case.id
+    case_dir.mkdir(parents=True, exist_ok=True)
+
+    def cluster_up() -> None:
+        spec = scenario.cluster.cluster_spec(name)
+        if scenario.cluster.reuse:
+            st.info = state.load(spec.name)
+            return
+        engine.on_teardown("cluster down", lambda: bringup.down(spec.name))
+        st.info, report = bringup.up(spec, scenario.cluster.node_pools(), LineProgress(interval=10.0),
+                                     kubeconfig_path=options.kubeconfig or scenario.cluster.kubeconfig)
+        (case_dir / "bringup.json").write_text(report.to_json())
+        tidy.append(st.tables, "observations", tidy.observations(tidy.bringup_rows("", asdict(report))).drop(columns="case"))
+
+    def scheduler_up() -> None:
+        st.scheduler = hooks.scheduler(st.info, scenario.scheduler, case_dir)
+        engine.on_teardown("scheduler stop", st.scheduler.stop)
+
+    def queues_up() -> None:
+        hooks.install_queues(st.info, scenario.queues)
+
+    def measure_start() -> None:
+        st.measurements = hooks.measurements(st.info, scenario.measurements)
+        st.measurements.start("setup")
+        engine.on_teardown("measurements stop", collect)
+        if st.scheduler is not None and st.scheduler.pid():
+            st.measurements.watch_process("scheduler", st.scheduler.pid())
+
+    def collect() -> None:
+        for table, frame in st.measurements.stop().items():
+            # the collector's `samples` is the observations shape without `case`
+            tidy.append(st.tables, "observations" if table == "samples" else table, frame)
+
+    def phase_step(phase_name, phase) -> Callable[[], None]:
+        def action() -> None:
+            if st.measurements is not None:
+                st.measurements.mark_phase(phase_name)
+            if hooks.load is not None:
+                for table, frame in hooks.load(st.info, scenario, phase_name, phase, case_dir / phase_name).items():
+                    tidy.append(st.tables, table, frame)
+        return action
+
+    steps = [phases.Step("cluster", "cluster", cluster_up)]
+    if hooks.scheduler is not None:
+        steps.append(phases.Step("scheduler", "scheduler", scheduler_up))
+    if hooks.install_queues is not None:
+        steps.append(phases.Step("queues", "queues", queues_up))
+    if hooks.measurements is not None:
+        steps.append(phases.Step("measurements", "measurements", measure_start))
+    steps += [phases.Step(phase_name, phase.kind, phase_step(phase_name, phase))
+              for phase_name, phase in scenario.phases.items()]
+    return engine.run(steps), st
+
+
+def _announce(say: Callable[[str], None], event: str, record: phases.StepRecord) -> None:
+    if event == "start":
+        say(f"  - {record.name} ...")
+    elif record.status != "ok" or record.kind == "teardown":
+        say(f"  - {record.name}: {record.status}{' (' + record.error + ')' if record.error else ''}")
+    else:
+        say(f"  - {record.name}: ok in {record.seconds:.1f}s")
