@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -50,4 +51,4 @@ def command(scenario, overrides, out_parent, kubeconfig, no_report, dry_run) -> 
     if result.interrupted:
         raise KeyboardInterrupt("run interrupted; partial results kept")
     if result.record.status != "ok":
-        raise click.exceptions.Exit(1)
+        sys.exit(1)

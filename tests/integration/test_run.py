@@ -1,0 +1,55 @@
+"""`kqbench run tiny` end to end on a real kwok cluster; compare passes on itself, fails when doctored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import run_cli
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def tiny_run(binaries, state_dir, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("runs")
+    result = run_cli("run", "tiny", "--out", str(out), timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [folder] = [p for p in out.iterdir() if p.is_dir()]
+    return folder
+
+
+def test_run_produces_every_result_file(tiny_run):
+    for name in ("run.json", "summary.json", "report.html", "perfdata.json", "junit.xml",
+                 "tables/observations.parquet", "tables/observations.csv", "tables/summary.parquet"):
+        assert (tiny_run / name).is_file(), name
+    record = json.loads((tiny_run / "run.json").read_text())
+    assert record["status"] == "ok" and [c["status"] for c in record["cases"]] == ["ok", "ok"]
+    assert record["cases"][0]["binaries"]["kubernetes"]
+    summary = json.loads((tiny_run / "summary.json").read_text())
+    assert any(key.startswith("apiserver.write_qps") for key in summary["metrics"])
+
+
+def test_compare_with_itself_passes(tiny_run):
+    result = run_cli("compare", str(tiny_run), str(tiny_run), "--thresholds", "ci/thresholds.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_compare_with_doctored_summary_fails(tiny_run, tmp_path):
+    summary = json.loads((tiny_run / "summary.json").read_text())
+    for entry in summary["metrics"].values():
+        entry["value"] = entry["value"] * 10 + 10 if entry["better"] == "lower" else entry["value"] / 10
+    doctored = tmp_path / "summary.json"
+    doctored.write_text(json.dumps(summary))
+    result = run_cli("compare", str(tiny_run), str(doctored), "--thresholds", "ci/thresholds.yaml")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "regressed" in result.stdout
+
+
+def test_compare_with_doctored_threshold_fails(tiny_run, tmp_path):
+    strict = tmp_path / "thresholds.yaml"
+    strict.write_text("schema_version: 1\nthresholds:\n  - {metric: '*', max_regression: 0, max_absolute: -1}\n")
+    result = run_cli("compare", str(tiny_run), str(tiny_run), "--thresholds", str(strict))
+    assert result.returncode == 1, result.stdout + result.stderr

@@ -1,0 +1,74 @@
+"""compare: verdicts per direction and threshold; the shipped thresholds file parses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import KqbenchError
+from harness.reporting import comparing
+from harness.results import summaries
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _summary(**values) -> summaries.Summary:
+    entries = {}
+    for metric, (value, better) in values.items():
+        entry = summaries.Entry(metric.replace("_", "."), "p", value, "", better, [value])
+        entries[entry.key] = entry
+    return summaries.Summary("r", "s", "ok", entries)
+
+
+RULES = comparing.Thresholds(schema_version=1, thresholds=[
+    comparing.Threshold(metric="lat", max_regression=0.2),
+    comparing.Threshold(metric="qps", max_regression=0.1),
+    comparing.Threshold(metric="fails", max_regression=0.0, max_absolute=0),
+    comparing.Threshold(metric="tiny", max_regression=0.1, min_base=5),
+])
+
+
+@pytest.mark.parametrize("metric, better, base, new, verdict", [
+    ("lat", "lower", 100, 110, "ok"),
+    ("lat", "lower", 100, 130, "regressed"),
+    ("lat", "lower", 100, 70, "improved"),
+    ("qps", "higher", 100, 85, "regressed"),
+    ("qps", "higher", 100, 120, "improved"),
+    ("fails", "lower", 0, 0, "ok"),
+    ("fails", "lower", 0, 2, "regressed"),
+    ("tiny", "lower", 1, 3, "unchecked"),
+    ("other", "lower", 1, 100, "unchecked"),
+])
+def test_verdicts(metric, better, base, new, verdict):
+    rows = comparing.compare(_summary(**{metric: (base, better)}), _summary(**{metric: (new, better)}), RULES)
+    assert [r.verdict for r in rows] == [verdict]
+    assert comparing.failed(rows) == (verdict == "regressed")
+
+
+def test_missing_and_new():
+    rows = comparing.compare(_summary(lat=(1, "lower")), _summary(qps=(1, "higher")), RULES)
+    assert {r.metric: r.verdict for r in rows} == {"lat": "missing", "qps": "new"}
+    assert not comparing.failed(rows)
+
+
+def test_same_summary_passes():
+    same = _summary(lat=(1, "lower"), qps=(2, "higher"), fails=(0, "lower"))
+    assert not comparing.failed(comparing.compare(same, same, RULES))
+
+
+def test_shipped_thresholds_parse_and_carry_provenance():
+    rules = comparing.load_thresholds(ROOT / "ci" / "thresholds.yaml")
+    assert rules.thresholds and all(rule.why for rule in rules.thresholds)
+
+
+@pytest.mark.parametrize("text, error", [
+    ("schema_version: 99\nthresholds: []\n", "newer"),
+    ("schema_version: 1\nthresholds: [{metric: x}]\n", "max_regression"),
+    ("schema_version: 1\nthresholds: [{metric: x, max_regression: -1}]\n", "max_regression"),
+])
+def test_bad_thresholds(tmp_path, text, error):
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    with pytest.raises(KqbenchError, match=error):
+        comparing.load_thresholds(path)

@@ -1,0 +1,107 @@
+"""Results layer: run ids, run.json and summary.json versions, tidy tables round trip, summary numbers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pandas as pd
+import pytest
+
+from harness.errors import KqbenchError
+from harness.results import runs, summaries, tables
+
+
+def test_run_id_is_sortable_and_safe():
+    now = dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    assert runs.new_run_id("Positions Sweep!", now) == "20250102-030405-positions-sweep"
+
+
+def test_unique_folder_never_reuses(tmp_path):
+    first = runs.unique_folder(tmp_path, "x")
+    second = runs.unique_folder(tmp_path, "x")
+    assert first.name == "x" and second.name == "x-2"
+
+
+@pytest.mark.parametrize("data, error", [
+    ({"schema_version": runs.SCHEMA_VERSION + 1}, "newer than this kqbench"),
+    ({}, "no schema_version"),
+])
+def test_run_json_refuses_newer_or_unversioned(tmp_path, data, error):
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    with pytest.raises(KqbenchError, match=error):
+        runs.read_run(tmp_path)
+
+
+def test_run_json_round_trip(tmp_path):
+    record = runs.RunRecord("r", "tiny", "tiny.yaml", {"name": "tiny"}, [],
+                            cases=[runs.CaseRecord("a,r0", "a", {"x": 1}, 0, status="ok")])
+    runs.write_run(tmp_path, record)
+    assert runs.read_run(tmp_path)["cases"][0]["status"] == "ok"
+
+
+def test_tables_round_trip_parquet_and_csv(tmp_path):
+    obs = tables.observations([("c", "bringup", "nodes_per_second", {"b": 2, "a": 1}, "bringup", 0.0, 10.0)])
+    assert obs["labels"][0] == '{"a":"1","b":"2"}'
+    tables.write(tmp_path, {"observations": [obs, obs]})
+    assert (tmp_path / "tables" / "observations.csv").exists()
+    back = tables.read(tmp_path)["observations"]
+    assert list(back.columns) == list(tables.OBSERVATION_COLUMNS) and len(back) == 2
+
+
+def _tables(case: str, query_p99: float, write_rate: float) -> dict[str, pd.DataFrame]:
+    obs = tables.observations([(case, "bringup", "nodes_per_second", {}, "bringup", 0.0, 100.0)])
+    summary = pd.DataFrame([
+        {"case": case, "source": "apiserver", "metric": "apiserver_request_total", "stat": "rate",
+         "labels": '{"verb":"POST"}', "phase": "churn", "t": 1.0, "value": write_rate},
+        {"case": case, "source": "apiserver", "metric": "apiserver_request_total", "stat": "rate",
+         "labels": '{"verb":"GET"}', "phase": "churn", "t": 1.0, "value": 1000.0},
+    ])
+    totals = pd.DataFrame([{"case": case, "phase": "churn", "verb": "GET", "name": "GET clusterqueues/pendingworkloads visibility-cq",
+                            "requests": 10, "failures": 0, "p50_ms": query_p99 / 2, "p99_ms": query_p99}])
+    slo = pd.DataFrame([{"case": case, "passed": True}, {"case": case, "passed": False}])
+    return {"observations": obs, "summary": summary, "load_totals": totals, "slo": slo}
+
+
+def _concat(*parts):
+    names = set().union(*parts)
+    return {n: pd.concat([p[n] for p in parts if n in p], ignore_index=True) for n in names}
+
+
+def _run(cases):
+    return {"run_id": "r", "scenario_name": "s", "status": "ok",
+            "cases": [{"id": f"strategy={s},r{r}", "point": f"strategy={s}", "params": {"scheduler.strategy": s},
+                       "repeat": r, "status": "ok"} for s, r in cases]}
+
+
+def test_summary_takes_medians_of_repeats_and_within_run_ratios():
+    run = _run([("aggregated-indexed", 0), ("aggregated-indexed", 1), ("aggregated-indexed", 2),
+                ("aggregated-snapshot", 0)])
+    data = _concat(_tables("strategy=aggregated-indexed,r0", 10.0, 5.0),
+                   _tables("strategy=aggregated-indexed,r1", 30.0, 5.0),
+                   _tables("strategy=aggregated-indexed,r2", 20.0, 5.0),
+                   _tables("strategy=aggregated-snapshot,r0", 40.0, 7.0))
+    summary = summaries.summarise(run, data)
+    entry = summary.entries["load.position_query_p99_ms @ strategy=aggregated-indexed"]
+    assert entry.value == 20.0 and sorted(entry.samples) == [10.0, 20.0, 30.0]
+    assert summary.entries["apiserver.write_qps[churn] @ strategy=aggregated-snapshot"].value == 7.0
+    assert summary.entries["slo.failed_checks @ strategy=aggregated-indexed"].value == 1.0
+    assert summary.entries["ratio.position_query_p99_ms.indexed_over_snapshot @ all"].value == pytest.approx(0.5)
+
+
+def test_summary_skips_unmeasured_and_skipped_cases():
+    run = _run([("aggregated-indexed", 0)])
+    run["cases"][0]["status"] = "skipped"
+    assert summaries.summarise(run, _tables("strategy=aggregated-indexed,r0", 1.0, 1.0)).entries == {}
+    assert summaries.summarise(_run([("aggregated-indexed", 0)]), {}).entries == {}
+
+
+def test_summary_json_versioned(tmp_path):
+    summary = summaries.Summary("r", "s", "ok", {"m @ p": summaries.Entry("m", "p", 1.0, "s", "lower", [1.0])})
+    summaries.write(tmp_path, summary)
+    assert summaries.read(tmp_path).entries["m @ p"].value == 1.0
+    data = json.loads((tmp_path / "summary.json").read_text())
+    data["schema_version"] = summaries.SCHEMA_VERSION + 1
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    with pytest.raises(KqbenchError, match="newer"):
+        summaries.read(tmp_path)

@@ -1,0 +1,62 @@
+"""The phase engine: order, skip after failure, teardowns always (also on Ctrl-C), newest first."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from harness.running import phases
+
+
+def _engine(log):
+    ticks = itertools.count()
+    return phases.Engine(clock=lambda: float(next(ticks)))
+
+
+def _step(log, name, fail=None, engine=None, teardown=False):
+    def action():
+        log.append(name)
+        if teardown:
+            engine.on_teardown(f"undo {name}", lambda: log.append(f"undo {name}"))
+        if fail:
+            raise fail
+    return phases.Step(name, "test", action)
+
+
+@pytest.mark.parametrize("fail_at, error, status, ran, skipped", [
+    (None, None, "ok", ["a", "b", "c"], []),
+    ("b", RuntimeError("boom"), "failed", ["a", "b"], ["c"]),
+    ("a", KeyboardInterrupt(), "interrupted", ["a"], ["b", "c"]),
+])
+def test_steps_and_teardowns(fail_at, error, status, ran, skipped):
+    log: list[str] = []
+    engine = _engine(log)
+    steps = [_step(log, n, error if n == fail_at else None, engine, teardown=True) for n in ("a", "b", "c")]
+    outcome = engine.run(steps)
+    assert outcome.status == status
+    assert [r.name for r in outcome.steps if r.status == "skipped"] == skipped
+    assert log == ran + [f"undo {n}" for n in reversed(ran)]
+    assert all(t.status == "ok" for t in outcome.teardowns)
+
+
+def test_failing_teardown_does_not_stop_others_and_fails_the_run():
+    log: list[str] = []
+    engine = _engine(log)
+
+    def start():
+        engine.on_teardown("first", lambda: log.append("first"))
+        engine.on_teardown("broken", lambda: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    outcome = engine.run([phases.Step("s", "test", start)])
+    assert log == ["first"]
+    assert [t.status for t in outcome.teardowns] == ["failed", "ok"]
+    assert outcome.status == "failed"
+
+
+def test_records_carry_times_from_the_injected_clock_and_one_line_errors():
+    engine = _engine([])
+    outcome = engine.run([phases.Step("x", "test", lambda: (_ for _ in ()).throw(ValueError("bad\nsecond line")))])
+    [record] = outcome.steps
+    assert record.seconds == 1.0
+    assert record.error == "ValueError: bad"
