@@ -154,6 +154,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         else:
             runner.start(plan.users, spawn_rate=plan.spawn_rate)
         started = time.monotonic()
+        cpu_at_start = _cpu_seconds(resource.RUSAGE_SELF)
         next_sample = started + plan.sample_seconds
         run_time = min(plan.run_time, shapes.duration(plan.shape)) if plan.shape else plan.run_time
         while not stopping["why"]:
@@ -169,6 +170,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
             elif shape and runner.state == STATE_STOPPED:
                 stopping["why"] = "shape ended"
         load_seconds = time.monotonic() - started
+        cpu_during_load = _cpu_seconds(resource.RUSAGE_SELF) - cpu_at_start
         runner.stop()
         if isinstance(runner, MasterRunner):
             # Workers report every WORKER_REPORT_INTERVAL; wait for the reports covering the last requests.
@@ -197,10 +199,16 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         "workers": plan.workers,
         "cpu_seconds_master": round(usage_self.ru_utime + usage_self.ru_stime, 3),
         "cpu_seconds_workers": round(usage_children.ru_utime + usage_children.ru_stime, 3),
+        "cpu_seconds_master_during_load": round(cpu_during_load, 3),
         "user_classes": [c.__name__ for c in environment.user_classes],
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
+
+
+def _cpu_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def error_text(error) -> str:
