@@ -181,7 +181,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         runner.quit()
     finally:
         stop_workers(workers)
-        if environment.web_ui:
+        if environment.web_ui and getattr(environment.web_ui, "server", None):
             environment.web_ui.stop()
     usage_self = resource.getrusage(resource.RUSAGE_SELF)
     usage_children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -222,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", required=True, help="RunPlan JSON file")
     parser.add_argument("--out", required=True, help="folder for history/totals/failures parquet + summary.json")
     args = parser.parse_args(argv)
+    # Locust's web UI re-parses sys.argv for its own options; ours are consumed, so hide them.
+    sys.argv = sys.argv[:1]
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     plan = load_settings.RunPlan.from_json(Path(args.plan).read_text())
     try:
