@@ -59,7 +59,7 @@ def install(info: state.ClusterInfo, visibility_port: int) -> aggregation.Servin
     return files
 
 
-def start(info: state.ClusterInfo, positions: str = "indexed", qps: float | None = 50.0, burst: int = 100,
+def start(info: state.ClusterInfo, strategy: str = "aggregated-indexed", qps: float | None = 50.0, burst: int = 100,
           visibility_port: int = 0, metrics_port: int = 0, authorization: str = "delegate",
           log_dir: Path | None = None, ready_timeout: float = 60.0, register: bool = True,
           extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
@@ -71,7 +71,7 @@ def start(info: state.ClusterInfo, positions: str = "indexed", qps: float | None
     log_dir = log_dir or state.state_root() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"scheduler-{info.name}.log"
-    command = [sys.executable, "-m", "scheduler", "--kubeconfig", info.kubeconfig, "--positions", positions,
+    command = [sys.executable, "-m", "scheduler", "--kubeconfig", info.kubeconfig, "--strategy", strategy,
                "--burst", str(burst), "--visibility-port", str(visibility_port), "--metrics-port", str(metrics_port),
                "--tls-cert", str(files.cert), "--tls-key", str(files.key), "--authorization", authorization,
                *(["--no-client-limit"] if qps is None else ["--qps", str(qps)]), *extra_args]

@@ -8,11 +8,20 @@ import sys
 import click
 
 from scheduler import running
+from scheduler.kube import kubeconfig as kubeconfig_reader
+from scheduler.publishing import strategies
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--kubeconfig", required=True, help="Kubeconfig of the cluster to schedule on.")
-@click.option("--positions", default="indexed", show_default=True, help="indexed | snapshot")
+@click.option("--strategy", default=strategies.AGGREGATED_INDEXED, show_default=True,
+              type=click.Choice(list(strategies.STRATEGIES)), help="How users learn their queue position.")
+@click.option("--positions", type=click.Choice(["indexed", "snapshot"]), default=None, hidden=True,
+              help="Older spelling: aggregated-<positions>.")
+@click.option("--topn", type=int, default=10, show_default=True, help="cq-status-topn: head size (1-4000).")
+@click.option("--topn-interval", type=float, default=5.0, show_default=True, help="cq-status-topn: refresh seconds.")
+@click.option("--single-object-interval", type=float, default=1.0, show_default=True,
+              help="single-object: rewrite at most every this many seconds.")
 @click.option("--qps", type=float, default=50.0, show_default=True, help="Client write QPS (Kueue's default).")
 @click.option("--burst", type=int, default=100, show_default=True)
 @click.option("--no-client-limit", is_flag=True, help="No client-side QPS limit on writes.")
@@ -21,19 +30,27 @@ from scheduler import running
 @click.option("--tls-cert", default="", help="Serving certificate of the visibility API.")
 @click.option("--tls-key", default="")
 @click.option("--authorization", default="delegate", show_default=True, help="delegate (SubjectAccessReview) | off")
-def main(kubeconfig, positions, qps, burst, no_client_limit, visibility_port, metrics_port, tls_cert, tls_key,
+def main(kubeconfig, strategy, positions, topn, topn_interval, single_object_interval, qps, burst, no_client_limit, visibility_port, metrics_port, tls_cert, tls_key,
          authorization) -> None:
     """Run the reference scheduler: controller, visibility API and /metrics."""
+    if positions:
+        strategy = f"aggregated-{positions}"
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = running.SchedulerSettings(
-            kubeconfig=kubeconfig, positions=positions, qps=None if no_client_limit else qps, burst=burst,
+            kubeconfig=kubeconfig, strategy=strategy,
+            publish=strategies.PublishSettings(topn=topn, topn_interval_seconds=topn_interval,
+                                               single_object_interval_seconds=single_object_interval), qps=None if no_client_limit else qps, burst=burst,
             visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=tls_cert, tls_key=tls_key,
             authorization=authorization)
     except ValueError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
-    running.run(settings)
+    try:
+        running.run(settings)
+    except kubeconfig_reader.KubeconfigError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
 
 
 main()

@@ -11,8 +11,8 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from scheduler.controller import controlling, metering
-from scheduler.core import positions as core_positions
 from scheduler.core.queues import QueueManager
+from scheduler.publishing import metering as publish_metering, publishers, strategies
 from scheduler.kube import client as kube, kubeconfig
 from scheduler.visibility import authn, authz, serving
 
@@ -23,8 +23,9 @@ AUTHENTICATION_CONFIGMAP = "/api/v1/namespaces/kube-system/configmaps/extension-
 @dataclass(frozen=True, slots=True)
 class SchedulerSettings:
     kubeconfig: str
-    positions: str = "indexed"
-    """Position strategy of the core: 'indexed' (order-statistic index) or 'snapshot' (copy + sort per request)."""
+    strategy: str = strategies.AGGREGATED_INDEXED
+    """How users learn positions: one of scheduler.publishing.strategies.STRATEGIES."""
+    publish: strategies.PublishSettings = strategies.PublishSettings()
     qps: float | None = 50.0
     """Client-side write QPS like Kueue's default (None: no client limit)."""
     burst: int = 100
@@ -38,12 +39,10 @@ class SchedulerSettings:
     """'delegate' (SubjectAccessReview per user and queue, cached) or 'off'."""
 
     def __post_init__(self) -> None:
-        names = core_positions.default_registry().names()
-        if self.positions not in names:
-            raise ValueError(f"positions {self.positions!r} is unknown: use one of {', '.join(names)}")
+        strategies.get(self.strategy)
         if self.authorization not in ("delegate", "off"):
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
-        if self.visibility_port and not (self.tls_cert and self.tls_key):
+        if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
             raise ValueError("the visibility server needs --tls-cert and --tls-key")
 
 
@@ -71,14 +70,17 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
     reader = kube.KubeClient(creds, None, 1, user_agent="kqbench-scheduler-reader")
     runners: list[web.AppRunner] = []
     try:
-        manager = QueueManager(positions=settings.positions)
-        controller = controlling.Controller(writer, manager, metrics)
+        strategy = strategies.get(settings.strategy)
+        manager = QueueManager(positions=strategy.core_positions)
+        publisher = publishers.create(strategy.name, manager, writer,
+                                      publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
+        controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify)
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
             await runner.setup()
             await web.TCPSite(runner, settings.bind, settings.metrics_port).start()
             runners.append(runner)
-        if settings.visibility_port:
+        if settings.visibility_port and strategy.visibility_api:
             configmap = await reader.get(AUTHENTICATION_CONFIGMAP)
             request_header = authn.RequestHeaderConfig.from_configmap(configmap.get("data") or {})
             authorizer = authz.DelegatingAuthorizer(reader) if settings.authorization == "delegate" else authz.AllowAll()
@@ -88,8 +90,13 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             context = serving.server_ssl_context(serving.TLSFiles(settings.tls_cert, settings.tls_key), request_header)
             await web.TCPSite(runner, settings.bind, settings.visibility_port, ssl_context=context).start()
             runners.append(runner)
-        log.info("scheduler running: positions=%s qps=%s", settings.positions, settings.qps)
-        await controller.run(stop)
+        log.info("scheduler running: strategy=%s qps=%s", strategy.name, settings.qps)
+        publishing = asyncio.create_task(publisher.run(stop))
+        try:
+            await controller.run(stop)
+        finally:
+            stop.set()
+            await asyncio.gather(publishing, return_exceptions=True)
     finally:
         for runner in runners:
             await runner.cleanup()

@@ -138,5 +138,29 @@ def crd(kind: Kind) -> dict:
     }
 
 
+def queue_positions_crd() -> dict:
+    """kqbench's own kind for the single-object strategy: a ClusterQueue's whole ordered list.
+
+    A custom resource rather than a ConfigMap: a ConfigMap is refused at 1 MiB by validation,
+    while this grows until etcd's request limit, which is the failure the experiment is about.
+    """
+    entry = _object({"name": _STRING, "namespace": _STRING, "localQueue": _STRING, "priority": _INT,
+                     "positionInLocalQueue": {"type": "integer", "format": "int64"}})
+    schema = {"type": "object", "properties": {
+        "apiVersion": _STRING, "kind": _STRING, "metadata": {"type": "object"},
+        "clusterQueue": _STRING, "pending": {"type": "integer", "format": "int64"}, "positions": _array(entry)}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "queuepositions.kqbench.dev"},
+        "spec": {"group": "kqbench.dev", "scope": "Cluster",
+                 "names": {"kind": "QueuePositions", "listKind": "QueuePositionsList", "plural": "queuepositions",
+                           "singular": "queuepositions"},
+                 "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": schema},
+                               "additionalPrinterColumns": [{"name": "Pending", "type": "integer",
+                                                             "jsonPath": ".pending"}]}]},
+    }
+
+
 def all_crds() -> list[dict]:
-    return [crd(k) for k in KINDS]
+    return [crd(k) for k in KINDS] + [queue_positions_crd()]

@@ -14,7 +14,7 @@ from scheduler.visibility import authn, authz, documents
 
 
 def test_every_kueue_kind_has_a_crd_with_status_subresource():
-    kinds = {c["spec"]["names"]["kind"]: c for c in crds.all_crds()}
+    kinds = {c["spec"]["names"]["kind"]: c for c in crds.all_crds() if c["spec"]["group"] == "kueue.x-k8s.io"}
     assert set(kinds) == {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass", "Workload"}
     for crd in kinds.values():
         version = crd["spec"]["versions"][0]
@@ -25,6 +25,12 @@ def test_every_kueue_kind_has_a_crd_with_status_subresource():
     assert kinds["Workload"]["spec"]["scope"] == "Namespaced"
     assert kinds["ClusterQueue"]["spec"]["scope"] == "Cluster"
     assert "value" in kinds["WorkloadPriorityClass"]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+
+
+def test_queue_positions_crd_has_no_status_and_an_open_list():
+    crd = crds.queue_positions_crd()
+    assert crd["spec"]["group"] == "kqbench.dev" and crd["spec"]["scope"] == "Cluster"
+    assert "subresources" not in crd["spec"]["versions"][0], "written whole, as a single object"
 
 
 def test_discovery_lists_both_queue_kinds_and_their_pendingworkloads():

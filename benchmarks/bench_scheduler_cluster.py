@@ -1,0 +1,172 @@
+"""Benchmark: the reference scheduler against a real kube-apiserver with many Workloads.
+
+Measures (issue 4 goals in brackets):
+  - start-up: time until the controller has listed N existing Workloads   [<= 60 s at 100k]
+  - visibility: page of 100 through kube-apiserver, C concurrent readers   [p99 <= 20 ms]
+  - admission rate when quota allows                                        [>= 500 /s]
+Writes JSON to results/benchmarks/scheduler-cluster/ with the command that produced it.
+
+    .venv/bin/python benchmarks/bench_scheduler_cluster.py --workloads 100000 --readers 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import orjson
+
+from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness.clusters import bringup, spec as specs
+from harness.nodes import pools
+from harness.progress import LineProgress
+
+BASE = "/apis/kueue.x-k8s.io/v1beta2"
+VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+
+
+def cluster_queue(cpu: str) -> dict:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+            "spec": {"queueingStrategy": "BestEffortFIFO", "resourceGroups": [{
+                "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+                    {"name": "cpu", "nominalQuota": cpu}]}]}]}}
+
+
+def workload(i: int) -> dict:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": f"wl-{i:06d}", "namespace": "default"},
+            "spec": {"queueName": f"lq-{i % 10}", "priority": i % 7, "podSets": [{
+                "name": "main", "count": 1,
+                "template": {"spec": {"containers": [{"name": "c", "image": "x",
+                                                      "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+
+
+async def create_workloads(creds, count: int, concurrency: int, progress) -> float:
+    started = time.monotonic()
+    url = creds.server + f"{BASE}/namespaces/default/workloads"
+    next_index = 0
+    done = 0
+    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, headers={"Content-Type": "application/json"}) as session:
+        async def worker():
+            nonlocal next_index, done
+            while next_index < count:
+                i = next_index
+                next_index += 1
+                for _ in range(8):
+                    async with session.post(url, data=orjson.dumps(workload(i))) as response:
+                        await response.read()
+                        if response.status in (201, 409):
+                            break
+                        await asyncio.sleep(0.2)
+                done += 1
+                if done % 2000 == 0:
+                    progress("workloads", f"created {done}/{count} ({done / (time.monotonic() - started):.0f}/s)")
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.monotonic() - started
+
+
+async def read_pages(creds, readers: int, seconds: float, path: str) -> list[float]:
+    latencies: list[float] = []
+    deadline = time.monotonic() + seconds
+    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=readers)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async def reader():
+            while time.monotonic() < deadline:
+                started = time.perf_counter()
+                async with session.get(creds.server + path) as response:
+                    body = await response.read()
+                    assert response.status == 200, body[:200]
+                latencies.append(time.perf_counter() - started)
+        await asyncio.gather(*(reader() for _ in range(readers)))
+    return latencies
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def admitted_total(handle) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in handle.metrics_text().splitlines()
+               if line.startswith("kqbench_scheduler_admitted_total{"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workloads", type=int, default=100_000)
+    parser.add_argument("--readers", type=int, default=50)
+    parser.add_argument("--read-seconds", type=float, default=20.0)
+    parser.add_argument("--admit-seconds", type=float, default=30.0)
+    parser.add_argument("--strategy", default="aggregated-indexed")
+    parser.add_argument("--out", default="results/benchmarks/scheduler-cluster")
+    args = parser.parse_args()
+    progress = LineProgress(interval=5.0)
+    name = "bench-sched"
+    result: dict = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "workloads": args.workloads,
+                    "strategy": args.strategy, "readers": args.readers, "machine": bringup.machine()}
+    handle = None
+    try:
+        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], progress)
+        result["versions"] = info.versions
+        creds = kubeconfig.load(info.kubeconfig)
+        aggregation.install_crds(creds)
+        rest.apply(creds, f"{BASE}/resourceflavors/default",
+                   {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}})
+        rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue("0"))
+        for i in range(10):
+            rest.apply(creds, f"{BASE}/namespaces/default/localqueues/lq-{i}", {
+                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                "metadata": {"name": f"lq-{i}", "namespace": "default"}, "spec": {"clusterQueue": "cq"}})
+        seconds = asyncio.run(create_workloads(creds, args.workloads, 64, progress))
+        result["create_seconds"] = round(seconds, 1)
+        result["create_per_second"] = round(args.workloads / seconds, 1)
+
+        started = time.monotonic()
+        handle = schedulerproc.start(info, strategy=args.strategy, qps=None, ready_timeout=600)
+        result["startup_seconds"] = round(time.monotonic() - started, 2)
+        progress("scheduler", f"ready with {args.workloads} workloads in {result['startup_seconds']} s", True)
+        aggregation.wait_available(creds)
+
+        for label, path in (("cluster_queue_page_100", f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset=50000"),
+                            ("local_queue_page_100", f"{VISIBILITY}/namespaces/default/localqueues/lq-3/pendingworkloads?limit=100&offset=5000")):
+            latencies = asyncio.run(read_pages(creds, args.readers, args.read_seconds, path))
+            result[label] = {"requests": len(latencies), "per_second": round(len(latencies) / args.read_seconds, 1),
+                             "p50_ms": round(quantile(latencies, 0.5) * 1e3, 2),
+                             "p90_ms": round(quantile(latencies, 0.9) * 1e3, 2),
+                             "p99_ms": round(quantile(latencies, 0.99) * 1e3, 2),
+                             "mean_ms": round(statistics.fmean(latencies) * 1e3, 2)}
+            progress("visibility", f"{label}: {result[label]}", True)
+
+        rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue(str(args.workloads)))
+        first = admitted_total(handle)
+        t0 = time.monotonic()
+        samples = []
+        while time.monotonic() - t0 < args.admit_seconds:
+            time.sleep(2)
+            samples.append((round(time.monotonic() - t0, 1), admitted_total(handle) - first))
+        result["admissions"] = {"window_seconds": args.admit_seconds, "admitted": samples[-1][1],
+                                "per_second": round(samples[-1][1] / samples[-1][0], 1), "samples": samples}
+        progress("admission", f"{result['admissions']['per_second']} admissions/s", True)
+        result["scheduler_metrics_excerpt"] = [l for l in handle.metrics_text().splitlines()
+                                               if l.startswith("kqbench_visibility_request_duration_seconds_count")
+                                               or l.startswith("kqbench_scheduler_cycle_duration_seconds_count")]
+    finally:
+        if handle:
+            handle.stop()
+        bringup.down(name)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"scheduler-cluster-{args.strategy}-{args.workloads}.json"
+        target.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    main()
