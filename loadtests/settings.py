@@ -94,8 +94,9 @@ class QuerySettings:
     """Offsets are drawn from [0, max_offset]: 0 asks for the head, larger values walk deep queues."""
     per_second: float = 1.0
     """Per user: query rate."""
-    single_object_path: str = "/api/v1/namespaces/kqbench-system/configmaps/queue-positions"
-    """The object the single-object strategy keeps its list in (overridable until issue 4 fixes it)."""
+    single_object_path: str | None = None
+    """The object the single-object strategy keeps its list in; None: the scheduler's QueuePositions
+    object of `cluster_queue` (/apis/kqbench.dev/v1alpha1/queuepositions/{cq}, see scheduler.publishing)."""
 
 
 @dataclass(frozen=True, slots=True)

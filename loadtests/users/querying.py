@@ -10,6 +10,8 @@ from loadtests import client, naming, workloads
 from loadtests.users import pacing
 
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+QUEUE_POSITIONS = "/apis/kqbench.dev/v1alpha1/queuepositions"
+"""Where the single-object strategy writes one object per ClusterQueue (scheduler.publishing.POSITIONS_API)."""
 
 
 class PositionQuerier(client.KubeUser):
@@ -39,7 +41,8 @@ class PositionQuerier(client.KubeUser):
         elif query.mode == "cq-status":
             self.call("GET", f"/apis/{workloads.API_VERSION}/clusterqueues/{query.cluster_queue}", query.mode)
         else:
-            self.call("GET", query.single_object_path, query.mode)
+            path = query.single_object_path or f"{QUEUE_POSITIONS}/{query.cluster_queue}"
+            self.call("GET", path, query.mode)
 
     def _visibility(self, path: str, mode: str) -> None:
         # Until the visibility server is registered the aggregator answers 404 (no such group) or

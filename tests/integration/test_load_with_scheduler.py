@@ -87,3 +87,14 @@ def test_churn_runs_its_life_cycle_on_real_admissions_and_positions_are_served(s
     result = running.run(lq, tmp_path / "lq")
     assert result.failures.empty, result.failures.to_dict("records")
     assert result.totals.set_index("name").loc["GET localqueues/pendingworkloads visibility-lq", "successes"] > 0
+
+
+@pytest.mark.parametrize("mode, name", [
+    ("workload-status", "GET workloads workload-status"),
+    ("cq-status", "GET clusterqueues cq-status"),
+])
+def test_positions_read_where_other_strategies_put_them(scheduled_cluster, tmp_path, mode, name):
+    _info, creds = scheduled_cluster
+    result = running.run(plan_for(creds, mode, {"WorkloadChurn": 1, "PositionQuerier": 1}, 6.0), tmp_path / mode)
+    assert result.failures.empty, result.failures.to_dict("records")
+    assert result.totals.set_index("name").loc[name, "successes"] > 0, sorted(result.totals["name"])
