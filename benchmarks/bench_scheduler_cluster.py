@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -93,6 +94,24 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    import psutil
+
+    result = {}
+    for name, pid in pids.items():
+        try:
+            times = psutil.Process(pid).cpu_times()
+            result[name] = times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return result
+
+
+def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
+    """Cores each process used over a window (1.0 = one core busy the whole time)."""
+    return {name: round((after[name] - before.get(name, 0.0)) / seconds, 2) for name in after}
+
+
 def admitted_total(handle) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in handle.metrics_text().splitlines()
                if line.startswith("kqbench_scheduler_admitted_total{"))
@@ -134,25 +153,30 @@ def main() -> None:
         progress("scheduler", f"ready with {args.workloads} workloads in {result['startup_seconds']} s", True)
         aggregation.wait_available(creds)
 
+        pids = {**info.pids, "scheduler": handle.process.pid, "benchmark-client": os.getpid()}
         for label, path in (("cluster_queue_page_100", f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset=50000"),
                             ("local_queue_page_100", f"{VISIBILITY}/namespaces/default/localqueues/lq-3/pendingworkloads?limit=100&offset=5000")):
+            before = cpu_seconds(pids)
             latencies = asyncio.run(read_pages(creds, args.readers, args.read_seconds, path))
+            cores = cpu_share(before, cpu_seconds(pids), args.read_seconds)
             result[label] = {"requests": len(latencies), "per_second": round(len(latencies) / args.read_seconds, 1),
                              "p50_ms": round(quantile(latencies, 0.5) * 1e3, 2),
                              "p90_ms": round(quantile(latencies, 0.9) * 1e3, 2),
                              "p99_ms": round(quantile(latencies, 0.99) * 1e3, 2),
-                             "mean_ms": round(statistics.fmean(latencies) * 1e3, 2)}
+                             "mean_ms": round(statistics.fmean(latencies) * 1e3, 2), "cores_used": cores}
             progress("visibility", f"{label}: {result[label]}", True)
 
         rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue(str(args.workloads)))
         first = admitted_total(handle)
+        before = cpu_seconds(pids)
         t0 = time.monotonic()
         samples = []
         while time.monotonic() - t0 < args.admit_seconds:
             time.sleep(2)
             samples.append((round(time.monotonic() - t0, 1), admitted_total(handle) - first))
         result["admissions"] = {"window_seconds": args.admit_seconds, "admitted": samples[-1][1],
-                                "per_second": round(samples[-1][1] / samples[-1][0], 1), "samples": samples}
+                                "per_second": round(samples[-1][1] / samples[-1][0], 1), "samples": samples,
+                                "cores_used": cpu_share(before, cpu_seconds(pids), time.monotonic() - t0)}
         progress("admission", f"{result['admissions']['per_second']} admissions/s", True)
         result["scheduler_metrics_excerpt"] = [l for l in handle.metrics_text().splitlines()
                                                if l.startswith("kqbench_visibility_request_duration_seconds_count")

@@ -250,8 +250,8 @@ class Controller:
         for cq in self.manager.cluster_queue_names():
             admitted = list(self.manager.admitted_in([cq]))
             cq_counts[cq] = (self.manager.pending_count(cq), len(admitted))
-            for workload in self.manager.pending_in_order(cq):
-                lq_counts.setdefault((workload.namespace, workload.queue_name), [0, 0])[0] += 1
+            for key, count in self.manager.pending_by_local_queue(cq).items():
+                lq_counts.setdefault(key, [0, 0])[0] += count
             for entry in admitted:
                 w = entry.workload
                 lq_counts.setdefault((w.namespace, w.queue_name), [0, 0])[1] += 1

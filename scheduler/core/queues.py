@@ -267,6 +267,14 @@ class QueueManager:
         """Every pending workload of the queue (parked included), in queue order."""
         return sorted(self._pending_queue(cluster_queue).members(), key=order_key)
 
+    def pending_by_local_queue(self, cluster_queue: str) -> dict[LocalQueueKey, int]:
+        """Pending workloads of the queue per LocalQueue (no ordering needed: O(n), no sort)."""
+        counts: dict[LocalQueueKey, int] = {}
+        for workload in self._pending_queue(cluster_queue).members():
+            key = (workload.namespace, workload.queue_name)
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
     def summary_for_cluster_queue(
         self, cluster_queue: str, offset: object = 0, limit: object = 1000
     ) -> list[PendingWorkloadItem]:

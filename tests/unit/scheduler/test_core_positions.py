@@ -170,3 +170,24 @@ def test_moving_a_local_queue_moves_its_workloads(positions):
     assert manager.summary_for_cluster_queue("other") == []
     manager.add_local_queue(kinds.LocalQueue("ns", "a", "cq"))
     assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["w"]
+
+
+def test_pending_by_local_queue_counts_every_pending_workload_once():
+    from scheduler.core.queues import QueueManager
+    from scheduler.core import conversion
+
+    manager = QueueManager()
+    manager.add_resource_flavor(conversion.resource_flavor_from_dict({"metadata": {"name": "f"}}))
+    manager.add_cluster_queue(conversion.cluster_queue_from_dict({"metadata": {"name": "cq"}, "spec": {
+        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
+            {"name": "cpu", "nominalQuota": "0"}]}]}]}}))
+    for lq in ("a", "b"):
+        manager.add_local_queue(conversion.local_queue_from_dict(
+            {"metadata": {"name": lq, "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}))
+    for i in range(5):
+        manager.add_workload(conversion.workload_from_dict({
+            "metadata": {"name": f"w{i}", "namespace": "ns", "uid": str(i), "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"queueName": "a" if i < 3 else "b", "podSets": [{"name": "main", "count": 1, "template": {
+                "spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}}}]}}))
+    assert manager.pending_by_local_queue("cq") == {("ns", "a"): 3, ("ns", "b"): 2}
+    assert sum(manager.pending_by_local_queue("cq").values()) == manager.pending_count("cq")
