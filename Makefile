@@ -2,9 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-NODES ?= 1000
+SCENARIO ?= quick
 
-.PHONY: bench test unit integration toolchain lint clean-clusters
+.PHONY: bench nightly test unit integration toolchain lint clean-clusters
 
 $(BIN)/kqbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +15,14 @@ $(BIN)/kqbench: pyproject.toml
 toolchain: $(BIN)/kqbench
 	$(BIN)/kqbench toolchain build
 
-# The main job (for now): a local KWOK cluster with $(NODES) nodes, its numbers, then tear-down.
+# The main job: the `quick` scenario (all five position strategies on a local KWOK cluster),
+# results under results/runs/<run-id>/ and the path of its report.html printed at the end.
 bench: toolchain
-	mkdir -p results/runs
-	$(BIN)/kqbench cluster up --name quick --nodes $(NODES) --record results/runs/quick-bringup.json --down-after
+	$(BIN)/kqbench run $(SCENARIO)
+
+# The nightly set, compared with results/baselines/ (see ci/nightly.sh).
+nightly: toolchain
+	KQBENCH=$(BIN)/kqbench ci/nightly.sh
 
 lint: $(BIN)/kqbench
 	cd $(CURDIR) && $(BIN)/lint-imports
