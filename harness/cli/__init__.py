@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.cli import cluster, compare, etcd, load, report, run, toolchain
+from harness.cli import cluster, compare, etcd, load, report, run, scheduler, toolchain
 from harness.errors import KqbenchError
 
 
@@ -23,6 +23,7 @@ cli.add_command(report.command)
 cli.add_command(compare.command)
 cli.add_command(load.command)
 cli.add_command(etcd.group)
+cli.add_command(scheduler.group)
 
 
 def main() -> None:
