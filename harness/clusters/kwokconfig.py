@@ -16,55 +16,38 @@ KWOK_API = "kwok.x-k8s.io/v1alpha1"
 
 # The single node stage used when heartbeats are off: mark a new node Ready once, then leave it
 # alone. kwok's default set adds a periodic heartbeat stage, which is exactly what we turn off.
-NODE_READY_TEMPLATE = """\
-{{ $now := Now }}
-conditions:
-- type: Ready
-  status: "True"
-  reason: KubeletReady
+# (type, status, reason) of the conditions a healthy kubelet reports.
+NODE_CONDITIONS = (
+    ("Ready", "True", "KubeletReady"),
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID"),
+    ("NetworkUnavailable", "False", "RouteCreated"),
+)
+_CONDITION = """\
+- type: {0}
+  status: "{1}"
+  reason: {2}
   message: kwok simulated node
-  lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $now | Quote }}
-- type: MemoryPressure
-  status: "False"
-  reason: KubeletHasSufficientMemory
-  message: kwok simulated node
-  lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $now | Quote }}
-- type: DiskPressure
-  status: "False"
-  reason: KubeletHasNoDiskPressure
-  message: kwok simulated node
-  lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $now | Quote }}
-- type: PIDPressure
-  status: "False"
-  reason: KubeletHasSufficientPID
-  message: kwok simulated node
-  lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $now | Quote }}
-- type: NetworkUnavailable
-  status: "False"
-  reason: RouteCreated
-  message: kwok simulated node
-  lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $now | Quote }}
-allocatable:
-{{ with .status.allocatable }}
-{{ YAML . 1 }}
-{{ else }}
+  lastHeartbeatTime: {{{{ $now | Quote }}}}
+  lastTransitionTime: {{{{ $now | Quote }}}}
+"""
+_RESOURCES = """\
+{0}:
+{{{{ with .status.{0} }}}}
+{{{{ YAML . 1 }}}}
+{{{{ else }}}}
   cpu: "32"
   memory: 256Gi
   pods: "110"
-{{ end }}
-capacity:
-{{ with .status.capacity }}
-{{ YAML . 1 }}
-{{ else }}
-  cpu: "32"
-  memory: 256Gi
-  pods: "110"
-{{ end }}
+{{{{ end }}}}
+"""
+NODE_READY_TEMPLATE = (
+    "{{ $now := Now }}\nconditions:\n"
+    + "".join(_CONDITION.format(*c) for c in NODE_CONDITIONS)
+    + _RESOURCES.format("allocatable")
+    + _RESOURCES.format("capacity")
+    + """\
 nodeInfo:
   architecture: amd64
   operatingSystem: linux
@@ -78,6 +61,7 @@ nodeInfo:
   systemUUID: ""
 phase: Running
 """
+)
 
 
 # kube-controller-manager runs only what kqbench's objects need (namespace clean-up, owner

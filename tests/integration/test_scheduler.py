@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness import aggregation, kubeconfig, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -20,38 +20,10 @@ from scheduler.core import conversion, scheduling
 from scheduler.core.queues import QueueManager
 
 from .conftest import unique_name
+from .kueue_objects import (BASE, VISIBILITY, cluster_queue, create, flavor, listed, local_queue, queue_order,
+                            wait_for, workload)
 
 pytestmark = pytest.mark.integration
-BASE = "/apis/kueue.x-k8s.io/v1beta2"
-VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
-
-
-def flavor(name):
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}}
-
-
-def cluster_queue(name, cpu, cohort="co", borrowing_limit=None):
-    quota = {"name": "cpu", "nominalQuota": str(cpu)}
-    if borrowing_limit is not None:
-        quota["borrowingLimit"] = str(borrowing_limit)
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-            "spec": {"cohortName": cohort, "queueingStrategy": "BestEffortFIFO",
-                     "resourceGroups": [{"coveredResources": ["cpu"],
-                                         "flavors": [{"name": "default", "resources": [quota]}]}]}}
-
-
-def local_queue(name, cq, namespace="default"):
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-            "metadata": {"name": name, "namespace": namespace}, "spec": {"clusterQueue": cq}}
-
-
-def workload(name, queue, priority, cpu, namespace="default"):
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"queueName": queue, "priority": priority, "podSets": [{
-                "name": "main", "count": 1,
-                "template": {"spec": {"containers": [{"name": "c", "image": "x",
-                                                      "resources": {"requests": {"cpu": str(cpu)}}}]}}}]}}
 
 
 def queue_objects():
@@ -63,23 +35,6 @@ def workloads(count=500):
     queues = ["lq-a1", "lq-a2", "lq-b"]
     # Mixed priorities and sizes: 1, 2 or 3 CPUs, priorities 0..4.
     return [workload(f"wl-{i:03d}", queues[i % 3], (i * 7) % 5, 1 + i % 3) for i in range(count)]
-
-
-def path_of(obj):
-    name = obj["metadata"]["name"]
-    plural = obj["kind"].lower() + "s"
-    if "namespace" in obj["metadata"]:
-        return f"{BASE}/namespaces/{obj['metadata']['namespace']}/{plural}/{name}"
-    return f"{BASE}/{plural}/{name}"
-
-
-def create(creds, objects):
-    for obj in objects:
-        rest.apply(creds, path_of(obj), obj)
-
-
-def listed(creds, plural):
-    return rest.get_json(creds, f"{BASE}/{plural}")["items"]
 
 
 def expected_admitted(creds) -> set[tuple[str, str]]:
@@ -107,16 +62,6 @@ def admitted_in_api(creds) -> dict[tuple[str, str], dict]:
         if status.get("admission"):
             result[(item["metadata"]["namespace"], item["metadata"]["name"])] = item
     return result
-
-
-def wait_for(predicate, timeout=90.0, interval=0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
 
 
 @pytest.fixture(scope="module")
@@ -204,10 +149,7 @@ def test_visibility_through_kube_apiserver(admitted_run, binaries):
     info, creds, expected, _, _ = admitted_run
     pending = [w for w in listed(creds, "workloads") if not (w.get("status") or {}).get("admission")]
 
-    def order(w):
-        return (-w["spec"]["priority"], w["metadata"]["creationTimestamp"], w["metadata"]["uid"])
-
-    in_cq_a = sorted((w for w in pending if w["spec"]["queueName"] in ("lq-a1", "lq-a2")), key=order)
+    in_cq_a = sorted((w for w in pending if w["spec"]["queueName"] in ("lq-a1", "lq-a2")), key=queue_order)
     code, out, err = _raw(str(binaries.kubectl), info.kubeconfig,
                           f"{VISIBILITY}/clusterqueues/cq-a/pendingworkloads?limit=5")
     assert code == 0, err
