@@ -171,52 +171,46 @@ def build_kubernetes(version: str, progress: Progress, root: Path | None = None)
     return target
 
 
-def build_etcd(version: str, progress: Progress, root: Path | None = None) -> Path:
-    """Build etcd (from go.etcd.io/etcd/server/v3) and etcdctl at version."""
+def _build_plain(component: str, version: str, modules: list[str], commands: dict[str, str], ldflags: str,
+                 progress: Progress, root: Path | None) -> Path:
+    """Build commands {binary name: package} from modules required by a replace-free wrapper module."""
     versions.parse_semver(version)
-    target = layout.component_dir("etcd", version, root)
-    work = layout.build_dir("etcd", version, root)
+    target = layout.component_dir(component, version, root)
+    work = layout.build_dir(component, version, root)
     with _locked(work):
-        if layout.is_built(target, layout.ETCD_COMMANDS):
+        if layout.is_built(target, tuple(commands)):
             return target
         started = time.monotonic()
         log = work / "build.log"
         log.write_text("")
-        (work / "go.mod").write_text(gomodules.plain_wrapper_go_mod("etcdbuild", "1.25"))
-        # server/v3's own go.mod replaces its siblings with ../ paths, which do not apply to a
-        # dependency: requiring it from a wrapper resolves the published sibling modules.
-        modules = [f"go.etcd.io/etcd/server/v3@{version}", f"go.etcd.io/etcd/etcdctl/v3@{version}"]
-        run_go(["get", *modules], work, log, "etcd", progress)
+        (work / "go.mod").write_text(gomodules.plain_wrapper_go_mod(f"{component}build", "1.25"))
+        run_go(["get", *modules], work, log, component, progress)
         out = work / "out"
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir()
-        flags = ["-v", "-trimpath", "-ldflags", gomodules.etcd_ldflags(version)]
-        run_go(["build", *flags, "-o", str(out / "etcd"), "go.etcd.io/etcd/server/v3"], work, log, "etcd", progress)
-        run_go(["build", *flags, "-o", str(out / "etcdctl"), "go.etcd.io/etcd/etcdctl/v3"], work, log, "etcd", progress)
-        _install(out, target, layout.ETCD_COMMANDS, _stamp("etcd", version, time.monotonic() - started))
+        for binary, package in commands.items():
+            run_go(["build", "-v", "-trimpath", "-ldflags", ldflags, "-o", str(out / binary), package],
+                   work, log, component, progress)
+        _install(out, target, tuple(commands), _stamp(component, version, time.monotonic() - started))
     return target
+
+
+def build_etcd(version: str, progress: Progress, root: Path | None = None) -> Path:
+    """Build etcd (from go.etcd.io/etcd/server/v3) and etcdctl at version.
+
+    server/v3's own go.mod replaces its siblings with ../ paths, which do not apply to a
+    dependency: requiring it from a wrapper resolves the published sibling modules.
+    """
+    commands = {"etcd": "go.etcd.io/etcd/server/v3", "etcdctl": "go.etcd.io/etcd/etcdctl/v3"}
+    modules = [f"{package}@{version}" for package in commands.values()]
+    return _build_plain("etcd", version, modules, commands, gomodules.etcd_ldflags(version), progress, root)
 
 
 def build_kwok(version: str, progress: Progress, root: Path | None = None) -> Path:
     """Build kwok (the controller) and kwokctl at version."""
-    versions.parse_semver(version)
-    target = layout.component_dir("kwok", version, root)
-    work = layout.build_dir("kwok", version, root)
-    with _locked(work):
-        if layout.is_built(target, layout.KWOK_COMMANDS):
-            return target
-        started = time.monotonic()
-        log = work / "build.log"
-        log.write_text("")
-        (work / "go.mod").write_text(gomodules.plain_wrapper_go_mod("kwokbuild", "1.25"))
-        run_go(["get", f"sigs.k8s.io/kwok@{version}"], work, log, "kwok", progress)
-        out = work / "out"
-        shutil.rmtree(out, ignore_errors=True)
-        packages = [f"sigs.k8s.io/kwok/cmd/{c}" for c in layout.KWOK_COMMANDS]
-        run_go(["build", "-v", "-trimpath", "-ldflags", gomodules.KWOK_LDFLAGS, "-o", str(out) + "/", *packages],
-               work, log, "kwok", progress)
-        _install(out, target, layout.KWOK_COMMANDS, _stamp("kwok", version, time.monotonic() - started))
-    return target
+    commands = {c: f"sigs.k8s.io/kwok/cmd/{c}" for c in layout.KWOK_COMMANDS}
+    return _build_plain("kwok", version, [f"sigs.k8s.io/kwok@{version}"], commands, gomodules.KWOK_LDFLAGS,
+                        progress, root)
 
 
 def ensure_binaries(k8s_version: str | None, progress: Progress, root: Path | None = None) -> layout.Binaries:
