@@ -24,6 +24,10 @@ SCHEMA_VERSION = 1
 """summary.json format; readers refuse newer ones. 1: first format."""
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
 QUERY_MODES = ("visibility-cq", "visibility-lq", "workload-status", "cq-status", "single-object")
+KUEUE_METRICS = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
+                 "time_to_admission_seconds[medium]": "lower", "time_to_admission_seconds[large]": "lower",
+                 "complete": "higher", "evictions": "lower"}
+"""Rows of the kueue_baseline table that become summary entries, and which direction is better."""
 RATIO_PAIRS = (("aggregated-indexed", "aggregated-snapshot"),)
 """(numerator, denominator) strategies whose latency ratio is reported at every shared point."""
 
@@ -107,6 +111,12 @@ def case_metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[tuple[st
     census = rows("census")
     if not census.empty:
         out.append(("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))
+    kueue = rows("kueue_baseline")
+    if not kueue.empty:  # Kueue's perf-test figures (harness.kueuebaseline), by Kueue's names
+        for _, row in kueue.iterrows():
+            metric = str(row["metric"])
+            if metric in KUEUE_METRICS and pd.notna(row["kqbench"]):
+                out.append((f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), KUEUE_METRICS[metric]))
     totals = rows("load_totals")
     if not totals.empty:
         modes = totals["name"].map(lambda name: name.split(" ")[-1] if name.count(" ") >= 2 else "")

@@ -151,6 +151,10 @@ def run_load(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: 
              out_dir: Path) -> hooks.Tables:
     from loadtests import running
 
+    from harness.kueuebaseline import generating as kueuebaseline, plans as kueueplans
+
+    if kueueplans.handles(scenario, phase):  # Kueue's fixed-count perf run, not open-ended churn
+        return kueuebaseline.run_phase(cluster, scenario, phase_name, phase, out_dir)
     plan = load_plan(cluster, scenario, phase_name, phase)
     if plan is None:
         return {}

@@ -49,6 +49,9 @@ def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
                     "namespaceSelector": {}}
             if cohort:
                 spec["cohortName"] = cohort
+            if cq.preemption is not None:
+                spec["preemption"] = {"withinClusterQueue": cq.preemption.within_cluster_queue,
+                                      "reclaimWithinCohort": cq.preemption.reclaim_within_cohort}
             out.append((f"{BASE}/clusterqueues/{name}",
                         {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}))
     for lq in queues.local_queues:

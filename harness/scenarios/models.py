@@ -126,11 +126,19 @@ class ResourceGroupSpec(_Model):
     flavors: list[FlavorQuotaSpec] = Field(min_length=1)
 
 
+class PreemptionSpec(_Model):
+    """A ClusterQueue's spec.preemption (Kueue's names); omitted means Never for both."""
+
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+
+
 class ClusterQueueSpec(_Model):
     name: str
     cohort: str | None = None
     each: Each = {}
     queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
+    preemption: PreemptionSpec | None = None
     resource_groups: list[ResourceGroupSpec] = Field(min_length=1)
 
     def expanded(self) -> list[tuple[str, str | None]]:

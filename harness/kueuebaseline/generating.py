@@ -1,0 +1,292 @@
+"""Running Kueue's baseline against the reference scheduler: create on schedule, watch, finish.
+
+One asyncio loop in the harness process, as Kueue's runner is one process next to minimalkueue:
+- a creator POSTs each Workload at its due time (bounded in flight; lag behind the schedule is
+  recorded, so a run that could not keep the arrival pattern says so);
+- an informer on Workloads records, by this process's clock, when each one is first seen admitted
+  and when it loses its quota (eviction) — sub-second, unlike the API's 1 s timestamps;
+- a timer per admission applies Finished=True (server-side apply, our own field manager, so the
+  scheduler's QuotaReserved/Admitted conditions stay) `runtime` after the admission was seen.
+The run ends when every Workload finished, or at the phase's `seconds` (then figures say incomplete).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from harness.kueuebaseline import figures as figs, plans
+from loadtests import settings as load_settings, workloads as wl
+from scheduler.controller import informing
+from scheduler.kube import client as kube
+
+FIELD_MANAGER = "kqbench-kueue-baseline"
+"""Not the scheduler's manager: applying Finished must not take its conditions away."""
+BASE = f"/apis/{wl.API_VERSION}"
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorSettings:
+    max_seconds: float = 900.0
+    """Bound on the whole run (the phase's `seconds`)."""
+    in_flight: int = 64
+    """Creates and finishes in flight at once; the connection pool has as many connections."""
+    progress_seconds: float = 15.0
+
+
+@dataclass(slots=True)
+class Outcome:
+    records: dict[str, figs.WorkloadRecord]
+    start: float
+    lags: list[float] = field(default_factory=list)
+    """Seconds each create was sent after its due time."""
+    create_failures: int = 0
+    finish_failures: int = 0
+    timed_out: bool = False
+    api_times: dict[str, list[str]] = field(default_factory=dict)
+    """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
+
+
+def _condition(obj: dict, kind: str) -> dict | None:
+    for c in (obj.get("status") or {}).get("conditions") or ():
+        if c.get("type") == kind:
+            return c
+    return None
+
+
+def _true(obj: dict, kind: str) -> bool:
+    c = _condition(obj, kind)
+    return c is not None and c.get("status") == "True"
+
+
+def finished_apply(namespace: str, name: str, now: float) -> dict:
+    """The apply configuration that adds Finished=True and nothing else."""
+    return {"apiVersion": wl.API_VERSION, "kind": "Workload", "metadata": {"name": name, "namespace": namespace},
+            "status": {"conditions": [{
+                "type": "Finished", "status": "True", "reason": "Succeeded",
+                "message": "kqbench kueue-baseline: runtime elapsed after admission",
+                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))}]}}
+
+
+def workload_body(creation: plans.Creation) -> dict:
+    cls = creation.workload_class
+    kind = load_settings.WorkloadKind(priority=cls.priority, cpu=cls.cpu, memory="0",
+                                      runtime_seconds=cls.runtime_seconds)
+    body = wl.build(creation.name, creation.queue.namespace, creation.queue.local_queue, kind, owner="kueue-baseline",
+                    priority_class=cls.priority_class)
+    for pod_set in body["spec"]["podSets"]:  # CPU only, as Kueue's generator requests (the queues cover cpu alone)
+        for container in pod_set["template"]["spec"]["containers"]:
+            container["resources"]["requests"] = {"cpu": cls.cpu}
+    body["metadata"]["labels"].update({plans.CLASS_LABEL: cls.name,
+                                       plans.RUNTIME_LABEL: str(int(round(cls.runtime_seconds * 1000)))})
+    return body
+
+
+class Generator:
+    def __init__(self, client: kube.KubeClient, plan: plans.Plan, settings: GeneratorSettings,
+                 clock: Callable[[], float] = time.time, say: Callable[[str], None] = print,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.client = client
+        self.sleep = sleep
+        self.plan = plan
+        self.settings = settings
+        self.clock = clock
+        self.say = say
+        self.outcome = Outcome(records={}, start=0.0)
+        self._creations = {c.name: c for c in plans.schedule(plan)}
+        self._slots = asyncio.Semaphore(settings.in_flight)
+        self._timers: dict[str, int] = {}
+        """name -> admission epoch a finish timer is armed for (a stale timer after eviction does nothing)."""
+        self._tasks: set[asyncio.Task] = set()
+        self._all_finished = asyncio.Event()
+        self._created_all = False
+
+    # -- watch side ---------------------------------------------------------------------------
+    def _on_list(self, items: list[dict]) -> None:
+        for obj in items:
+            self._on_event("ADDED", obj)
+
+    def _on_event(self, kind: str, obj: dict) -> None:
+        meta = obj.get("metadata") or {}
+        record = self.outcome.records.get(meta.get("name", ""))
+        if record is None or kind == "DELETED" or plans.CLASS_LABEL not in (meta.get("labels") or {}):
+            return
+        now = self.clock()
+        reserved = _condition(obj, "QuotaReserved")
+        finished = _condition(obj, "Finished")
+        api = self.outcome.api_times.setdefault(record.name, ["", "", ""])
+        api[0] = meta.get("creationTimestamp", "") or api[0]
+        if _true(obj, "QuotaReserved") and not api[1]:
+            api[1] = reserved.get("lastTransitionTime", "")
+        if _true(obj, "Finished"):
+            api[2] = finished.get("lastTransitionTime", "")
+        if _true(obj, "Finished"):
+            self._finished(record, now)
+        elif _true(obj, "Admitted") and (obj.get("status") or {}).get("admission"):
+            if record.admitted_since is None:
+                record.on_admitted(now)
+                epoch = self._timers.get(record.name, 0) + 1
+                self._timers[record.name] = epoch
+                self._spawn(self._finish_later(record, epoch, now + self._creations[record.name].workload_class.runtime_seconds))
+        elif record.admitted_since is not None:
+            record.on_released(now, finished=False)  # evicted: queues again, its timer is stale
+            self._timers[record.name] = self._timers.get(record.name, 0) + 1
+
+    def _finished(self, record: figs.WorkloadRecord, now: float) -> None:
+        if record.finished is None:
+            record.on_released(now, finished=True)
+            self._check_done()
+
+    def _check_done(self) -> None:
+        if self._created_all and all(r.finished is not None for r in self.outcome.records.values()):
+            self._all_finished.set()
+
+    # -- write side ---------------------------------------------------------------------------
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _finish_later(self, record: figs.WorkloadRecord, epoch: int, due: float) -> None:
+        await self.sleep(max(0.0, due - self.clock()))
+        if self._timers.get(record.name) != epoch or record.finished is not None:
+            return
+        creation = self._creations[record.name]
+        path = f"{BASE}/namespaces/{creation.queue.namespace}/workloads/{record.name}/status"
+        async with self._slots:
+            try:
+                await self.client.request("PATCH", f"{path}?fieldManager={FIELD_MANAGER}&force=true",
+                                          finished_apply(creation.queue.namespace, record.name, self.clock()),
+                                          "application/apply-patch+yaml")
+            except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
+                self.outcome.finish_failures += 1
+                if self._timers.get(record.name) == epoch:  # try again shortly, still bounded by the run's deadline
+                    self._spawn(self._finish_later(record, epoch, self.clock() + 1.0))
+                return
+        if self._timers.get(record.name) == epoch:
+            self._finished(record, self.clock())
+
+    async def _create(self, creation: plans.Creation) -> None:
+        path = f"{BASE}/namespaces/{creation.queue.namespace}/workloads"
+        body = workload_body(creation)
+        try:
+            await self.client.request("POST", path, body)
+        except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
+            self.outcome.create_failures += 1
+            self.outcome.records.pop(creation.name, None)
+        finally:
+            self._slots.release()
+        record = self.outcome.records.get(creation.name)
+        if record is not None:
+            # The POST's return is the recorder's "first event"; an admission seen earlier wins.
+            returned = self.clock()
+            record.created = min(returned, record.admitted) if record.admitted is not None else returned
+
+    async def _create_all(self) -> None:
+        start = self.outcome.start
+        for creation in self._creations.values():
+            wait = start + creation.at - self.clock()
+            if wait > 0:
+                await self.sleep(wait)
+            await self._slots.acquire()
+            now = self.clock()
+            self.outcome.lags.append(max(0.0, now - (start + creation.at)))
+            cls = creation.workload_class
+            self.outcome.records[creation.name] = figs.WorkloadRecord(
+                creation.name, creation.queue.cluster_queue, cls.name, cls.cpu_milli, created=now)
+            self._spawn(self._create(creation))
+        self._created_all = True
+        self._check_done()
+
+    async def _progress(self) -> None:
+        while True:
+            await self.sleep(self.settings.progress_seconds)
+            records = self.outcome.records.values()
+            self.say(f"    kueue-baseline t={self.clock() - self.outcome.start:.0f}s: created {len(records)}"
+                     f"/{self.plan.total}, admitted {sum(r.admitted is not None for r in records)}, "
+                     f"finished {sum(r.finished is not None for r in records)}")
+
+    async def run(self) -> Outcome:
+        stop = asyncio.Event()
+        informer = informing.Informer(self.client, f"{BASE}/workloads", self._on_list, self._on_event)
+        watching = asyncio.create_task(informer.run(stop))
+        progress = asyncio.create_task(self._progress())
+        creating = None
+        try:
+            await asyncio.wait_for(informer.synced.wait(), timeout=60)
+            self.outcome.start = self.clock()
+            creating = asyncio.create_task(self._create_all())
+            remaining = self.settings.max_seconds - (self.clock() - self.outcome.start)
+            try:
+                await asyncio.wait_for(self._all_finished.wait(), timeout=max(1.0, remaining))
+            except asyncio.TimeoutError:
+                self.outcome.timed_out = True
+        finally:
+            stop.set()
+            for task in (creating, progress, watching, *self._tasks):
+                if task is not None:
+                    task.cancel()
+            await asyncio.gather(*(t for t in (creating, progress, watching, *self._tasks) if t is not None),
+                                 return_exceptions=True)
+        return self.outcome
+
+
+async def _run(creds, plan: plans.Plan, settings: GeneratorSettings, say) -> Outcome:
+    client = kube.KubeClient(creds, None, 1, user_agent="kqbench-kueue-baseline", connections=settings.in_flight + 4)
+    try:
+        return await Generator(client, plan, settings, say=say).run()
+    finally:
+        await client.close()
+
+
+def generate(creds, plan: plans.Plan, settings: GeneratorSettings, say: Callable[[str], None] = print) -> Outcome:
+    """Run the whole generation in a fresh event loop; returns when done or at the deadline."""
+    return asyncio.run(_run(creds, plan, settings, say))
+
+
+def run_phase(cluster, scenario, phase_name: str, phase, out_dir, say: Callable[[str], None] = print) -> dict:
+    """The runner's load hook for a kueue-baseline phase: generate, then the figures as tables and files."""
+    import json
+    from pathlib import Path
+
+    from harness import kubeconfig
+    from harness.kueuebaseline import tabulating
+
+    plan = plans.from_scenario(scenario)
+    settings = GeneratorSettings(max_seconds=float(phase.seconds))
+    say(f"    kueue-baseline: {plan.total} workloads over {len(plan.queues)} ClusterQueues "
+        f"(classes {', '.join(f'{c.name} x{c.count}/{c.interval_seconds:g}s' for c in plan.classes)}), "
+        f"bounded at {settings.max_seconds:.0f}s")
+    outcome = generate(kubeconfig.load(cluster.kubeconfig), plan, settings, say)
+    figures = figs.compute(list(outcome.records.values()), plan.nominal_milli, outcome.start)
+    lags = sorted(outcome.lags) or [0.0]
+    api_metrics = tabulating.api_time_to_admission(outcome.records, outcome.api_times)
+    api_wall = tabulating.api_wall_seconds(outcome.api_times)
+    if api_wall is not None:
+        api_metrics["wall_seconds"] = api_wall
+    extras = {"workloads": float(figures.workloads), "finished": float(figures.finished),
+              "complete": float(figures.complete and not outcome.timed_out),
+              "evictions": float(sum(c.evictions for c in figures.classes)),
+              "create_failures": float(outcome.create_failures), "finish_failures": float(outcome.finish_failures),
+              "creation_lag_p50_seconds": lags[len(lags) // 2],
+              "creation_lag_max_seconds": lags[-1]}
+    frame = tabulating.figures_frame(figures, api_metrics, extras)
+    classes = tabulating.classes_frame(figures)
+    workloads = tabulating.workloads_frame(outcome.records, outcome.api_times, outcome.start)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / "kueue-baseline.csv", index=False)
+    (out / "kueue-baseline.json").write_text(json.dumps(
+        {"figures": frame.to_dict(orient="records"), "classes": classes.to_dict(orient="records")}, indent=1))
+    (out / "kueue-baseline.md").write_text(tabulating.markdown(frame))
+    say(f"    kueue-baseline: wall {figures.wall_seconds:.1f}s, CQ usage {figures.cq_usage_percent:.1f}%, "
+        + ", ".join(f"{c.workload_class} {c.mean_time_to_admission_seconds or float('nan'):.1f}s"
+                    for c in figures.classes)
+        + ("" if figures.complete else f" (INCOMPLETE: {figures.finished}/{plan.total} finished)"))
+    return {name: table.assign(phase=phase_name) for name, table in
+            ((tabulating.FIGURES_TABLE, frame), (tabulating.CLASSES_TABLE, classes),
+             (tabulating.WORKLOADS_TABLE, workloads))}

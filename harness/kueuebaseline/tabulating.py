@@ -1,0 +1,95 @@
+"""kueue-baseline outcome -> tidy tables and the small files a committed run keeps (pure)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+
+import pandas as pd
+
+from harness.kueuebaseline import figures as figs
+
+FIGURES_TABLE = "kueue_baseline"
+CLASSES_TABLE = "kueue_classes"
+WORKLOADS_TABLE = "kueue_workloads"
+
+
+def parse_time(text: str) -> float | None:
+    """RFC 3339 (the API's 1 s resolution) -> epoch seconds; '' -> None."""
+    if not text:
+        return None
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def api_time_to_admission(records: dict[str, figs.WorkloadRecord], api_times: dict[str, list[str]]) -> dict[str, float]:
+    """Mean (QuotaReserved lastTransitionTime - creationTimestamp) per class: the same figure at 1 s resolution."""
+    waits: dict[str, list[float]] = {}
+    for name, record in records.items():
+        created, reserved, _ = (api_times.get(name) or ["", "", ""])[:3]
+        a, b = parse_time(created), parse_time(reserved)
+        if a is not None and b is not None:
+            waits.setdefault(record.workload_class, []).append(b - a)
+    return {f"time_to_admission_seconds[{k}]": statistics.fmean(v) for k, v in waits.items()}
+
+
+def api_wall_seconds(api_times: dict[str, list[str]]) -> float | None:
+    created = [t for t in (parse_time(v[0]) for v in api_times.values()) if t is not None]
+    finished = [t for t in (parse_time(v[2]) for v in api_times.values()) if t is not None]
+    return max(finished) - min(created) if created and finished else None
+
+
+def figures_frame(figures: figs.Figures, api_metrics: dict[str, float], extras: dict[str, float]) -> pd.DataFrame:
+    """Ours (our clock; the API's 1 s timestamps) next to Kueue's published and rangespec figures, plus run facts."""
+    rows = []
+    for row in figs.comparison(figures):
+        rows.append({**row, "kqbench_api_1s": api_metrics.get(row["metric"])})
+    for metric, value in extras.items():
+        rows.append({"metric": metric, "unit": "count" if metric.endswith(("s_count", "failures", "evictions",
+                                                                        "workloads", "finished", "complete"))
+                     else "s", "kqbench": value, "kueue_published": None, "kueue_rangespec_average": None,
+                     "ratio_to_published": None, "kqbench_api_1s": None})
+    columns = ["metric", "unit", "kqbench", "kqbench_api_1s", "kueue_published", "kueue_rangespec_average",
+               "ratio_to_published"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def classes_frame(figures: figs.Figures) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "class": c.workload_class, "count": c.count, "admitted": c.admitted, "finished": c.finished,
+        "evictions": c.evictions, "mean_time_to_admission_s": c.mean_time_to_admission_seconds,
+        "p50_time_to_admission_s": c.p50_time_to_admission_seconds,
+        "p90_time_to_admission_s": c.p90_time_to_admission_seconds,
+        "mean_time_to_finish_s": c.mean_time_to_finish_seconds} for c in figures.classes])
+
+
+def workloads_frame(records: dict[str, figs.WorkloadRecord], api_times: dict[str, list[str]], start: float) -> pd.DataFrame:
+    """One row per Workload; times in seconds after the start of generation (our clock), API times as stored."""
+    def rel(t: float | None) -> float | None:
+        return None if t is None else t - start
+
+    rows = []
+    for name, r in records.items():
+        api = api_times.get(name) or ["", "", ""]
+        rows.append({"name": name, "cluster_queue": r.cluster_queue, "class": r.workload_class, "cpu_milli": r.cpu_milli,
+                     "created_s": rel(r.created), "admitted_s": rel(r.admitted), "finished_s": rel(r.finished),
+                     "admitted_seconds": r.admitted_seconds, "evictions": r.evictions, "api_created": api[0],
+                     "api_quota_reserved": api[1], "api_finished": api[2]})
+    return pd.DataFrame(rows, columns=["name", "cluster_queue", "class", "cpu_milli", "created_s", "admitted_s",
+                                       "finished_s", "admitted_seconds", "evictions", "api_created",
+                                       "api_quota_reserved", "api_finished"])
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """A small GitHub table of the figures frame (no tabulate dependency)."""
+    shown = ["metric", "unit", "kqbench", "kqbench_api_1s", "kueue_published", "kueue_rangespec_average",
+             "ratio_to_published"]
+
+    def cell(v) -> str:
+        if v is None or (isinstance(v, float) and pd.isna(v)):
+            return ""
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
+    for _, row in frame.iterrows():
+        lines.append("| " + " | ".join(cell(row[c]) for c in shown) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,104 @@
+"""The generator's life cycle on a fake apiserver, a fake clock and a sleep that only advances it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from harness.kueuebaseline import generating, plans
+from harness.scenarios import loading
+
+ONE_QUEUE = ["queues.cohorts=[{name: c}]",
+             "queues.cluster_queues=[{name: cq, cohort: c, resource_groups: [{covered_resources: [cpu], flavors: "
+             "[{flavor: default, resources: [{name: cpu, nominal: 20}]}]}]}]",
+             "queues.local_queues=[{name: lq, cluster_queue: cq}]",
+             "load.mix=[{priority: 50, priority_class: small, cpu: '1', runtime_seconds: 0.2, per_second: 10, count: 2},"
+             " {priority: 200, priority_class: large, cpu: '20', runtime_seconds: 1.0, per_second: 1, count: 1}]"]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+        await asyncio.sleep(0)
+
+
+class FakeApi:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, dict]] = []
+
+    async def request(self, method, path, body=None, content_type="application/json", timeout=60.0):
+        self.calls.append((method, path, body))
+        return {}
+
+
+def _admitted(name: str, admitted: bool = True) -> dict:
+    status = "True" if admitted else "False"
+    return {"metadata": {"name": name, "labels": {plans.CLASS_LABEL: "x"}, "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "status": {"admission": {"clusterQueue": "cq"} if admitted else None,
+                       "conditions": [{"type": "QuotaReserved", "status": status, "lastTransitionTime": "2025-01-01T00:00:01Z"},
+                                      {"type": "Admitted", "status": status}]}}
+
+
+def _generator():
+    plan = plans.from_scenario(loading.load("kueue-baseline", ONE_QUEUE).scenario)
+    clock, api = FakeClock(), FakeApi()
+    gen = generating.Generator(api, plan, generating.GeneratorSettings(max_seconds=60), clock=clock,
+                               say=lambda text: None, sleep=clock.sleep)
+    gen.outcome.start = clock.now
+    return gen, clock, api
+
+
+async def _settle(gen) -> None:
+    for _ in range(100):  # bounded: every task here finishes in a few steps
+        if not gen._tasks:
+            return
+        await asyncio.gather(*list(gen._tasks))
+
+
+def test_creates_on_schedule_then_finishes_runtime_after_admission():
+    async def scenario():
+        gen, clock, api = _generator()
+        await gen._create_all()
+        await _settle(gen)
+        posts = [(path, body["metadata"]["name"]) for method, path, body in api.calls if method == "POST"]
+        assert [name for _, name in posts] == ["small-lq-0", "small-lq-1", "large-lq-0"]
+        assert all(path.endswith("/namespaces/kqbench-churn/workloads") for path, _ in posts)
+        body = api.calls[0][2]
+        assert body["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1"}
+        assert body["spec"]["priorityClassName"] == "small" and body["metadata"]["labels"][plans.CLASS_LABEL] == "small"
+        assert clock.now - gen.outcome.start == 1.0  # the large one is due at 1 s
+        record = gen.outcome.records["small-lq-0"]
+        assert 0.1 <= round(record.created - gen.outcome.start, 6) <= 0.2  # when its POST returned
+        clock.now = gen.outcome.start + 3.0
+        gen._on_event("MODIFIED", _admitted("small-lq-0"))
+        await _settle(gen)
+        patch = api.calls[-1]
+        assert patch[0] == "PATCH" and "fieldManager=kqbench-kueue-baseline" in patch[1] and patch[1].split("?")[0].endswith("/status")
+        assert [c["type"] for c in patch[2]["status"]["conditions"]] == ["Finished"]
+        assert record.admitted == gen.outcome.start + 3.0
+        assert round(record.finished - record.admitted, 6) == 0.2
+        assert gen.outcome.api_times["small-lq-0"][:2] == ["2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z"]
+    asyncio.run(scenario())
+
+
+def test_eviction_disarms_the_finish_and_counts():
+    async def scenario():
+        gen, clock, api = _generator()
+        await gen._create_all()
+        await _settle(gen)
+        writes = len(api.calls)
+        gen._on_event("MODIFIED", _admitted("large-lq-0"))
+        gen._on_event("MODIFIED", _admitted("large-lq-0", admitted=False))  # evicted before its runtime is up
+        await _settle(gen)
+        record = gen.outcome.records["large-lq-0"]
+        assert len(api.calls) == writes and record.finished is None and record.evictions == 1
+        gen._on_event("MODIFIED", _admitted("large-lq-0"))  # admitted again: runs its full runtime from here
+        await _settle(gen)
+        assert record.finished is not None and len(api.calls) == writes + 1
+        assert not gen._all_finished.is_set()  # the two small ones never got admitted
+    asyncio.run(scenario())
