@@ -75,6 +75,8 @@ class ClusterSpec:
     """etcd's backend quota; its 2 GiB default is too small for 100k nodes plus workloads."""
     apiserver_args: tuple[tuple[str, str], ...] = ()
     """Extra kube-apiserver flags (name without dashes, value), e.g. requestheader settings."""
+    kwok_parallelism: int = 64
+    """Workers kwok-controller uses to mark nodes Ready (its default of 4 takes 20 min for 100k nodes)."""
     max_requests_inflight: int = 400
     """kube-apiserver's own default; with APF on, this plus 200 mutating seats is its total concurrency."""
 

@@ -69,7 +69,8 @@ def test_kwokctl_config_binds_loopback_and_names_every_port_and_binary():
 
 def test_heartbeats_off_means_no_leases_no_lifecycle_controller_and_a_one_shot_ready_stage():
     documents = _documents()
-    config, stage = documents
+    config, kwok, stage = documents
+    assert kwok["kind"] == "KwokConfiguration" and kwok["options"]["nodePlayStageParallelism"] == 64
     assert _patch_args(config, "kwok-controller")["node-lease-duration-seconds"] == {
         "key": "node-lease-duration-seconds", "value": "0", "override": True}
     controllers = _patch_args(config, "kube-controller-manager")["controllers"]["value"].split(",")
@@ -83,7 +84,7 @@ def test_heartbeats_off_means_no_leases_no_lifecycle_controller_and_a_one_shot_r
 
 def test_heartbeats_on_use_kwok_defaults_with_our_periods():
     documents = _documents(heartbeats=specs.Heartbeats(enabled=True, lease_seconds=120, status_seconds=60))
-    assert len(documents) == 1, "kwok's own node stages apply"
+    assert [d["kind"] for d in documents] == ["KwokctlConfiguration", "KwokConfiguration"], "kwok's own stages apply"
     options = documents[0]["options"]
     assert options["nodeLeaseDurationSeconds"] == 120
     assert options["nodeStatusUpdateFrequencyMilliseconds"] == 60_000
@@ -104,4 +105,4 @@ def test_feature_gates_and_apiserver_args_reach_the_config():
 def test_the_config_serialises_as_multi_document_yaml():
     text = yaml.safe_dump_all(_documents(), sort_keys=False)
     kinds = [d["kind"] for d in yaml.safe_load_all(text)]
-    assert kinds == ["KwokctlConfiguration", "Stage"]
+    assert kinds == ["KwokctlConfiguration", "KwokConfiguration", "Stage"]
