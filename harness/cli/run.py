@@ -31,7 +31,7 @@ def command(scenario, overrides, out_parent, kubeconfig, no_report, dry_run) -> 
         for case in loaded.cases:
             click.echo(case.id)
         return
-    result = runner.run(loaded, adapters.default_hooks(), runner.RunOptions(out_parent, not no_report, kubeconfig),
+    result = runner.run(loaded, adapters.hooks_for(loaded.scenario), runner.RunOptions(out_parent, not no_report, kubeconfig),
                         say=lambda text: console.print(text, highlight=False, markup=False))
     table = Table(title=f"run {result.record.run_id}: {result.record.status}")
     for column in ("case", "status", "error"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.errors import KqbenchError
-from harness.reporting import exporting, plotting
+from harness.reporting import exporting, plotting, watchcaching
 from harness.results import runs, summaries, tables as tidy
 
 
@@ -58,7 +58,12 @@ def render(folders: list[Path], out: Path) -> Path:
         if (Path(folder) / "summary.json").is_file():
             key_numbers.append(summary_frame(summaries.read(Path(folder))).assign(run=Path(folder).name))
     summary_table = pd.concat(key_numbers, ignore_index=True) if key_numbers else None
-    out.write_text(page(records, cases, tables, figures, summary_table))
+    sections = []
+    watch_html, watch_png = watchcaching.section(tables, out.parent)  # empty unless the run has list phases
+    if watch_html:
+        sections.append(watch_html)
+        figures.append((watchcaching.TITLE, watch_png))
+    out.write_text(page(records, cases, tables, figures, summary_table, sections))
     (out.parent / "perfdata.json").write_text(json.dumps(exporting.perfdata(tables, run_id), indent=1))
     (out.parent / "junit.xml").write_bytes(exporting.junit(tables, run_id))
     return out
@@ -71,7 +76,8 @@ def _table(frame: pd.DataFrame, empty: str = plotting.NOT_MEASURED) -> str:
 
 
 def page(records: list[dict], cases: pd.DataFrame, tables: dict[str, pd.DataFrame], figures,
-         summary_table: pd.DataFrame | None = None) -> str:
+         summary_table: pd.DataFrame | None = None, sections: list[str] = ()) -> str:
+    """The HTML page; `sections` are extra pre-rendered HTML blocks (e.g. the watch-cache table) after the key numbers."""
     head = "".join(
         f"<li><b>{html.escape(r['run_id'])}</b>: scenario <code>{html.escape(r['scenario_name'])}</code>, "
         f"status {html.escape(r['status'])}, {html.escape(r.get('started_at', ''))} → {html.escape(r.get('ended_at', ''))}, "
@@ -98,6 +104,7 @@ table.data td, table.data th {{ border: 1px solid #ccc; padding: 2px 6px; }}
 <ul>{head}</ul>
 <h2>Cases</h2>{_table(cases)}
 <h2>Key numbers</h2>{_table(summary_table)}
+{"".join(sections)}
 <h2>Figures</h2>{imgs}
 <h2>SLO checks</h2>{_table(slo_view)}
 <h2>etcd census</h2>{_table(tables.get("census"))}

@@ -151,6 +151,10 @@ def run_load(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: 
              out_dir: Path) -> hooks.Tables:
     from loadtests import running
 
+    from harness.watchcache import listing
+
+    if listing.handles(phase):  # populate / list phases of the watch-cache scenarios (issue 9)
+        return listing.run_phase(cluster, scenario, phase_name, phase, out_dir)
     from harness.kueuebaseline import generating as kueuebaseline, plans as kueueplans
 
     if kueueplans.handles(scenario, phase):  # Kueue's fixed-count perf run, not open-ended churn
@@ -174,3 +178,11 @@ def run_load(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: 
 def default_hooks() -> hooks.Hooks:
     return hooks.Hooks(scheduler=start_scheduler, measurements=CollectorMeasurements, load=run_load,
                        install_queues=install_queues)
+
+
+def hooks_for(scenario: models.Scenario) -> hooks.Hooks:
+    """default_hooks, without scheduler and queue objects when the scenario turns the scheduler off."""
+    if scenario.scheduler.enabled:
+        return default_hooks()
+    return hooks.Hooks(measurements=CollectorMeasurements, load=run_load,
+                       notes=["scheduler.enabled is false: no reference scheduler, no queue objects"])

@@ -9,14 +9,17 @@ from __future__ import annotations
 import itertools
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, NonNegativeInt, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator,
+)
 
 from harness.clusters import spec as clusterspecs
 from harness.nodes import pools as nodepools
 
 STRATEGIES = ("status-field", "single-object", "cq-status-topn", "aggregated-snapshot", "aggregated-indexed")
 Strategy = Literal["status-field", "single-object", "cq-status-topn", "aggregated-snapshot", "aggregated-indexed"]
-PHASE_KINDS = ("fill", "churn", "query", "drain")
+PHASE_KINDS = ("fill", "churn", "query", "drain", "populate", "list")
+LIST_MODES = ("rv0", "consistent", "paginated", "watchlist")
 
 
 class _Model(BaseModel):
@@ -67,6 +70,8 @@ class ClusterSection(_Model):
     """Shorthand for one pool of default nodes; give either `nodes` or `pools`."""
     pools: list[PoolSpec] = []
     feature_gates: dict[str, bool] = {}
+    apiserver_args: dict[str, str] = {}
+    """Extra kube-apiserver flags without dashes, e.g. {emulated-version: "1.33"}."""
     heartbeats: HeartbeatSpec = HeartbeatSpec()
 
     @model_validator(mode="after")
@@ -86,6 +91,7 @@ class ClusterSection(_Model):
         hb = self.heartbeats
         return clusterspecs.ClusterSpec(name=self.name or name, backend=self.backend, k8s_version=self.k8s_version,
                                         feature_gates=dict(self.feature_gates),
+                                        apiserver_args=tuple(sorted(self.apiserver_args.items())),
                                         heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds))
 
 
@@ -197,6 +203,8 @@ class QueuesSection(_Model):
 
 
 class SchedulerSection(_Model):
+    enabled: bool = True
+    """False: no reference scheduler and no queue objects (list/watch scenarios measure the apiserver alone)."""
     strategy: Strategy = "aggregated-indexed"
     qps: PositiveFloat = 50.0
     burst: PositiveInt = 100
@@ -231,7 +239,41 @@ class DrainPhase(_Model):
     timeout_seconds: PositiveFloat = 300
 
 
-Phase = Annotated[Union[FillPhase, ChurnPhase, QueryPhase, DrainPhase], Field(discriminator="kind")]
+class PopulatePhase(_Model):
+    """Create `namespaces` x `per_namespace` ConfigMaps of `bytes` each (the watch-cache experiments' data)."""
+
+    kind: Literal["populate"] = "populate"
+    namespaces: NonNegativeInt = 10
+    per_namespace: NonNegativeInt = 1000
+    bytes: NonNegativeInt = 100_000
+    """Size of each ConfigMap's one data value (100 KB as in Kubernetes' list benchmark job)."""
+    concurrency: PositiveInt = 16
+    """POSTs in flight; bounded so that set-up does not starve etcd of memory."""
+    timeout_seconds: PositiveFloat = 1800
+
+
+class ListPhase(_Model):
+    """`workers` clients listing back to back in one `mode` for `seconds` (issue 9's list-*)."""
+
+    kind: Literal["list"] = "list"
+    resource: Literal["configmaps", "nodes"] = "configmaps"
+    mode: Literal["rv0", "consistent", "paginated", "watchlist"] = "rv0"
+    """rv0: resourceVersion=0; consistent: resourceVersion=""; paginated: limit + continue;
+    watchlist: watch with sendInitialEvents=true, closed at the initial-events-end bookmark."""
+    scope: Literal["namespace", "cluster"] = "namespace"
+    """namespace: worker k lists populated namespace k mod N; cluster: every worker lists all namespaces."""
+    workers: PositiveInt = 20
+    seconds: PositiveFloat = 30
+    page_size: PositiveInt = 500
+    per_second: NonNegativeFloat = 0
+    """Per worker; 0 lists back to back (the next list starts when the previous one ended)."""
+    gzip: bool = False
+    """Off by default: the apiserver's compression CPU and the one-core load generator's inflate would
+    dominate a 2-core machine; client-go asks for gzip, so turn it on to see that cost."""
+
+
+Phase = Annotated[Union[FillPhase, ChurnPhase, QueryPhase, DrainPhase, PopulatePhase, ListPhase],
+                  Field(discriminator="kind")]
 
 
 class WorkloadMixSpec(_Model):
@@ -286,6 +328,15 @@ class MeasurementsSection(_Model):
     census: bool = True
 
 
+class ArmSpec(_Model):
+    """A named cluster variant (an experiment's arm): merged into `cluster` when `arm` selects it."""
+
+    description: str = ""
+    k8s_version: str | None = None
+    feature_gates: dict[str, bool] = {}
+    apiserver_args: dict[str, str] = {}
+
+
 class Scenario(_Model):
     """One scenario file; `sweep` is expanded by `loading.expand` into one run per point and repeat."""
 
@@ -298,7 +349,29 @@ class Scenario(_Model):
     load: LoadSection = LoadSection()
     measurements: MeasurementsSection = MeasurementsSection()
     repeat: PositiveInt = 1
+    arms: dict[str, ArmSpec] = {}
+    """Named cluster variants; sweep `arm: [a, b]` to give each its own case and cluster."""
+    arm: str | None = None
+    """The arm of this case; its version, gates and flags override `cluster`'s."""
     sweep: dict[str, list[Any]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arm_into_cluster(cls, data: Any) -> Any:
+        """`arm: x` merges arms[x] into `cluster` (gates and flags key by key), so a case's cluster is plain."""
+        if not (isinstance(data, dict) and data.get("arm") is not None):
+            return data
+        arms = data.get("arms") or {}
+        if not isinstance(arms, dict) or data["arm"] not in arms:
+            raise ValueError(f"arm {data['arm']!r} is not one of arms ({', '.join(map(str, arms)) or 'none defined'})")
+        arm = arms[data["arm"]] or {}
+        cluster = dict(data.get("cluster") or {})
+        if arm.get("k8s_version") is not None:
+            cluster["k8s_version"] = arm["k8s_version"]
+        for key in ("feature_gates", "apiserver_args"):
+            if arm.get(key):
+                cluster[key] = {**(cluster.get(key) or {}), **arm[key]}
+        return {**data, "cluster": cluster}
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,95 @@
+"""The load driver of the watch-cache scenarios: `populate` and `list` phases.
+
+A `list` phase is one Locust run of ModeListers (loadtests.users.modelisting) in one mode; its
+tables are the usual load tables plus one `list_phases` row saying what the phase was (mode, scope,
+arm, version, gates), which is all `tabulating` needs to turn a run into one row per mode and arm.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from harness import kubeconfig
+from harness.clusters import spec as clusterspecs, state
+from harness.errors import KqbenchError
+from harness.progress import LineProgress
+from harness.running import hooks
+from harness.scenarios import models
+from harness.watchcache import populating
+
+PHASE_KINDS = ("populate", "list")
+LIST_PHASE_COLUMNS = ("phase", "resource", "mode", "scope", "workers", "seconds", "page_size", "gzip", "arm",
+                      "k8s_version", "feature_gates", "apiserver_args", "stopped_by", "load_seconds")
+
+
+def handles(phase: models.Phase) -> bool:
+    return phase.kind in PHASE_KINDS
+
+
+def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: models.ListPhase):
+    """The Locust run plan of a list phase (pure but for the kubeconfig read)."""
+    from loadtests import listgroups, settings as ls
+
+    creds = kubeconfig.load(cluster.kubeconfig)
+    namespaced = phase.resource != "nodes" and phase.scope == "namespace"
+    listwatch = ls.ListWatchSettings(
+        resource=phase.resource, namespace=populating.GROUP if namespaced else None,
+        list_modes=() if phase.mode == "watchlist" else (phase.mode,), watch_modes=("watchlist",),
+        page_size=phase.page_size, per_second=phase.per_second,
+        # the server ends a watch-list at timeoutSeconds even mid-way: leave the initial events time
+        hold_seconds=int(max(60, phase.seconds * 2)))
+    settings = ls.LoadSettings(
+        target=ls.Target(server=creds.server, ca_file=creds.ca_file, cert_file=creds.cert_file,
+                         key_file=creds.key_file, token=creds.token, insecure=creds.insecure),
+        client=ls.ClientSettings(network_timeout=max(120.0, phase.seconds * 2), gzip=phase.gzip),
+        listwatch=listwatch)
+    return ls.RunPlan(settings=settings, locustfile=listgroups.LOCUSTFILE, user_weights={listgroups.USER_CLASS: phase.workers},
+                      users=phase.workers, spawn_rate=float(phase.workers), run_time=float(phase.seconds),
+                      workers=scenario.load.workers)
+
+
+def phase_row(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: models.ListPhase,
+              summary: dict) -> dict:
+    """What a list phase was, for the report (pure)."""
+    return {"phase": phase_name, "resource": phase.resource, "mode": phase.mode,
+            "scope": "cluster" if phase.resource == "nodes" else phase.scope, "workers": phase.workers,
+            "seconds": phase.seconds, "page_size": phase.page_size, "gzip": phase.gzip,
+            "arm": scenario.arm or "default", "k8s_version": cluster.versions.get("kubernetes", ""),
+            "feature_gates": clusterspecs.format_feature_gates(dict(scenario.cluster.feature_gates)),
+            "apiserver_args": ",".join(f"{k}={v}" for k, v in sorted(scenario.cluster.apiserver_args.items())),
+            "stopped_by": str(summary.get("stopped_by", "")), "load_seconds": float(summary.get("load_seconds", 0.0))}
+
+
+def run_phase(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: models.Phase,
+              out_dir: Path) -> hooks.Tables:
+    """Run a populate or list phase; returns its tables (the runner adds `case`)."""
+    if phase.kind == "populate":
+        return _populate(cluster, phase_name, phase)
+    from loadtests import running
+
+    try:
+        result = running.run(plan(cluster, scenario, phase), out_dir)
+    except running.LoadError as error:
+        raise KqbenchError(str(error).splitlines()[0]) from None
+    tables = {}
+    for name, frame in (("load_history", result.history), ("load_totals", result.totals),
+                        ("load_failures", result.failures)):
+        framed = frame.copy()
+        framed.insert(0, "phase", phase_name)
+        tables[name] = framed
+    tables["list_phases"] = pd.DataFrame([phase_row(cluster, scenario, phase_name, phase, result.summary)],
+                                         columns=list(LIST_PHASE_COLUMNS))
+    return tables
+
+
+def _populate(cluster: state.ClusterInfo, phase_name: str, phase: models.PopulatePhase) -> hooks.Tables:
+    progress = LineProgress(interval=10.0)
+    report = populating.populate(
+        kubeconfig.load(cluster.kubeconfig), phase.namespaces, phase.per_namespace, phase.bytes,
+        concurrency=phase.concurrency, timeout=phase.timeout_seconds,
+        progress=lambda done, total: progress("configmaps", f"created {done}/{total}", done == total))
+    row = {"phase": phase_name, "namespaces": report.namespaces, "objects": report.objects,
+           "bytes": report.bytes, "seconds": report.seconds, "objects_per_second": report.objects_per_second}
+    return {"populate": pd.DataFrame([row])}
