@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import ssl
 import statistics
 import sys
 import time
@@ -24,7 +25,7 @@ import aiohttp
 import orjson
 
 from harness import aggregation, kubeconfig, rest, schedulerproc
-from harness.clusters import bringup, spec as specs
+from harness.clusters import bringup, kwok, spec as specs, state
 from harness.nodes import pools
 from harness.progress import LineProgress
 
@@ -73,15 +74,17 @@ async def create_workloads(creds, count: int, concurrency: int, progress) -> flo
     return time.monotonic() - started
 
 
-async def read_pages(creds, readers: int, seconds: float, path: str) -> list[float]:
+async def read_pages(creds, readers: int, seconds: float, path: str, direct=None) -> list[float]:
+    """Concurrent readers of one path for `seconds`; direct=(url, ssl_context, headers) skips kube-apiserver."""
     latencies: list[float] = []
     deadline = time.monotonic() + seconds
-    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=readers)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    server, context, headers = direct or (creds.server, creds.ssl_context(), {})
+    connector = aiohttp.TCPConnector(ssl=context, limit=readers)
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
         async def reader():
             while time.monotonic() < deadline:
                 started = time.perf_counter()
-                async with session.get(creds.server + path) as response:
+                async with session.get(server + path) as response:
                     body = await response.read()
                     assert response.status == 200, body[:200]
                 latencies.append(time.perf_counter() - started)
@@ -154,10 +157,21 @@ def main() -> None:
         aggregation.wait_available(creds)
 
         pids = {**info.pids, "scheduler": handle.process.pid, "benchmark-client": os.getpid()}
-        for label, path in (("cluster_queue_page_100", f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset=50000"),
-                            ("local_queue_page_100", f"{VISIBILITY}/namespaces/default/localqueues/lq-3/pendingworkloads?limit=100&offset=5000")):
+        # The same page straight to the visibility server as the front proxy would ask: what the
+        # server costs on its own, apart from kube-apiserver's proxying.
+        proxy = kwok.pki_dir(info.name)
+        direct_context = ssl.create_default_context(cafile=str(state.state_root() / "pki" / info.name / "visibility-ca.crt"))
+        direct_context.check_hostname = False
+        direct_context.load_cert_chain(proxy / "front-proxy-client.crt", proxy / "front-proxy-client.key")
+        direct = (f"https://127.0.0.1:{handle.visibility_port}", direct_context,
+                  {"X-Remote-User": "admin", "X-Remote-Group": "system:masters"})
+        cq_page = f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset=50000"
+        for label, path, how in (("cluster_queue_page_100", cq_page, None),
+                                 ("local_queue_page_100",
+                                  f"{VISIBILITY}/namespaces/default/localqueues/lq-3/pendingworkloads?limit=100&offset=5000", None),
+                                 ("cluster_queue_page_100_direct_to_server", cq_page, direct)):
             before = cpu_seconds(pids)
-            latencies = asyncio.run(read_pages(creds, args.readers, args.read_seconds, path))
+            latencies = asyncio.run(read_pages(creds, args.readers, args.read_seconds, path, how))
             cores = cpu_share(before, cpu_seconds(pids), args.read_seconds)
             result[label] = {"requests": len(latencies), "per_second": round(len(latencies) / args.read_seconds, 1),
                              "p50_ms": round(quantile(latencies, 0.5) * 1e3, 2),
