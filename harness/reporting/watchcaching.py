@@ -34,8 +34,12 @@ def figure(table: pd.DataFrame) -> bytes:
     for ax, column, label in zip(axes, ("p99_ms", "etcd_list_requests", "apiserver_rss_peak_mb"),
                                  ("p99 latency of one list (ms)", "etcd list requests in the phase",
                                   "kube-apiserver peak RSS (MB)")):
-        pivot = table.pivot_table(index="row", columns="arm", values=column, aggfunc="max", sort=False)
-        pivot.plot.bar(ax=ax, rot=30, legend=ax is axes[0])
+        pivot = table.pivot_table(index="row", columns="arm", values=column, aggfunc="max", sort=False, dropna=False)
+        if pivot.isna().all().all():
+            ax.text(0.5, 0.5, "not measured in this run", ha="center", va="center", color="gray",
+                    transform=ax.transAxes)
+        else:
+            pivot.astype(float).plot.bar(ax=ax, rot=30, legend=ax is axes[0])
         ax.set_ylabel(label)
         ax.set_xlabel("mode / scope (n: namespace, c: cluster)")
     fig.tight_layout()
