@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.errors import KqbenchError
-from harness.reporting import exporting, plotting, watchcaching
+from harness.reporting import exporting, kueuebaseline, plotting, watchcaching
 from harness.results import runs, summaries, tables as tidy
 
 
@@ -63,6 +63,12 @@ def render(folders: list[Path], out: Path) -> Path:
     if watch_html:
         sections.append(watch_html)
         figures.append((watchcaching.TITLE, watch_png))
+    cpus = records[0].get("machine", {}).get("cpus", "?") if records else "?"
+    kueue_html, kueue_png = kueuebaseline.section(tables, cpus)  # empty unless the run is kueue-baseline
+    if kueue_html:
+        sections.append(kueue_html)
+        if kueue_png:
+            figures.append((kueuebaseline.TITLE, kueue_png))
     out.write_text(page(records, cases, tables, figures, summary_table, sections))
     (out.parent / "perfdata.json").write_text(json.dumps(exporting.perfdata(tables, run_id), indent=1))
     (out.parent / "junit.xml").write_bytes(exporting.junit(tables, run_id))

@@ -1,0 +1,30 @@
+"""The report's kueue-baseline section: absent without the table, ours next to Kueue's with it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.kueuebaseline import figures as figs, tabulating
+from harness.reporting import kueuebaseline as section
+
+
+def _tables():
+    records = {n: figs.WorkloadRecord(n, "cq-0", cls, 1000, created=0.0) for n, cls in (("a", "small"), ("b", "large"))}
+    for t, r in enumerate(records.values(), start=1):
+        r.on_admitted(float(t))
+        r.on_released(float(t) + 1, finished=True)
+    result = figs.compute(list(records.values()), {"cq-0": 1000}, start=0.0)
+    return {tabulating.FIGURES_TABLE: tabulating.figures_frame(result, {}, {}).assign(phase="churn"),
+            tabulating.CLASSES_TABLE: tabulating.classes_frame(result),
+            tabulating.WORKLOADS_TABLE: tabulating.workloads_frame(records, {}, 0.0)}
+
+
+def test_no_table_no_section():
+    assert section.section({"observations": pd.DataFrame()}) == ("", None)
+
+
+def test_section_has_both_columns_the_note_and_a_figure():
+    text, png = section.section(_tables(), cpus=2)
+    assert "kueue_published" in text and "351" in text and "2-CPU machine" in text and "1 s resolution" in text
+    assert "<th>phase</th>" not in text
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
