@@ -106,6 +106,7 @@ class Controller:
         self._tasks: set[asyncio.Task] = set()
         # Workloads whose admission we wrote: events older than our write are stale echoes.
         self._written_rv: dict[tuple[str, str], int] = {}
+        self._evictions_in_flight: set[tuple[str, str]] = set()
         self.informers: list[informing.Informer] = []
         self._status_written: dict[str, tuple] = {}
         self.ready = False
@@ -147,13 +148,21 @@ class Controller:
         if self.on_change:
             self.on_change()
 
-    def _apply_workload(self, obj: dict) -> None:
+    def _apply_workload(self, obj: dict, from_write: bool = False) -> None:
+        """Feed one Workload object to the core, unless it is older than one we wrote ourselves.
+
+        A write's response may be applied before the watch delivers the events that preceded it;
+        replaying those would undo the write (re-admit an evicted workload, for instance).
+        """
         meta = obj["metadata"]
         key = (meta.get("namespace", "default"), meta["name"])
+        version = _rv(obj)
         written = self._written_rv.get(key)
-        if written is not None:
-            if _rv(obj) < written:
-                return  # older than our own write: would undo an admission we made
+        if written is not None and version < written:
+            return
+        if from_write:
+            self._written_rv[key] = version
+        elif written is not None:
             del self._written_rv[key]
         workload = self.decoder.decode(obj)
         if workload.finished:
@@ -202,17 +211,20 @@ class Controller:
 
     async def _write_eviction(self, target: Workload, preemptor: Workload, cluster_queue: str, now: float) -> None:
         path = _workload_path(target.namespace, target.name)
-        async with self._writes:
-            try:
-                result = await self.client.request(
-                    "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
-                    eviction_status(target, preemptor, now), "application/apply-patch+yaml")
-            except kube.ApiError as error:
-                self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
-                return
-        # The echo (admission gone, Evicted) requeues it in the core; until then it holds its quota.
+        try:
+            async with self._writes:
+                try:
+                    result = await self.client.request(
+                        "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
+                        eviction_status(target, preemptor, now), "application/apply-patch+yaml")
+                except kube.ApiError as error:
+                    self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
+                    return
+        finally:
+            self._evictions_in_flight.discard(target.key)
+        # Until now the target held its quota (marked evicting); the response requeues it.
         self.metrics.evicted_total.labels(cluster_queue).inc()
-        self._apply_workload(result)
+        self._apply_workload(result, from_write=True)
         self._touch()
 
     def run_cycle(self) -> int:
@@ -226,6 +238,10 @@ class Controller:
                 self._spawn(self._write_admission(decision, now))
             elif isinstance(decision, Preempt):
                 for target in decision.targets:
+                    # A target chosen again while its eviction is being written is already on its way out.
+                    if target.workload.key in self._evictions_in_flight:
+                        continue
+                    self._evictions_in_flight.add(target.workload.key)
                     self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now))
         if decisions and self.on_change:
             self.on_change()

@@ -18,14 +18,15 @@ def flavor(name="default"):
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}}
 
 
-def cluster_queue(name, cpu, cohort="co", borrowing_limit=None):
+def cluster_queue(name, cpu, cohort="co", borrowing_limit=None, preemption=None):
     quota = {"name": "cpu", "nominalQuota": str(cpu)}
     if borrowing_limit is not None:
         quota["borrowingLimit"] = str(borrowing_limit)
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-            "spec": {"cohortName": cohort, "queueingStrategy": "BestEffortFIFO",
-                     "resourceGroups": [{"coveredResources": ["cpu"],
-                                         "flavors": [{"name": "default", "resources": [quota]}]}]}}
+    spec = {"cohortName": cohort, "queueingStrategy": "BestEffortFIFO",
+            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [quota]}]}]}
+    if preemption:
+        spec["preemption"] = preemption
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
 def local_queue(name, cq, namespace="default"):
