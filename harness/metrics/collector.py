@@ -11,7 +11,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from harness.clusters import state
 from harness.errors import KqbenchError

@@ -14,7 +14,7 @@ from pathlib import Path
 from harness import aggregation, kubeconfig
 from harness.clusters import state
 from harness.errors import KqbenchError
-from harness.running import hooks, queueobjects
+from harness.running import hooks, loadresults, queueobjects
 from harness.scenarios import models
 
 SCHEDULER_POSITIONS = {"aggregated-indexed": "indexed", "aggregated-snapshot": "snapshot"}
@@ -149,8 +149,6 @@ def _locustfile() -> str:
 
 def run_load(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: models.Phase,
              out_dir: Path) -> hooks.Tables:
-    from loadtests import running
-
     from harness.watchcache import listing
 
     if listing.handles(phase):  # populate / list phases of the watch-cache scenarios (issue 9)
@@ -162,17 +160,7 @@ def run_load(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: 
     plan = load_plan(cluster, scenario, phase_name, phase)
     if plan is None:
         return {}
-    try:
-        result = running.run(plan, out_dir)
-    except running.LoadError as error:
-        raise KqbenchError(str(error).splitlines()[0]) from None
-    tables = {}
-    for name, frame in (("load_history", result.history), ("load_totals", result.totals),
-                        ("load_failures", result.failures)):
-        framed = frame.copy()
-        framed.insert(0, "phase", phase_name)
-        tables[name] = framed
-    return tables
+    return loadresults.phase_tables(loadresults.run_load(plan, out_dir), phase_name)
 
 
 def default_hooks() -> hooks.Hooks:

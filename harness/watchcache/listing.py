@@ -13,9 +13,8 @@ import pandas as pd
 
 from harness import kubeconfig
 from harness.clusters import spec as clusterspecs, state
-from harness.errors import KqbenchError
 from harness.progress import LineProgress
-from harness.running import hooks
+from harness.running import hooks, loadresults
 from harness.scenarios import models
 from harness.watchcache import populating
 
@@ -67,18 +66,8 @@ def run_phase(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name:
     """Run a populate or list phase; returns its tables (the runner adds `case`)."""
     if phase.kind == "populate":
         return _populate(cluster, phase_name, phase)
-    from loadtests import running
-
-    try:
-        result = running.run(plan(cluster, scenario, phase), out_dir)
-    except running.LoadError as error:
-        raise KqbenchError(str(error).splitlines()[0]) from None
-    tables = {}
-    for name, frame in (("load_history", result.history), ("load_totals", result.totals),
-                        ("load_failures", result.failures)):
-        framed = frame.copy()
-        framed.insert(0, "phase", phase_name)
-        tables[name] = framed
+    result = loadresults.run_load(plan(cluster, scenario, phase), out_dir)
+    tables = loadresults.phase_tables(result, phase_name)
     tables["list_phases"] = pd.DataFrame([phase_row(cluster, scenario, phase_name, phase, result.summary)],
                                          columns=list(LIST_PHASE_COLUMNS))
     return tables

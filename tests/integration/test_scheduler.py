@@ -20,7 +20,7 @@ from scheduler.core import conversion, scheduling
 from scheduler.core.queues import QueueManager
 
 from .conftest import unique_name
-from .kueue_objects import (BASE, VISIBILITY, cluster_queue, create, flavor, listed, local_queue, queue_order,
+from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, queue_order,
                             wait_for, workload)
 
 pytestmark = pytest.mark.integration

@@ -1,6 +1,5 @@
 """Pure parts of populating, listing and the ModeLister's rules."""
 
-import orjson
 import pytest
 
 from harness.clusters import state
