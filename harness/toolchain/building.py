@@ -36,7 +36,7 @@ def find_go() -> str:
     go = shutil.which("go")
     if go is None:
         raise ToolchainError(
-            "`go` is not on PATH: install Go >= 1.25 (Debian: apt-get install golang-go, "
+            "`go` is not on PATH: install Go >= 1.26 (Debian: apt-get install golang-go, "
             "or the official tarball) and put its bin folder on PATH"
         )
     return go
