@@ -24,7 +24,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness import aggregation, kubeconfig, posting, rest, schedulerproc
 from harness.clusters import bringup, kwok, spec as specs, state
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -47,31 +47,6 @@ def workload(i: int) -> dict:
                 "name": "main", "count": 1,
                 "template": {"spec": {"containers": [{"name": "c", "image": "x",
                                                       "resources": {"requests": {"cpu": "1"}}}]}}}]}}
-
-
-async def create_workloads(creds, count: int, concurrency: int, progress) -> float:
-    started = time.monotonic()
-    url = creds.server + f"{BASE}/namespaces/default/workloads"
-    next_index = 0
-    done = 0
-    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector, headers={"Content-Type": "application/json"}) as session:
-        async def worker():
-            nonlocal next_index, done
-            while next_index < count:
-                i = next_index
-                next_index += 1
-                for _ in range(8):
-                    async with session.post(url, data=orjson.dumps(workload(i))) as response:
-                        await response.read()
-                        if response.status in (201, 409):
-                            break
-                        await asyncio.sleep(0.2)
-                done += 1
-                if done % 2000 == 0:
-                    progress("workloads", f"created {done}/{count} ({done / (time.monotonic() - started):.0f}/s)")
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return time.monotonic() - started
 
 
 async def read_pages(creds, readers: int, seconds: float, path: str, direct=None) -> list[float]:
@@ -146,7 +121,10 @@ def main() -> None:
             rest.apply(creds, f"{BASE}/namespaces/default/localqueues/lq-{i}", {
                 "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                 "metadata": {"name": f"lq-{i}", "namespace": "default"}, "spec": {"clusterQueue": "cq"}})
-        seconds = asyncio.run(create_workloads(creds, args.workloads, 64, progress))
+        jobs = [(f"{BASE}/namespaces/default/workloads", lambda i=i: orjson.dumps(workload(i)))
+                for i in range(args.workloads)]
+        seconds = posting.post_all(creds, jobs, 64, timeout=1800,
+                                   progress=lambda done, total: progress("workloads", f"created {done}/{total}"))
         result["create_seconds"] = round(seconds, 1)
         result["create_per_second"] = round(args.workloads / seconds, 1)
 

@@ -1,27 +1,24 @@
 """Fill a cluster with N namespaces x M ConfigMaps of S bytes: the data the list experiments read.
 
-Concurrent POSTs over kept-alive connections (harness.nodes.creating's pattern). Objects are built
+Concurrent POSTs over kept-alive connections (harness.posting). Objects are built
 by pure functions so their shape and size are unit-tested without a server.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import aiohttp
 import orjson
 
-from harness.errors import KqbenchError
+from harness import posting
 from harness.kubeconfig import Credentials
 from loadtests import listgroups
 
 NAMESPACE_PREFIX = "kqb-list"
 GROUP = "watchcache"
 """Value of listgroups.GROUP_LABEL on the populated namespaces: the group ModeListers spread over."""
-MAX_ATTEMPTS = 8
 _FILLER = b"kqbench-watchcache-"
 
 
@@ -62,49 +59,16 @@ def configmap_manifest(namespace: str, index: int, size: int) -> dict:
             "data": {"value": value_of(size)}}
 
 
-async def _post_all(creds: Credentials, jobs: list[tuple[str, Callable[[], bytes]]], concurrency: int, deadline: float,
-                    progress: Callable[[int, int], None]) -> None:
-    position = 0
-    done = 0
-    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency, keepalive_timeout=60)
-    headers = {"Content-Type": "application/json", "Accept": "application/json", **creds.headers()}
-    async with aiohttp.ClientSession(connector=connector, headers=headers,
-                                     timeout=aiohttp.ClientTimeout(total=120)) as session:
-        async def worker() -> None:
-            nonlocal position, done
-            while position < len(jobs):
-                if time.monotonic() > deadline:
-                    raise KqbenchError(f"populating took longer than its timeout ({done}/{len(jobs)} created)")
-                path, build = jobs[position]
-                body = build()  # built when sent: 10k bodies of 100 KB would be 1 GB held at once
-                position += 1
-                for attempt in range(MAX_ATTEMPTS):
-                    async with session.post(creds.server + path, data=body) as response:
-                        await response.read()
-                        if response.status in (201, 409):
-                            break
-                        if response.status in (429, 500, 503, 504) and attempt + 1 < MAX_ATTEMPTS:
-                            await asyncio.sleep(min(0.05 * 2**attempt, 2.0))
-                            continue
-                        raise KqbenchError(f"POST {path} failed: HTTP {response.status}")
-                done += 1
-                if done % 1000 == 0 or done == len(jobs):
-                    progress(done, len(jobs))
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-
 def populate(creds: Credentials, namespaces: int, per_namespace: int, size: int, concurrency: int = 16,
              timeout: float = 1800.0, progress: Callable[[int, int], None] = lambda done, total: None,
              clock: Callable[[], float] = time.monotonic) -> PopulateReport:
     """Create the namespaces, then their ConfigMaps (existing ones count as done); bounded by timeout."""
     started = clock()
-    deadline = time.monotonic() + timeout
     namespace_jobs = [("/api/v1/namespaces", lambda i=i: orjson.dumps(namespace_manifest(i))) for i in range(namespaces)]
-    asyncio.run(_post_all(creds, namespace_jobs, min(concurrency, max(1, namespaces)), deadline, lambda d, t: None))
+    spent = posting.post_all(creds, namespace_jobs, concurrency, timeout)
     # Interleave namespaces so every namespace grows at once (as a cluster's would), not one after another.
     jobs = [(f"/api/v1/namespaces/{namespace_name(n)}/configmaps",
              lambda n=n, i=i: orjson.dumps(configmap_manifest(namespace_name(n), i, size)))
             for i in range(per_namespace) for n in range(namespaces)]
-    asyncio.run(_post_all(creds, jobs, concurrency, deadline, progress))
+    posting.post_all(creds, jobs, concurrency, max(1.0, timeout - spent), progress)
     return PopulateReport(namespaces, len(jobs), len(jobs) * size, clock() - started)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 
-import aiohttp
 import orjson
 
-from harness import rest
+from harness import posting, rest
 
 BASE = "/apis/kueue.x-k8s.io/v1beta2"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
@@ -66,31 +64,9 @@ def queue_order(w):
 
 
 def bulk_create(creds, objects: list[dict], concurrency: int = 48) -> float:
-    """POST many namespaced objects concurrently (201 or 409 both count); returns seconds taken."""
-
-    async def run() -> None:
-        position = 0
-        connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency)
-        async with aiohttp.ClientSession(connector=connector, headers={"Content-Type": "application/json"}) as session:
-            async def worker():
-                nonlocal position
-                while position < len(objects):
-                    obj = objects[position]
-                    position += 1
-                    url = creds.server + path_of(obj).rsplit("/", 1)[0]
-                    for _ in range(8):
-                        async with session.post(url, data=orjson.dumps(obj)) as response:
-                            await response.read()
-                            if response.status in (201, 409):
-                                break
-                            await asyncio.sleep(0.2)
-                    else:
-                        raise RuntimeError(f"creating {path_of(obj)} kept failing: HTTP {response.status}")
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-    started = time.monotonic()
-    asyncio.run(run())
-    return time.monotonic() - started
+    """POST many namespaced objects concurrently (existing ones count); returns seconds taken."""
+    jobs = [(path_of(obj).rsplit("/", 1)[0], lambda obj=obj: orjson.dumps(obj)) for obj in objects]
+    return posting.post_all(creds, jobs, concurrency, timeout=600)
 
 
 def wait_for(predicate, timeout=90.0, interval=0.5):

@@ -1,0 +1,63 @@
+"""Creating many objects fast: concurrent POSTs over kept-alive connections, no client-side limit.
+
+This is our own set-up traffic (fill a queue, populate ConfigMaps), not what we measure; its
+speed decides how long a run waits before measuring. Existing objects (409) count as created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import aiohttp
+
+from harness.errors import KqbenchError
+from harness.kubeconfig import Credentials
+
+MAX_ATTEMPTS = 8
+RETRIED = (429, 500, 503, 504)
+
+# (collection path, body factory): bodies are built when sent, so 10k bodies of 100 KB are never
+# held at once.
+Job = tuple[str, Callable[[], bytes]]
+
+
+async def _post_all(creds: Credentials, jobs: list[Job], concurrency: int, deadline: float,
+                    progress: Callable[[int, int], None]) -> None:
+    position = 0
+    done = 0
+    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency, keepalive_timeout=60)
+    headers = {"Content-Type": "application/json", "Accept": "application/json", **creds.headers()}
+    async with aiohttp.ClientSession(connector=connector, headers=headers,
+                                     timeout=aiohttp.ClientTimeout(total=120)) as session:
+        async def worker() -> None:
+            nonlocal position, done
+            while position < len(jobs):
+                if time.monotonic() > deadline:
+                    raise KqbenchError(f"creating objects took longer than its timeout ({done}/{len(jobs)} created)")
+                path, build = jobs[position]
+                body = build()
+                position += 1
+                for attempt in range(MAX_ATTEMPTS):
+                    async with session.post(creds.server + path, data=body) as response:
+                        await response.read()
+                        if response.status in (201, 409):
+                            break
+                        if response.status in RETRIED and attempt + 1 < MAX_ATTEMPTS:
+                            await asyncio.sleep(min(0.05 * 2**attempt, 2.0))
+                            continue
+                        raise KqbenchError(f"POST {path} failed: HTTP {response.status}")
+                done += 1
+                if done % 1000 == 0 or done == len(jobs):
+                    progress(done, len(jobs))
+
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(jobs))))))
+
+
+def post_all(creds: Credentials, jobs: list[Job], concurrency: int = 48, timeout: float = 1800.0,
+             progress: Callable[[int, int], None] = lambda done, total: None) -> float:
+    """POST every job (bounded by timeout); returns the seconds it took."""
+    started = time.monotonic()
+    asyncio.run(_post_all(creds, jobs, concurrency, started + timeout, progress))
+    return time.monotonic() - started
