@@ -16,8 +16,6 @@ from scheduler.publishing import strategies
 @click.option("--kubeconfig", required=True, help="Kubeconfig of the cluster to schedule on.")
 @click.option("--strategy", default=strategies.AGGREGATED_INDEXED, show_default=True,
               type=click.Choice(list(strategies.STRATEGIES)), help="How users learn their queue position.")
-@click.option("--positions", type=click.Choice(["indexed", "snapshot"]), default=None, hidden=True,
-              help="Older spelling: aggregated-<positions>.")
 @click.option("--topn", type=int, default=10, show_default=True, help="cq-status-topn: head size (1-4000).")
 @click.option("--topn-interval", type=float, default=5.0, show_default=True, help="cq-status-topn: refresh seconds.")
 @click.option("--single-object-interval", type=float, default=1.0, show_default=True,
@@ -30,11 +28,9 @@ from scheduler.publishing import strategies
 @click.option("--tls-cert", default="", help="Serving certificate of the visibility API.")
 @click.option("--tls-key", default="")
 @click.option("--authorization", default="delegate", show_default=True, help="delegate (SubjectAccessReview) | off")
-def main(kubeconfig, strategy, positions, topn, topn_interval, single_object_interval, qps, burst, no_client_limit, visibility_port, metrics_port, tls_cert, tls_key,
+def main(kubeconfig, strategy, topn, topn_interval, single_object_interval, qps, burst, no_client_limit, visibility_port, metrics_port, tls_cert, tls_key,
          authorization) -> None:
     """Run the reference scheduler: controller, visibility API and /metrics."""
-    if positions:
-        strategy = f"aggregated-{positions}"
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = running.SchedulerSettings(

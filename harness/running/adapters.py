@@ -13,13 +13,8 @@ from pathlib import Path
 
 from harness import aggregation, kubeconfig
 from harness.clusters import state
-from harness.errors import KqbenchError
 from harness.running import hooks, loadresults, queueobjects
 from harness.scenarios import models
-
-SCHEDULER_POSITIONS = {"aggregated-indexed": "indexed", "aggregated-snapshot": "snapshot"}
-"""Scenario strategy -> the older scheduler's --positions (before it took --strategy with all five names)."""
-
 
 # -- scheduler ------------------------------------------------------------------------------
 
@@ -36,21 +31,11 @@ class _SchedulerProcessHandle:
 
 
 def start_scheduler(cluster: state.ClusterInfo, scheduler: models.SchedulerSection, log_dir: Path) -> hooks.SchedulerHandle:
-    import inspect
-
     from harness import schedulerproc
 
     qps = None if scheduler.no_client_limit else scheduler.qps
-    if "strategy" in inspect.signature(schedulerproc.start).parameters:
-        # The scheduler takes the scenario's strategy names as they are (issue 4's --strategy).
-        process = schedulerproc.start(cluster, strategy=scheduler.strategy, qps=qps, burst=scheduler.burst,
-                                      log_dir=log_dir)
-        return _SchedulerProcessHandle(process)
-    positions = SCHEDULER_POSITIONS.get(scheduler.strategy)
-    if positions is None:
-        raise KqbenchError(f"strategy {scheduler.strategy!r} is not served by this reference scheduler "
-                           f"(available: {', '.join(SCHEDULER_POSITIONS)})")
-    process = schedulerproc.start(cluster, positions=positions, qps=qps, burst=scheduler.burst, log_dir=log_dir)
+    process = schedulerproc.start(cluster, strategy=scheduler.strategy, qps=qps, burst=scheduler.burst,
+                                  log_dir=log_dir)
     return _SchedulerProcessHandle(process)
 
 
