@@ -7,7 +7,6 @@ import json
 import platform
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import psutil
 
@@ -110,7 +109,7 @@ def up(cluster: specs.ClusterSpec, pools: list[nodepools.NodePool], progress, ku
     else:
         pins = versions.load_pins()
         k8s = versions.normalise_k8s_version(cluster.k8s_version or pins.kubernetes_default)
-        kwok_source = Path.home() / "go" / "pkg" / "mod" / f"sigs.k8s.io/kwok@{pins.kwok}"
+        kwok_source = building.module_dir("sigs.k8s.io/kwok", pins.kwok)
         kind_plan = kind.plan(cluster, k8s, pins.kwok, kwok_source, state.state_root() / "kind")
         kind.run(kind_plan)
         info = existing.up(cluster.name, kind_plan.kubeconfig)

@@ -42,6 +42,12 @@ def find_go() -> str:
     return go
 
 
+def module_dir(module: str, version: str) -> Path:
+    """Where the Go module cache holds module@version (it may not be downloaded yet)."""
+    cache = subprocess.run([find_go(), "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout.strip()
+    return Path(cache) / f"{module}@{version}"
+
+
 def go_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Environment for go commands: static binaries, module mode, our wrapper's go.mod decides."""
     env = dict(os.environ)

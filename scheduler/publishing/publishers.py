@@ -29,6 +29,15 @@ def failure_reason(error: kube.ApiError) -> str:
     return {404: "NotFound", 409: "Conflict", 422: "Invalid", 429: "TooManyRequests"}.get(error.status, str(error.status))
 
 
+async def wait_any(event: asyncio.Event, stop: asyncio.Event, timeout: float) -> None:
+    """Return when event or stop is set, or after timeout seconds."""
+    waiter = asyncio.ensure_future(event.wait())
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({waiter, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    stopper.cancel()
+
+
 class Publisher:
     """Base: a change flag with the time of the oldest change not yet published."""
 
@@ -66,11 +75,7 @@ class Publisher:
         return result
 
     async def wait(self, stop: asyncio.Event, timeout: float) -> None:
-        waiter = asyncio.ensure_future(self.changed.wait())
-        stopper = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({waiter, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        stopper.cancel()
+        await wait_any(self.changed, stop, timeout)
 
     async def run(self, stop: asyncio.Event) -> None:
         raise NotImplementedError
@@ -135,11 +140,7 @@ class StatusFieldPublisher(Publisher):
             self.metrics.staleness.labels(self.metrics.strategy).observe(max(0.0, self.clock() - since))
 
     async def wait_work(self, stop: asyncio.Event) -> None:
-        waiter = asyncio.ensure_future(self._work.wait())
-        stopper = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({waiter, stopper}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        stopper.cancel()
+        await wait_any(self._work, stop, timeout=1.0)
 
     async def run(self, stop: asyncio.Event) -> None:
         writers = [asyncio.create_task(self._writer(stop)) for _ in range(self.writers)]
