@@ -26,8 +26,11 @@ def command(base, new, thresholds) -> None:
     rules = comparing.load_thresholds(thresholds)
     rows = comparing.compare(summaries.read(base), summaries.read(new), rules)
     table = Table(title=f"{base} -> {new}")
-    for column in ("metric", "point", "base", "new", "change", "limit", "verdict"):
-        table.add_column(column, justify="right" if column in ("base", "new", "change", "limit") else "left")
+    for column in ("metric", "point", "base", "new", "change", "limit"):
+        table.add_column(column, justify="right" if column in ("base", "new", "change", "limit") else "left",
+                         overflow="fold")
+    # The verdict is what a CI log reader greps for: never shortened, whatever the terminal width.
+    table.add_column("verdict", no_wrap=True, min_width=len("regressed"))
     for row in rows:
         table.add_row(row.metric, row.point, _num(row.base), _num(row.new),
                       "" if row.change is None else f"{row.change:+.1%}",
