@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import gevent
+import psutil
 import locust  # noqa: F401  (monkey-patches before anything else opens sockets)
 from locust import LoadTestShape, argument_parser
 from locust.env import Environment
@@ -70,6 +71,14 @@ def pick_users(plan: load_settings.RunPlan) -> list[type]:
             available[name].weight = weight
             chosen.append(available[name])
     return chosen
+
+
+def memory_guard(min_available_mb: int) -> str:
+    """Why the run must stop for lack of memory, or "" (checked once per sample)."""
+    available_mb = psutil.virtual_memory().available // (1024 * 1024)
+    if min_available_mb and available_mb < min_available_mb:
+        return f"memory guard: {available_mb} MiB available < {min_available_mb} MiB"
+    return ""
 
 
 def free_port() -> int:
@@ -163,12 +172,13 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
             if now >= next_sample:
                 samples.append(snapshot(environment, now - started))
                 next_sample += plan.sample_seconds
+                stopping["why"] = memory_guard(plan.min_available_mb)
             if now - started >= run_time:
-                stopping["why"] = "run time"
+                stopping["why"] = stopping["why"] or "run time"
             elif plan.max_requests and environment.stats.total.num_requests >= plan.max_requests:
-                stopping["why"] = "request count"
+                stopping["why"] = stopping["why"] or "request count"
             elif shape and runner.state == STATE_STOPPED:
-                stopping["why"] = "shape ended"
+                stopping["why"] = stopping["why"] or "shape ended"
         load_seconds = time.monotonic() - started
         cpu_during_load = _cpu_seconds(resource.RUSAGE_SELF) - cpu_at_start
         runner.stop()

@@ -256,6 +256,9 @@ class RunPlan:
     """Interval of the per-name time series (percentiles are exact within each interval)."""
     worker_start_timeout: float = 60.0
     """Seconds to wait for workers to connect before giving up."""
+    min_available_mb: int = 1024
+    """Stop the run early when the machine has less memory available than this (0: never); a list storm
+    that exhausts memory would otherwise have the kernel kill processes, ours or the apiserver."""
     version: int = SETTINGS_VERSION
 
     def validate(self) -> "RunPlan":
@@ -270,6 +273,8 @@ class RunPlan:
             raise SettingsError("max requests must be > 0")
         if self.sample_seconds <= 0:
             raise SettingsError("sample interval must be > 0 s")
+        if self.min_available_mb < 0:
+            raise SettingsError(f"min available memory must be >= 0 MiB (got {self.min_available_mb})")
         return self
 
     def to_json(self) -> str:

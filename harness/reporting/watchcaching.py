@@ -22,7 +22,8 @@ from harness.watchcache import tabulating  # noqa: E402
 TITLE = "Watch cache: list modes x apiserver feature arms"
 SHOWN = ("arm", "k8s_version", "mode", "scope", "workers", "lists", "failures", "p50_ms", "p99_ms", "mb_per_list",
          "etcd_list_requests", "etcd_rv_gets", "storage_lists", "cache_lists", "etcd_ranges", "consistent_from_cache",
-         "consistent_fallbacks", "apiserver_rss_start_mb", "apiserver_rss_peak_mb", "apiserver_cpu_cores", "failure_reason")
+         "consistent_fallbacks", "apiserver_rss_start_mb", "apiserver_rss_peak_mb", "apiserver_cpu_cores", "failure_reason",
+         "stopped_by")
 CSV_NAME = "watchcache.csv"
 JSON_NAME = "watchcache.json"
 

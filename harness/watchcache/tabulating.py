@@ -18,12 +18,13 @@ COLUMNS = (
     "case", "arm", "k8s_version", "resource", "mode", "scope", "workers", "lists", "failures", "lists_per_second",
     "p50_ms", "p99_ms", "mb_per_list", "mb_total", "etcd_list_requests", "etcd_rv_gets", "storage_lists", "cache_lists",
     "etcd_ranges", "consistent_from_cache", "consistent_fallbacks", "apiserver_rss_start_mb", "apiserver_rss_peak_mb",
-    "apiserver_cpu_cores", "etcd_rss_peak_mb", "failure_reason", "phase", "feature_gates", "apiserver_args",
+    "apiserver_cpu_cores", "etcd_rss_peak_mb", "failure_reason", "stopped_by", "phase", "feature_gates", "apiserver_args",
 )
 """etcd_list_requests: the apiserver's etcd_requests_total{operation=list*} for the resource;
-storage_lists / cache_lists: apiserver_storage_list_total / apiserver_cache_list_total for the resource;
-etcd_rv_gets: etcd_requests_total{operation=get} for the resource — a consistent read served from the
-cache first asks etcd for its current revision (a one-key range), and the storage list metric counts that too;
+storage_lists / cache_lists: apiserver_storage_list_total / apiserver_cache_list_total for the resource
+(1.37 dropped the latter: there it is apiserver_storage_list_total{storage=watchcache});
+etcd_rv_gets: etcd_requests_total{operation=get} for the resource (1.37: operation=getCurrentResourceVersion)
+— a consistent read served from the cache first asks etcd for its current revision (a one-key range);
 etcd_ranges: etcd's own etcd_mvcc_range_total (every resource, gets included)."""
 SUMMARY_VERBS = ("LIST-ALL-PAGES", "WATCH")
 """A paginated walk and a watch-list are reported once as a whole: these rows carry the list's latency."""
@@ -42,6 +43,26 @@ def _labels(frame: pd.DataFrame) -> list[dict]:
 def resource_matches(labels: dict, resource: str) -> bool:
     """Metrics name the resource as `resource` (1.35+) or as a `/resource` prefix (older watch caches)."""
     return labels.get("resource") == resource or labels.get("resource_prefix", "").rstrip("/").endswith("/" + resource)
+
+
+def has_series(summary: pd.DataFrame, metric: str, **match: str) -> bool:
+    """Whether the apiserver exposed this counter with these labels at all (metric names move between releases)."""
+    rows = summary[(summary["metric"] == metric) & (summary["stat"] == "delta")]
+    return any(all(str(labels.get(k, "")) == v for k, v in match.items()) for labels in _labels(rows))
+
+
+def rv_gets(summary: pd.DataFrame, resource: str) -> float:
+    """etcd reads of the current revision: their own operation from 1.37 on, plain gets before."""
+    operation = "getCurrentResourceVersion" if has_series(
+        summary, "etcd_requests_total", operation="getCurrentResourceVersion") else "get"
+    return counter_delta(summary, "etcd_requests_total", resource, operation=operation)
+
+
+def cache_lists(summary: pd.DataFrame, resource: str) -> float:
+    """Lists the watch cache served: its own counter up to 1.36, a `storage` label on the storage one from 1.37."""
+    if has_series(summary, "apiserver_cache_list_total"):
+        return counter_delta(summary, "apiserver_cache_list_total", resource)
+    return counter_delta(summary, "apiserver_storage_list_total", resource, storage="watchcache")
 
 
 def counter_delta(summary: pd.DataFrame, metric: str, resource: str | None = None, **match: str) -> float:
@@ -112,9 +133,9 @@ def rows(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             "case": case, "arm": phase["arm"], "k8s_version": phase["k8s_version"], "resource": resource,
             "mode": phase["mode"], "scope": phase["scope"], "workers": int(phase["workers"]), **numbers,
             "etcd_list_requests": etcd_lists,
-            "etcd_rv_gets": counter_delta(s, "etcd_requests_total", resource, operation="get"),
+            "etcd_rv_gets": rv_gets(s, resource),
             "storage_lists": counter_delta(s, "apiserver_storage_list_total", resource),
-            "cache_lists": counter_delta(s, "apiserver_cache_list_total", resource),
+            "cache_lists": cache_lists(s, resource),
             "etcd_ranges": counter_delta(s, "etcd_mvcc_range_total"),
             "consistent_from_cache": counter_delta(s, "apiserver_watch_cache_consistent_read_total", resource,
                                                    fallback="false"),
@@ -124,7 +145,7 @@ def rows(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             "apiserver_rss_peak_mb": _process(s, "kube-apiserver", "rss_bytes", "max") / MB,
             "apiserver_cpu_cores": _process(s, "kube-apiserver", "cpu_seconds", "rate"),
             "etcd_rss_peak_mb": _process(s, "etcd", "rss_bytes", "max") / MB,
-            "failure_reason": reason, "phase": name, "feature_gates": phase["feature_gates"], "apiserver_args": phase["apiserver_args"],
+            "failure_reason": reason, "stopped_by": phase.get("stopped_by", ""), "phase": name, "feature_gates": phase["feature_gates"], "apiserver_args": phase["apiserver_args"],
         })
     return pd.DataFrame(out, columns=list(COLUMNS))
 

@@ -251,6 +251,18 @@ def test_a_request_bound_stops_the_run_early(load_cluster, tmp_path):
     assert time.monotonic() - started < 60
 
 
+def test_the_memory_guard_stops_the_run_and_keeps_its_results(load_cluster, tmp_path):
+    _info, creds, _api = load_cluster
+    # more than any machine has available: the first sample trips the guard
+    plan = load_settings.RunPlan(settings=load_settings.LoadSettings(target=target_of(creds)),
+                                 locustfile=running.BUILTIN_LOCUSTFILE, user_weights={"Bystander": 1}, users=2,
+                                 spawn_rate=2.0, run_time=120.0, min_available_mb=2**40)
+    result = running.run(plan, tmp_path / "run")
+    assert result.summary["stopped_by"].startswith("memory guard: "), result.summary
+    assert result.summary["load_seconds"] < 60
+    assert not result.totals.empty
+
+
 def test_cli_runs_by_hand_and_refuses_bad_input(load_cluster, tmp_path):
     info, _creds, _api = load_cluster
     out = tmp_path / "cli"

@@ -100,3 +100,12 @@ def test_finished_patch_keeps_other_conditions():
     assert types == ["QuotaReserved", "Admitted", "Finished"]
     assert patch["status"]["conditions"][-1]["lastTransitionTime"] == "2026-01-02T03:04:05Z"
     assert patch["status"]["conditions"][-1]["observedGeneration"] == 2
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(min_available_mb=-1), "min available memory"),
+    (dict(run_time=0), "run time"),
+])
+def test_bad_run_plans_are_refused(changes, message):
+    with pytest.raises(s.SettingsError, match=message):
+        s.RunPlan(settings=s.LoadSettings(target=TARGET), locustfile="x.py", **changes).validate()

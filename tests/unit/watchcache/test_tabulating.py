@@ -73,6 +73,20 @@ def test_one_row_per_phase_with_etcd_and_cache_counts():
     assert (consistent["consistent_fallbacks"], consistent["consistent_from_cache"], consistent["etcd_ranges"]) == (2, 0, 60)
 
 
+def test_counters_renamed_in_1_37_are_read_under_their_new_labels():
+    run = (Run().phase("list-consistent", "consistent")
+           .totals("list-consistent", "LIST", "LIST configmaps consistent", 50)
+           .counter("list-consistent", "etcd_requests_total", 1, group="", operation="get", resource="configmaps")
+           .counter("list-consistent", "etcd_requests_total", 50, group="", operation="getCurrentResourceVersion",
+                    resource="configmaps")
+           .counter("list-consistent", "apiserver_storage_list_total", 48, group="", index="",
+                    resource="configmaps", storage="watchcache")
+           .counter("list-consistent", "apiserver_storage_list_total", 2, group="", index="",
+                    resource="configmaps", storage="etcd"))
+    row = tabulating.rows(run.tables()).iloc[0]
+    assert (row["etcd_rv_gets"], row["cache_lists"], row["storage_lists"]) == (50, 48, 50)
+
+
 def test_whole_list_rows_carry_the_latency_of_paginated_and_watchlist():
     run = (Run().phase("p", "paginated").phase("w", "watchlist")
            .totals("p", "LIST", "LIST configmaps paginated", 300, p99=5.0)
