@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
+import itertools
 import json
+import random
+import subprocess
 import os
 import ssl
 import statistics
@@ -49,22 +53,40 @@ def workload(i: int) -> dict:
                                                       "resources": {"requests": {"cpu": "1"}}}]}}}]}}
 
 
-async def read_pages(creds, readers: int, seconds: float, path: str, direct=None) -> list[float]:
-    """Concurrent readers of one path for `seconds`; direct=(url, ssl_context, headers) skips kube-apiserver."""
+async def read_pages(creds, readers: int, seconds: float, path, direct=None, per_reader_rate: float = 0.0) -> list[float]:
+    """Concurrent readers for `seconds`; `path` is a string or a function of the request number.
+
+    direct=(url, ssl_context, headers) skips kube-apiserver; per_reader_rate > 0 paces each reader
+    (open loop: a reader that falls behind does not catch up in a burst), 0 reads back to back.
+    """
     latencies: list[float] = []
     deadline = time.monotonic() + seconds
     server, context, headers = direct or (creds.server, creds.ssl_context(), {})
     connector = aiohttp.TCPConnector(ssl=context, limit=readers)
+    path_of = path if callable(path) else (lambda _n: path)
+    numbers = itertools.count()
     async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
-        async def reader():
+        async def reader(k: int):
+            interval = 1.0 / per_reader_rate if per_reader_rate else 0.0
+            next_at = time.monotonic() + (k * interval / readers)  # spread the readers' phases
             while time.monotonic() < deadline:
+                if interval:
+                    await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                    next_at = max(next_at + interval, time.monotonic())
                 started = time.perf_counter()
-                async with session.get(server + path) as response:
+                async with session.get(server + path_of(next(numbers))) as response:
                     body = await response.read()
                     assert response.status == 200, body[:200]
                 latencies.append(time.perf_counter() - started)
-        await asyncio.gather(*(reader() for _ in range(readers)))
+        await asyncio.gather(*(reader(k) for k in range(readers)))
     return latencies
+
+
+def tcp_passive_opens() -> int:
+    """Machine-wide TCP connections accepted so far (the readers keep theirs open, so a phase's
+    delta is mostly kube-apiserver opening new connections to our server)."""
+    lines = [line.split() for line in Path("/proc/net/snmp").read_text().splitlines() if line.startswith("Tcp:")]
+    return int(lines[1][lines[0].index("PassiveOpens")])
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -90,6 +112,30 @@ def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float)
     return {name: round((after[name] - before.get(name, 0.0)) / seconds, 2) for name in after}
 
 
+def page_counts(handle) -> dict[str, float]:
+    """Visibility pages answered so far, by cache outcome (hit / miss)."""
+    counts: dict[str, float] = {}
+    for line in handle.metrics_text().splitlines():
+        if line.startswith("kqbench_visibility_pages_total{"):
+            outcome = "hit" if 'cache="hit"' in line else "miss"
+            counts[outcome] = counts.get(outcome, 0.0) + float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+def save_profile(profile: bytes, out: Path, top: int = 40) -> list[str]:
+    """Write the pprof file next to the results; return its top functions by cumulative CPU."""
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "apiserver-admissions.pprof"
+    target.write_bytes(profile)
+    def top_by(*order: str) -> str:
+        return subprocess.run(["go", "tool", "pprof", "-top", *order, f"-nodecount={top}", str(target)],
+                              capture_output=True, text=True, timeout=120).stdout
+
+    by_cumulative = top_by("-cum")
+    (out / "apiserver-admissions-top.txt").write_text(top_by() + "\n" + by_cumulative)
+    return by_cumulative.splitlines()
+
+
 def admitted_total(handle) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in handle.metrics_text().splitlines()
                if line.startswith("kqbench_scheduler_admitted_total{"))
@@ -101,6 +147,9 @@ def main() -> None:
     parser.add_argument("--readers", type=int, default=50)
     parser.add_argument("--read-seconds", type=float, default=20.0)
     parser.add_argument("--admit-seconds", type=float, default=30.0)
+    parser.add_argument("--paced-rate", type=float, default=4.0, help="requests/s per reader in the paced arm")
+    parser.add_argument("--profile-apiserver", action="store_true",
+                        help="record kube-apiserver's CPU profile during admissions (pprof + top functions)")
     parser.add_argument("--strategy", default="aggregated-indexed")
     parser.add_argument("--out", default="results/benchmarks/scheduler-cluster")
     args = parser.parse_args()
@@ -144,20 +193,44 @@ def main() -> None:
         direct = (f"https://127.0.0.1:{handle.visibility_port}", direct_context,
                   {"X-Remote-User": "admin", "X-Remote-Group": "system:masters"})
         cq_page = f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset=50000"
-        for label, path, how in (("cluster_queue_page_100", cq_page, None),
-                                 ("local_queue_page_100",
-                                  f"{VISIBILITY}/namespaces/default/localqueues/lq-3/pendingworkloads?limit=100&offset=5000", None),
-                                 ("cluster_queue_page_100_direct_to_server", cq_page, direct)):
-            before = cpu_seconds(pids)
-            latencies = asyncio.run(read_pages(creds, args.readers, args.read_seconds, path, how))
+        offsets = random.Random(0)
+
+        def random_page(_n: int) -> str:
+            return f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset={offsets.randrange(args.workloads - 100)}"
+
+        arms = [  # (label, path, direct, per-reader rate)
+            ("cluster_queue_page_100", cq_page, None, 0.0),
+            ("local_queue_page_100",
+             f"{VISIBILITY}/namespaces/default/localqueues/lq-3/pendingworkloads?limit=100&offset=5000", None, 0.0),
+            # every request a different page: the page cache rarely helps, each page is encoded
+            ("cluster_queue_random_page_100", random_page, None, 0.0),
+            # readers that poll at a fixed rate, as dashboards and `watch kubectl` do, instead of back to back
+            ("cluster_queue_page_100_paced", cq_page, None, args.paced_rate),
+            ("cluster_queue_page_100_direct_to_server", cq_page, direct, 0.0),
+            # the same readers on requests that cost our server nothing or are not proxied at all:
+            # what this machine allows any request through kube-apiserver
+            ("ceiling_aggregated_discovery", VISIBILITY, None, 0.0),
+            ("ceiling_apiserver_version", "/version", None, 0.0),
+        ]
+        for label, path, how, rate in arms:
+            before, opens, pages = cpu_seconds(pids), tcp_passive_opens(), page_counts(handle)
+            latencies = asyncio.run(read_pages(creds, args.readers, args.read_seconds, path, how, rate))
             cores = cpu_share(before, cpu_seconds(pids), args.read_seconds)
+            after = page_counts(handle)
             result[label] = {"requests": len(latencies), "per_second": round(len(latencies) / args.read_seconds, 1),
+                             "per_reader_rate": rate,
                              "p50_ms": round(quantile(latencies, 0.5) * 1e3, 2),
                              "p90_ms": round(quantile(latencies, 0.9) * 1e3, 2),
                              "p99_ms": round(quantile(latencies, 0.99) * 1e3, 2),
-                             "mean_ms": round(statistics.fmean(latencies) * 1e3, 2), "cores_used": cores}
+                             "mean_ms": round(statistics.fmean(latencies) * 1e3, 2), "cores_used": cores,
+                             "tcp_connections_accepted": tcp_passive_opens() - opens,
+                             "page_cache": {k: after.get(k, 0) - pages.get(k, 0) for k in after}}
             progress("visibility", f"{label}: {result[label]}", True)
 
+        profiler = None
+        if args.profile_apiserver:
+            profiler = concurrent.futures.ThreadPoolExecutor(1).submit(
+                rest.get, creds, f"/debug/pprof/profile?seconds={int(args.admit_seconds) - 5}", args.admit_seconds + 30)
         rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue(str(args.workloads)))
         first = admitted_total(handle)
         before = cpu_seconds(pids)
@@ -170,6 +243,8 @@ def main() -> None:
                                 "per_second": round(samples[-1][1] / samples[-1][0], 1), "samples": samples,
                                 "cores_used": cpu_share(before, cpu_seconds(pids), time.monotonic() - t0)}
         progress("admission", f"{result['admissions']['per_second']} admissions/s", True)
+        if profiler:
+            result["admissions"]["apiserver_profile_top"] = save_profile(profiler.result()[1], Path(args.out))
         result["scheduler_metrics_excerpt"] = [l for l in handle.metrics_text().splitlines()
                                                if l.startswith("kqbench_visibility_request_duration_seconds_count")
                                                or l.startswith("kqbench_scheduler_cycle_duration_seconds_count")]

@@ -35,6 +35,8 @@ class SchedulerMetrics:
         self.visibility_latency = Histogram(
             "kqbench_visibility_request_duration_seconds", "Server-side time to answer a visibility request.",
             ["endpoint", "code"], buckets=FAST_BUCKETS, registry=r)
+        self.visibility_pages = Counter("kqbench_visibility_pages", "Pages answered, from the page cache or encoded.",
+                                        ["endpoint", "cache"], registry=r)
 
     def observe_write(self, verb: str, resource: str, code: int, size: int) -> None:
         self.api_writes.labels(verb, resource, str(code)).inc()

@@ -9,12 +9,16 @@ stays at the head and *blocks* the queue until capacity changes or a new head ar
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Iterator
 
 from sortedcontainers import SortedKeyList
 
 from scheduler.core.kinds import QueueingStrategy
 from scheduler.core.workloads import Workload, WorkloadKey, order_key
+
+
+_CHANGES = itertools.count(1)
 
 
 class PendingQueue:
@@ -29,8 +33,9 @@ class PendingQueue:
         self._active: SortedKeyList = SortedKeyList(key=order_key)
         self._parked: set[WorkloadKey] = set()
         self._blocked_head: WorkloadKey | None = None
-        # Bumped whenever the ordered pending list (and so some position) changes.
-        self.generation = 0
+        # Renewed whenever the ordered pending list (and so some position) changes; drawn from one
+        # process-wide counter so that a deleted and re-created queue never repeats an old value.
+        self.generation = next(_CHANGES)
 
     def __len__(self) -> int:
         return len(self._members)
@@ -52,7 +57,7 @@ class PendingQueue:
         """Queue a workload as active; it must not be present."""
         self._members[workload.key] = workload
         self._active.add(workload)
-        self.generation += 1
+        self.generation = next(_CHANGES)
 
     def remove(self, key: WorkloadKey) -> Workload | None:
         """Drop a workload from the queue (active or parked); returns it, or None."""
@@ -65,7 +70,7 @@ class PendingQueue:
             self._active.remove(workload)
         if self._blocked_head == key:
             self._blocked_head = None
-        self.generation += 1
+        self.generation = next(_CHANGES)
         return workload
 
     def head(self) -> Workload | None:

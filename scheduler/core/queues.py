@@ -255,8 +255,14 @@ class QueueManager:
         return len(self._pending_queue(cluster_queue))
 
     def generation(self, cluster_queue: str) -> int:
-        """Counter bumped whenever the queue's ordered pending list changes."""
+        """Changes (to a value unique in this process) whenever the queue's ordered pending list changes."""
         return self._pending_queue(cluster_queue).generation
+
+    def local_queue_generation(self, namespace: str, local_queue: str) -> tuple[str, int] | None:
+        """(ClusterQueue, its generation): what a LocalQueue's page depends on; None if either is unknown."""
+        lq = self.local_queues.get((namespace, local_queue))
+        queue = self._pending.get(lq.cluster_queue) if lq else None
+        return (lq.cluster_queue, queue.generation) if queue is not None else None
 
     def is_parked(self, key: WorkloadKey) -> bool:
         workload = self._workloads.get(key)

@@ -12,7 +12,7 @@ from aiohttp import web
 from scheduler.controller import metering
 from scheduler.core import positions
 from scheduler.core.queues import QueueManager
-from scheduler.visibility import authn, authz, documents
+from scheduler.visibility import authn, authz, documents, pagecache
 
 PREFIX = f"/apis/{documents.GROUP}"
 
@@ -42,8 +42,10 @@ def _json(body: dict, status: int = 200) -> web.Response:
 
 class VisibilityServer:
     def __init__(self, manager: QueueManager, request_header: authn.RequestHeaderConfig, authorizer,
-                 metrics: metering.SchedulerMetrics, clock=time.perf_counter) -> None:
+                 metrics: metering.SchedulerMetrics, clock=time.perf_counter,
+                 page_cache: pagecache.PageCache | None = None) -> None:
         self.manager = manager
+        self.page_cache = page_cache if page_cache is not None else pagecache.PageCache()
         self.request_header = request_header
         self.authorizer = authorizer
         self.metrics = metrics
@@ -124,7 +126,9 @@ class VisibilityServer:
             return _json(documents.status(404, f'localqueues.{documents.GROUP} "{name}" not found'), 404)
         return _json(documents.queue_object(version, "LocalQueue", name, namespace))
 
-    async def _pending(self, request: web.Request, endpoint: str, attributes: authz.Attributes, page) -> web.Response:
+    async def _pending(self, request: web.Request, endpoint: str, attributes: authz.Attributes, page,
+                       generation) -> web.Response:
+        """Authorize, then answer from the page cache or encode the page (and keep it)."""
         started = self.clock()
         version = self._version(request)
         denied = await self._authorize(request, attributes)
@@ -132,9 +136,16 @@ class VisibilityServer:
             response = denied
         else:
             query = request.query
+            offset, limit = query.get("offset"), query.get("limit")
             try:
-                items = page(query.get("offset"), query.get("limit"))
-                response = _json(documents.pending_workloads_summary(version, (i.to_dict() for i in items)))
+                key = (endpoint, version, attributes.namespace, attributes.name, offset, limit, generation())
+                body = self.page_cache.get(key)
+                self.metrics.visibility_pages.labels(endpoint, "hit" if body is not None else "miss").inc()
+                if body is None:
+                    items = page(offset, limit)
+                    body = orjson.dumps(documents.pending_workloads_summary(version, (i.to_dict() for i in items)))
+                    self.page_cache.put(key, body)
+                response = web.Response(body=body, content_type="application/json")
             except positions.InvalidPageError as error:
                 response = _json(documents.status(400, str(error)), 400)
             except positions.QueueNotFoundError as error:
@@ -146,10 +157,12 @@ class VisibilityServer:
         name = request.match_info["name"]
         return await self._pending(
             request, "clusterqueue", authz.Attributes("clusterqueues", name),
-            lambda offset, limit: self.manager.summary_for_cluster_queue(name, offset or 0, limit or 1000))
+            lambda offset, limit: self.manager.summary_for_cluster_queue(name, offset or 0, limit or 1000),
+            lambda: self.manager.generation(name))
 
     async def local_queue_pending(self, request: web.Request) -> web.Response:
         name, namespace = request.match_info["name"], request.match_info["namespace"]
         return await self._pending(
             request, "localqueue", authz.Attributes("localqueues", name, namespace),
-            lambda offset, limit: self.manager.summary_for_local_queue(namespace, name, offset or 0, limit or 1000))
+            lambda offset, limit: self.manager.summary_for_local_queue(namespace, name, offset or 0, limit or 1000),
+            lambda: self.manager.local_queue_generation(namespace, name))

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from harness import aggregation, kubeconfig, schedulerproc
+from harness import aggregation, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -222,3 +222,26 @@ def test_front_proxy_cert_with_a_user_lacking_rbac_is_forbidden(admitted_run, st
     ok = urllib.request.urlopen(urllib.request.Request(
         url, headers={"X-Remote-User": "admin", "X-Remote-Group": "system:masters"}), context=context, timeout=10)
     assert len(json.loads(ok.read())["items"]) == 1
+
+
+def test_a_cached_page_is_never_served_after_its_queue_changed(admitted_run):
+    """Last in this module: it adds a workload to cq-a (lowest priority, too big to fit: no admission)."""
+    info, creds, _, _, second = admitted_run
+
+    in_cq_a = [w for w in listed(creds, "workloads") if not (w.get("status") or {}).get("admission")
+               and w["spec"]["queueName"] in ("lq-a1", "lq-a2")]
+    path = f"{VISIBILITY}/clusterqueues/cq-a/pendingworkloads?offset={len(in_cq_a) - 2}&limit=5"
+
+    def page() -> list[str]:
+        return [i["metadata"]["name"] for i in rest.get_json(creds, path)["items"]]
+
+    def hits():
+        return sum(float(line.rsplit(" ", 1)[1]) for line in second.metrics_text().splitlines()
+                   if line.startswith("kqbench_visibility_pages_total{") and 'cache="hit"' in line)
+
+    before = page()
+    hits_before = hits()
+    assert page() == before and len(before) == 2
+    assert hits() > hits_before, "the same page of a quiet queue is answered from the cache"
+    create(creds, [workload("wl-latecomer", "lq-a1", -1, 1000)])
+    assert wait_for(lambda: page() == [*before, "wl-latecomer"], timeout=30), page()
