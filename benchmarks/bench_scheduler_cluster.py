@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import concurrent.futures
 import itertools
 import json
@@ -136,6 +137,18 @@ def save_profile(profile: bytes, out: Path, top: int = 40) -> list[str]:
     return by_cumulative.splitlines()
 
 
+def summarize_collapsed(path: Path, top: int = 30) -> list[str]:
+    """py-spy's collapsed stacks -> the functions with the largest share of busy samples (inclusive)."""
+    inclusive: collections.Counter = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        total += int(count)
+        for frame in set(stack.split(";")):
+            inclusive[frame] += int(count)
+    return [f"{n / total:6.1%}  {frame}" for frame, n in inclusive.most_common(top)] if total else []
+
+
 def admitted_total(handle) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in handle.metrics_text().splitlines()
                if line.startswith("kqbench_scheduler_admitted_total{"))
@@ -150,14 +163,20 @@ def main() -> None:
     parser.add_argument("--paced-rate", type=float, default=4.0, help="requests/s per reader in the paced arm")
     parser.add_argument("--profile-apiserver", action="store_true",
                         help="record kube-apiserver's CPU profile during admissions (pprof + top functions)")
+    parser.add_argument("--profile-scheduler", action="store_true",
+                        help="sample the scheduler with py-spy during admissions (collapsed stacks + top functions)")
+    parser.add_argument("--max-unwritten", type=int, default=None,
+                        help="the scheduler's --max-unwritten (default: its own); a huge value lets deciding run ahead")
     parser.add_argument("--strategy", default="aggregated-indexed")
     parser.add_argument("--out", default="results/benchmarks/scheduler-cluster")
     args = parser.parse_args()
     progress = LineProgress(interval=5.0)
     name = "bench-sched"
     result: dict = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "workloads": args.workloads,
+                    "max_unwritten": args.max_unwritten,
                     "strategy": args.strategy, "readers": args.readers, "machine": bringup.machine()}
-    handle = None
+    handle = scheduler_profiler = None
+    Path(args.out).mkdir(parents=True, exist_ok=True)
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], progress)
         result["versions"] = info.versions
@@ -178,7 +197,8 @@ def main() -> None:
         result["create_per_second"] = round(args.workloads / seconds, 1)
 
         started = time.monotonic()
-        handle = schedulerproc.start(info, strategy=args.strategy, qps=None, ready_timeout=600)
+        extra = ("--max-unwritten", str(args.max_unwritten)) if args.max_unwritten else ()
+        handle = schedulerproc.start(info, strategy=args.strategy, qps=None, ready_timeout=600, extra_args=extra)
         result["startup_seconds"] = round(time.monotonic() - started, 2)
         progress("scheduler", f"ready with {args.workloads} workloads in {result['startup_seconds']} s", True)
         aggregation.wait_available(creds)
@@ -228,6 +248,12 @@ def main() -> None:
             progress("visibility", f"{label}: {result[label]}", True)
 
         profiler = None
+        if args.profile_scheduler:
+            scheduler_profiler = subprocess.Popen(
+                [str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(handle.process.pid),
+                 "-d", str(int(args.admit_seconds) - 5), "-r", "100", "--format", "raw",
+                 "-o", str(Path(args.out) / "scheduler-admissions.collapsed")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if args.profile_apiserver:
             profiler = concurrent.futures.ThreadPoolExecutor(1).submit(
                 rest.get, creds, f"/debug/pprof/profile?seconds={int(args.admit_seconds) - 5}", args.admit_seconds + 30)
@@ -245,16 +271,23 @@ def main() -> None:
         progress("admission", f"{result['admissions']['per_second']} admissions/s", True)
         if profiler:
             result["admissions"]["apiserver_profile_top"] = save_profile(profiler.result()[1], Path(args.out))
+        if scheduler_profiler:
+            scheduler_profiler.wait(timeout=60)
+            result["admissions"]["scheduler_profile_top"] = summarize_collapsed(
+                Path(args.out) / "scheduler-admissions.collapsed")
         result["scheduler_metrics_excerpt"] = [l for l in handle.metrics_text().splitlines()
                                                if l.startswith("kqbench_visibility_request_duration_seconds_count")
                                                or l.startswith("kqbench_scheduler_cycle_duration_seconds_count")]
     finally:
+        if scheduler_profiler and scheduler_profiler.poll() is None:
+            scheduler_profiler.kill()
         if handle:
             handle.stop()
         bringup.down(name)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        target = out / f"scheduler-cluster-{args.strategy}-{args.workloads}.json"
+        suffix = f"-max-unwritten-{args.max_unwritten}" if args.max_unwritten else ""
+        target = out / f"scheduler-cluster-{args.strategy}-{args.workloads}{suffix}.json"
         target.write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {target}")
 

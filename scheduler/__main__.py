@@ -8,6 +8,7 @@ import sys
 import click
 
 from scheduler import running
+from scheduler.controller import controlling
 from scheduler.kube import kubeconfig as kubeconfig_reader
 from scheduler.publishing import strategies
 
@@ -28,8 +29,10 @@ from scheduler.publishing import strategies
 @click.option("--tls-cert", default="", help="Serving certificate of the visibility API.")
 @click.option("--tls-key", default="")
 @click.option("--authorization", default="delegate", show_default=True, help="delegate (SubjectAccessReview) | off")
+@click.option("--max-unwritten", type=int, default=controlling.DEFAULT_MAX_UNWRITTEN, show_default=True,
+              help="Admissions decided ahead of their status writes before the cycle loop waits.")
 def main(kubeconfig, strategy, topn, topn_interval, single_object_interval, qps, burst, no_client_limit, visibility_port, metrics_port, tls_cert, tls_key,
-         authorization) -> None:
+         authorization, max_unwritten) -> None:
     """Run the reference scheduler: controller, visibility API and /metrics."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -38,7 +41,7 @@ def main(kubeconfig, strategy, topn, topn_interval, single_object_interval, qps,
             publish=strategies.PublishSettings(topn=topn, topn_interval_seconds=topn_interval,
                                                single_object_interval_seconds=single_object_interval), qps=None if no_client_limit else qps, burst=burst,
             visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=tls_cert, tls_key=tls_key,
-            authorization=authorization)
+            authorization=authorization, max_unwritten=max_unwritten)
     except ValueError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)

@@ -37,11 +37,15 @@ class SchedulerSettings:
     tls_key: str = ""
     authorization: str = "delegate"
     """'delegate' (SubjectAccessReview per user and queue, cached) or 'off'."""
+    max_unwritten: int = controlling.DEFAULT_MAX_UNWRITTEN
+    """Admissions the cycle loop may decide ahead of their status writes."""
 
     def __post_init__(self) -> None:
         strategies.get(self.strategy)
         if self.authorization not in ("delegate", "off"):
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
+        if self.max_unwritten < 1:
+            raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
         if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
             raise ValueError("the visibility server needs --tls-cert and --tls-key")
 
@@ -74,7 +78,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
         manager = QueueManager(positions=strategy.core_positions)
         publisher = publishers.create(strategy.name, manager, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
-        controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify)
+        controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,
+                                            settings=controlling.ControllerSettings(max_unwritten=settings.max_unwritten))
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
             await runner.setup()

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
 BASE = f"/apis/{GROUP_VERSION}"
 FIELD_MANAGER = "kqbench-scheduler"
+DEFAULT_MAX_UNWRITTEN = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,10 @@ class ControllerSettings:
     """How long the cycle loop sleeps when nothing changed."""
     status_interval_seconds: float = 2.0
     """How often ClusterQueue/LocalQueue status counts are refreshed (only changed ones are written)."""
+    max_unwritten: int = DEFAULT_MAX_UNWRITTEN
+    """Admissions decided in memory but not yet written; from this many on, the cycle loop waits for the
+    writes (a cycle started below it may still admit one head per ClusterQueue). Deciding far ahead of
+    the API gains nothing: on a small machine it takes CPU the writes need."""
 
 
 def _rfc3339(seconds: float) -> str:
@@ -109,6 +114,7 @@ class Controller:
         self._evictions_in_flight: set[tuple[str, str]] = set()
         self.informers: list[informing.Informer] = []
         self._status_written: dict[str, tuple] = {}
+        self._unwritten = 0
         self.ready = False
         """True once every informer has listed: the core holds the cluster's state."""
 
@@ -192,6 +198,15 @@ class Controller:
         task.add_done_callback(self._tasks.discard)
 
     async def _write_admission(self, decision: Admit, now: float) -> None:
+        try:
+            await self._write_admission_once(decision, now)
+        finally:
+            self._unwritten -= 1
+            self.metrics.unwritten.set(self._unwritten)
+            if self._unwritten < self.settings.max_unwritten:
+                self.changed.set()  # a cycle loop waiting for the writes may go on
+
+    async def _write_admission_once(self, decision: Admit, now: float) -> None:
         workload = decision.workload
         path = _workload_path(workload.namespace, workload.name)
         async with self._writes:
@@ -235,6 +250,7 @@ class Controller:
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         for decision in decisions:
             if isinstance(decision, Admit):
+                self._unwritten += 1
                 self._spawn(self._write_admission(decision, now))
             elif isinstance(decision, Preempt):
                 for target in decision.targets:
@@ -243,6 +259,7 @@ class Controller:
                         continue
                     self._evictions_in_flight.add(target.workload.key)
                     self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now))
+        self.metrics.unwritten.set(self._unwritten)
         if decisions and self.on_change:
             self.on_change()
         return len(decisions)
@@ -250,7 +267,8 @@ class Controller:
     async def _cycle_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             self.changed.clear()
-            made = self.run_cycle() if self.manager.has_work() else 0
+            caught_up = self._unwritten < self.settings.max_unwritten
+            made = self.run_cycle() if caught_up and self.manager.has_work() else 0
             if made:
                 await asyncio.sleep(0)  # let writes and events run between busy cycles
                 continue

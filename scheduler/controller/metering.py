@@ -24,6 +24,8 @@ class SchedulerMetrics:
             "kqbench_scheduler_admission_latency_seconds",
             "From a workload's queue-order timestamp to the API write that admitted it.",
             ["cluster_queue"], buckets=LATENCY_BUCKETS, registry=r)
+        self.unwritten = Gauge("kqbench_scheduler_unwritten_admissions",
+                               "Admissions decided in memory whose status write has not finished.", registry=r)
         self.cycle_duration = Histogram("kqbench_scheduler_cycle_duration_seconds", "One scheduling cycle in the core.",
                                         buckets=FAST_BUCKETS, registry=r)
         self.api_writes = Counter("kqbench_scheduler_api_writes", "API writes the scheduler issued.",

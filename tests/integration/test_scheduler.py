@@ -77,17 +77,31 @@ def cluster(binaries, state_dir):
         bringup.down(name)
 
 
+SLOW_RUN: dict[str, list[float]] = {"unwritten": []}
+"""What the first (slow-writing) scheduler of `admitted_run` showed while it ran."""
+
+
+def gauge(handle, name: str) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in handle.metrics_text().splitlines()
+               if line.startswith(name + " ") or line.startswith(name + "{"))
+
+
 @pytest.fixture(scope="module")
 def admitted_run(cluster):
     """The scheduler started on 500 existing workloads, killed mid-run and restarted."""
     info, creds = cluster
     expected = expected_admitted(creds)
-    # Slow writes (10/s, no burst) so that the kill lands in the middle of the admissions.
-    first = schedulerproc.start(info, qps=10, burst=1)
+    # Slow writes (10/s, no burst) so that the kill lands in the middle of the admissions; the cycle
+    # loop may decide at most 5 admissions ahead of those writes.
+    first = schedulerproc.start(info, qps=10, burst=1, extra_args=("--max-unwritten", "5"))
     second = None
     try:
         aggregation.wait_available(creds)
-        assert wait_for(lambda: len(admitted_in_api(creds)) >= 15, timeout=60)
+
+        def admitted_enough() -> bool:
+            SLOW_RUN["unwritten"].append(gauge(first, "kqbench_scheduler_unwritten_admissions"))
+            return len(admitted_in_api(creds)) >= 15
+        assert wait_for(admitted_enough, timeout=60)
         first.kill()
         before_restart = admitted_in_api(creds)
         second = schedulerproc.start(info, qps=None, register=False, visibility_port=first.visibility_port)
@@ -126,6 +140,13 @@ def test_restart_admits_nothing_twice(admitted_run):
     written = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
                   if line.startswith("kqbench_scheduler_admitted_total{"))
     assert written == len(expected) - len(before_restart)
+
+
+def test_deciding_waits_for_the_writes(admitted_run):
+    samples = SLOW_RUN["unwritten"]
+    # a cycle started below the bound decides one head per ClusterQueue (2 here): 5 + 1 at most
+    assert samples and max(samples) <= 6, samples
+    assert max(samples) >= 1, "the slow writer never had an admission in flight"
 
 
 def test_queue_status_counts(admitted_run):
