@@ -31,6 +31,7 @@ import orjson
 
 from harness import aggregation, kubeconfig, posting, rest, schedulerproc
 from harness.clusters import bringup, kwok, spec as specs, state
+from harness.results import runs
 from harness.nodes import pools
 from harness.progress import LineProgress
 
@@ -173,7 +174,7 @@ def main() -> None:
     progress = LineProgress(interval=5.0)
     name = "bench-sched"
     result: dict = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "workloads": args.workloads,
-                    "max_unwritten": args.max_unwritten,
+                    "max_unwritten": args.max_unwritten, "git_sha": runs.git_sha(),
                     "strategy": args.strategy, "readers": args.readers, "machine": bringup.machine()}
     handle = scheduler_profiler = None
     Path(args.out).mkdir(parents=True, exist_ok=True)
