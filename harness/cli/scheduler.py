@@ -8,6 +8,7 @@ from harness import aggregation, kubeconfig
 from harness.clusters import ports as portpicking, state
 from harness.errors import KqbenchError
 from scheduler import running
+from scheduler.controller import controlling
 from scheduler.publishing import strategies
 
 
@@ -50,8 +51,10 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @click.option("--visibility-port", type=int, default=0, help="HTTPS port on 127.0.0.1 (default: a free one).")
 @click.option("--metrics-port", type=int, default=0, help="HTTP /metrics port on 127.0.0.1 (default: a free one).")
 @click.option("--authorization", type=click.Choice(["delegate", "off"]), default="delegate", show_default=True)
+@click.option("--max-unwritten", type=int, default=controlling.DEFAULT_MAX_UNWRITTEN, show_default=True,
+              help="Admissions decided ahead of their status writes before scheduling waits.")
 def run(name, kubeconfig_path, strategy, qps, burst, no_client_limit, visibility_port, metrics_port,
-        authorization) -> None:
+        authorization, max_unwritten) -> None:
     """Install what is needed and run the scheduler until Ctrl-C."""
     info = _cluster(name, kubeconfig_path)
     creds = kubeconfig.load(info.kubeconfig)
@@ -65,7 +68,7 @@ def run(name, kubeconfig_path, strategy, qps, burst, no_client_limit, visibility
         settings = running.SchedulerSettings(
             kubeconfig=info.kubeconfig, strategy=strategy, qps=None if no_client_limit else qps, burst=burst,
             visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert),
-            tls_key=str(files.key), authorization=authorization)
+            tls_key=str(files.key), authorization=authorization, max_unwritten=max_unwritten)
     except ValueError as error:
         raise KqbenchError(str(error)) from None
     click.echo(f"scheduler ({strategy}) on {info.apiserver_url}: metrics http://127.0.0.1:{metrics_port}/metrics, "
