@@ -23,9 +23,24 @@ def test_least_recently_used_page_goes_first():
     assert len(cache) == 2
 
 
-def test_a_cache_without_room_is_refused():
+def test_bytes_are_bounded_too_and_a_huge_page_is_not_kept():
+    cache = PageCache(max_entries=100, max_bytes=40)
+    cache.put("a", b"x" * 10)
+    cache.put("b", b"y" * 10)
+    cache.put("c", b"z" * 10)
+    cache.put("d", b"w" * 10)
+    cache.put("e", b"v" * 10)  # 50 bytes > 40: the oldest goes
+    assert cache.get("a") is None and cache.bytes == 40 and len(cache) == 4
+    cache.put("huge", b"h" * 11)  # more than a quarter of the budget
+    assert cache.get("huge") is None and cache.bytes == 40
+    cache.put("e", b"v")  # replacing an entry counts its new size only
+    assert cache.bytes == 31
+
+
+@pytest.mark.parametrize("bounds", [dict(max_entries=0), dict(max_bytes=0)])
+def test_a_cache_without_room_is_refused(bounds):
     with pytest.raises(ValueError, match="at least 1"):
-        PageCache(max_entries=0)
+        PageCache(**bounds)
 
 
 def test_generation_changes_with_membership_and_never_repeats_for_a_new_queue():
