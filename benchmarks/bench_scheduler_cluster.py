@@ -17,11 +17,11 @@ import collections
 import concurrent.futures
 import itertools
 import json
-import random
-import subprocess
 import os
+import random
 import ssl
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,9 +31,9 @@ import orjson
 
 from harness import aggregation, kubeconfig, posting, rest, schedulerproc
 from harness.clusters import bringup, kwok, spec as specs, state
-from harness.results import runs
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.results import runs
 
 BASE = "/apis/kueue.x-k8s.io/v1beta2"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
@@ -116,19 +116,16 @@ def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float)
 
 def page_counts(handle) -> dict[str, float]:
     """Visibility pages answered so far, by cache outcome (hit / miss)."""
-    counts: dict[str, float] = {}
-    for line in handle.metrics_text().splitlines():
-        if line.startswith("kqbench_visibility_pages_total{"):
-            outcome = "hit" if 'cache="hit"' in line else "miss"
-            counts[outcome] = counts.get(outcome, 0.0) + float(line.rsplit(" ", 1)[1])
-    return counts
+    text = handle.metrics_text()
+    return {outcome: schedulerproc.metric_sum(text, "kqbench_visibility_pages_total", cache=outcome)
+            for outcome in ("hit", "miss")}
 
 
 def save_profile(profile: bytes, out: Path, top: int = 40) -> list[str]:
     """Write the pprof file next to the results; return its top functions by cumulative CPU."""
-    out.mkdir(parents=True, exist_ok=True)
     target = out / "apiserver-admissions.pprof"
     target.write_bytes(profile)
+
     def top_by(*order: str) -> str:
         return subprocess.run(["go", "tool", "pprof", "-top", *order, f"-nodecount={top}", str(target)],
                               capture_output=True, text=True, timeout=120).stdout
@@ -151,8 +148,7 @@ def summarize_collapsed(path: Path, top: int = 30) -> list[str]:
 
 
 def admitted_total(handle) -> float:
-    return sum(float(line.rsplit(" ", 1)[1]) for line in handle.metrics_text().splitlines()
-               if line.startswith("kqbench_scheduler_admitted_total{"))
+    return schedulerproc.metric_sum(handle.metrics_text(), "kqbench_scheduler_admitted_total")
 
 
 def main() -> None:
@@ -177,6 +173,7 @@ def main() -> None:
                     "max_unwritten": args.max_unwritten, "git_sha": runs.git_sha(),
                     "strategy": args.strategy, "readers": args.readers, "machine": bringup.machine()}
     handle = scheduler_profiler = None
+    profiling = concurrent.futures.ThreadPoolExecutor(1)  # kube-apiserver's CPU profile is a blocking GET
     Path(args.out).mkdir(parents=True, exist_ok=True)
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], progress)
@@ -256,7 +253,7 @@ def main() -> None:
                  "-o", str(Path(args.out) / "scheduler-admissions.collapsed")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if args.profile_apiserver:
-            profiler = concurrent.futures.ThreadPoolExecutor(1).submit(
+            profiler = profiling.submit(
                 rest.get, creds, f"/debug/pprof/profile?seconds={int(args.admit_seconds) - 5}", args.admit_seconds + 30)
         rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue(str(args.workloads)))
         first = admitted_total(handle)
@@ -285,8 +282,8 @@ def main() -> None:
         if handle:
             handle.stop()
         bringup.down(name)
+        profiling.shutdown(cancel_futures=True)
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
         suffix = f"-max-unwritten-{args.max_unwritten}" if args.max_unwritten else ""
         target = out / f"scheduler-cluster-{args.strategy}-{args.workloads}{suffix}.json"
         target.write_text(json.dumps(result, indent=2) + "\n")

@@ -14,9 +14,17 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from harness import aggregation, kubeconfig
 from harness.clusters import ports as portpicking, state
 from harness.errors import KqbenchError
+
+
+def metric_sum(text: str, name: str, **labels: str) -> float:
+    """Sum of a metric's samples whose labels include `labels` (from Prometheus text)."""
+    return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
+               if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()))
 
 
 @dataclass

@@ -166,19 +166,25 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         cpu_at_start = _cpu_seconds(resource.RUSAGE_SELF)
         next_sample = started + plan.sample_seconds
         run_time = min(plan.run_time, shapes.duration(plan.shape)) if plan.shape else plan.run_time
+        def bound_reached(elapsed: float) -> str:
+            if elapsed >= run_time:
+                return "run time"
+            if plan.max_requests and environment.stats.total.num_requests >= plan.max_requests:
+                return "request count"
+            if shape and runner.state == STATE_STOPPED:
+                return "shape ended"
+            return ""
+
         while not stopping["why"]:
             gevent.sleep(0.05)
             now = time.monotonic()
+            guard = ""
             if now >= next_sample:
                 samples.append(snapshot(environment, now - started))
                 next_sample += plan.sample_seconds
-                stopping["why"] = memory_guard(plan.min_available_mb)
-            if now - started >= run_time:
-                stopping["why"] = stopping["why"] or "run time"
-            elif plan.max_requests and environment.stats.total.num_requests >= plan.max_requests:
-                stopping["why"] = stopping["why"] or "request count"
-            elif shape and runner.state == STATE_STOPPED:
-                stopping["why"] = stopping["why"] or "shape ended"
+                guard = memory_guard(plan.min_available_mb)
+            # a signal caught during the sleep keeps its reason
+            stopping["why"] = stopping["why"] or guard or bound_reached(now - started)
         load_seconds = time.monotonic() - started
         cpu_during_load = _cpu_seconds(resource.RUSAGE_SELF) - cpu_at_start
         runner.stop()

@@ -7,6 +7,7 @@ import time
 import orjson
 
 from harness import posting, rest
+from harness.schedulerproc import metric_sum  # noqa: F401  (the tests reach it as ko.metric_sum)
 
 BASE = "/apis/kueue.x-k8s.io/v1beta2"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
@@ -77,15 +78,3 @@ def wait_for(predicate, timeout=90.0, interval=0.5):
             return value
         time.sleep(interval)
     return predicate()
-
-
-def metric_sum(text: str, name: str, **labels) -> float:
-    """Sum of a metric's samples whose labels include `labels` (from Prometheus text)."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    total = 0.0
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
-                total += sample.value
-    return total

@@ -20,8 +20,8 @@ from scheduler.core import conversion, scheduling
 from scheduler.core.queues import QueueManager
 
 from .conftest import unique_name
-from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, queue_order,
-                            wait_for, workload)
+from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, metric_sum,
+                            queue_order, wait_for, workload)
 
 pytestmark = pytest.mark.integration
 
@@ -81,11 +81,6 @@ SLOW_RUN: dict[str, list[float]] = {"unwritten": []}
 """What the first (slow-writing) scheduler of `admitted_run` showed while it ran."""
 
 
-def gauge(handle, name: str) -> float:
-    return sum(float(line.rsplit(" ", 1)[1]) for line in handle.metrics_text().splitlines()
-               if line.startswith(name + " ") or line.startswith(name + "{"))
-
-
 @pytest.fixture(scope="module")
 def admitted_run(cluster):
     """The scheduler started on 500 existing workloads, killed mid-run and restarted."""
@@ -99,7 +94,7 @@ def admitted_run(cluster):
         aggregation.wait_available(creds)
 
         def admitted_enough() -> bool:
-            SLOW_RUN["unwritten"].append(gauge(first, "kqbench_scheduler_unwritten_admissions"))
+            SLOW_RUN["unwritten"].append(metric_sum(first.metrics_text(), "kqbench_scheduler_unwritten_admissions"))
             return len(admitted_in_api(creds)) >= 15
         assert wait_for(admitted_enough, timeout=60)
         first.kill()
@@ -257,8 +252,7 @@ def test_a_cached_page_is_never_served_after_its_queue_changed(admitted_run):
         return [i["metadata"]["name"] for i in rest.get_json(creds, path)["items"]]
 
     def hits():
-        return sum(float(line.rsplit(" ", 1)[1]) for line in second.metrics_text().splitlines()
-                   if line.startswith("kqbench_visibility_pages_total{") and 'cache="hit"' in line)
+        return metric_sum(second.metrics_text(), "kqbench_visibility_pages_total", cache="hit")
 
     before = page()
     hits_before = hits()
