@@ -1,0 +1,1 @@
+"""Experiments, one driver per folder."""
