@@ -1,1 +1,1 @@
-"""Builds and locates the Go binaries kqbench runs: kube-apiserver & co, etcd, kwok."""
+"""Builds and locates the Go binaries kqbench runs: kube-apiserver & co, etcd, kwok, Kueue."""

@@ -1,4 +1,4 @@
-"""Builds kube-apiserver & co, etcd and kwok with `go build` into the per-user cache.
+"""Builds kube-apiserver & co, etcd, kwok and Kueue with `go build` into the per-user cache.
 
 Each component is built once per version through a small wrapper module (see gomodules), with
 CGO off, and installed atomically: the binaries and a stamp file appear together or not at all.
@@ -103,26 +103,41 @@ def _locked(directory: Path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _install(built: Path, target: Path, commands: tuple[str, ...], stamp: dict) -> None:
-    """Move freshly built commands into target with a stamp, replacing an older partial folder."""
+def _install(built: Path, target: Path, names: tuple[str, ...], stamp: dict) -> None:
+    """Move freshly built commands (and copied folders) into target with a stamp, replacing an older partial folder."""
     staging = target.with_name(target.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    for command in commands:
-        shutil.move(built / command, staging / command)
+    for name in names:
+        shutil.move(built / name, staging / name)
     (staging / layout.STAMP).write_text(json.dumps(stamp, indent=2))
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
 
 
-def _module_go_mod(go_env_dir: Path, module_at_version: str, component: str, progress: Progress) -> str:
-    """Download a module and return the text of its go.mod."""
+def _module_download(go_env_dir: Path, module_at_version: str, component: str, progress: Progress) -> dict:
+    """Download a module; return go's JSON record of it (GoMod: its go.mod file, Dir: its source)."""
     log = go_env_dir / "build.log"
     out = run_go(["mod", "download", "-json", module_at_version], go_env_dir, log, component, progress)
     info = json.loads(out[out.index("{"):])
     if info.get("Error"):
         raise ToolchainError(f"{component}: cannot download {module_at_version}: {info['Error']}")
-    return Path(info["GoMod"]).read_text()
+    return info
+
+
+def _module_go_mod(go_env_dir: Path, module_at_version: str, component: str, progress: Progress) -> str:
+    """Download a module and return the text of its go.mod."""
+    return Path(_module_download(go_env_dir, module_at_version, component, progress)["GoMod"]).read_text()
+
+
+def _copy_yaml(source: Path, destination: Path) -> None:
+    """Copy the YAML files of one module folder (the module cache is read-only: copies are writable)."""
+    files = sorted(source.glob("*.yaml"))
+    if not files:
+        raise ToolchainError(f"no YAML files in {source}: the module's layout changed; update layout.KUEUE_MANIFESTS")
+    destination.mkdir(parents=True)
+    for file in files:
+        (destination / file.name).write_bytes(file.read_bytes())
 
 
 def _stamp(component: str, version: str, seconds: float) -> dict:
@@ -178,13 +193,17 @@ def build_kubernetes(version: str, progress: Progress, root: Path | None = None)
 
 
 def _build_plain(component: str, version: str, modules: list[str], commands: dict[str, str], ldflags: str,
-                 progress: Progress, root: Path | None) -> Path:
-    """Build commands {binary name: package} from modules required by a replace-free wrapper module."""
+                 progress: Progress, root: Path | None, source_folders: dict[str, str] | None = None) -> Path:
+    """Build commands {binary name: package} from modules required by a replace-free wrapper module.
+
+    source_folders {name: folder in the first module} are copied from its source beside the binaries.
+    """
     versions.parse_semver(version)
     target = layout.component_dir(component, version, root)
     work = layout.build_dir(component, version, root)
+    folders = source_folders or {}
     with _locked(work):
-        if layout.is_built(target, tuple(commands)):
+        if layout.is_built(target, tuple(commands), tuple(folders)):
             return target
         started = time.monotonic()
         log = work / "build.log"
@@ -197,7 +216,11 @@ def _build_plain(component: str, version: str, modules: list[str], commands: dic
         for binary, package in commands.items():
             run_go(["build", "-v", "-trimpath", "-ldflags", ldflags, "-o", str(out / binary), package],
                    work, log, component, progress)
-        _install(out, target, tuple(commands), _stamp(component, version, time.monotonic() - started))
+        if folders:
+            source = Path(_module_download(work, modules[0], component, progress)["Dir"])
+            for name, folder in folders.items():
+                _copy_yaml(source / folder, out / name)
+        _install(out, target, (*commands, *folders), _stamp(component, version, time.monotonic() - started))
     return target
 
 
@@ -217,6 +240,32 @@ def build_kwok(version: str, progress: Progress, root: Path | None = None) -> Pa
     commands = {c: f"sigs.k8s.io/kwok/cmd/{c}" for c in layout.KWOK_COMMANDS}
     return _build_plain("kwok", version, [f"sigs.k8s.io/kwok@{version}"], commands, gomodules.KWOK_LDFLAGS,
                         progress, root)
+
+
+def build_kueue(version: str, progress: Progress, root: Path | None = None) -> Path:
+    """Build Kueue's manager and kubectl plugin at version, and copy its CRDs and visibility manifests."""
+    commands = {"kueue": "sigs.k8s.io/kueue/cmd/kueue", "kubectl-kueue": "sigs.k8s.io/kueue/cmd/kueuectl"}
+    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _build_plain("kueue", version, [f"sigs.k8s.io/kueue@{version}"], commands,
+                        gomodules.kueue_ldflags(version, date), progress, root, layout.KUEUE_MANIFESTS)
+
+
+def ensure_kueue(progress: Progress, root: Path | None = None) -> layout.KueueBuild:
+    """Build the pinned Kueue when missing; return its paths."""
+    version = versions.load_pins().kueue
+    build_kueue(version, progress, root)
+    kueue = layout.KueueBuild.in_cache(version, root)
+    if missing := kueue.missing():
+        raise ToolchainError(f"build finished but Kueue files are missing: {', '.join(map(str, missing))}")
+    return kueue
+
+
+def locate_kueue(root: Path | None = None) -> layout.KueueBuild:
+    """Paths of the pinned, already-built Kueue; a ToolchainError says to build when it is missing."""
+    kueue = layout.KueueBuild.in_cache(versions.load_pins().kueue, root)
+    if kueue.missing():
+        raise ToolchainError(f"Kueue {kueue.version} is not built yet: run `kqbench toolchain build`")
+    return kueue
 
 
 def ensure_binaries(k8s_version: str | None, progress: Progress, root: Path | None = None) -> layout.Binaries:

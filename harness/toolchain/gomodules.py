@@ -87,3 +87,10 @@ def etcd_ldflags(etcd_version: str) -> str:
 
 # kwok and kwokctl carry their version as a constant in pkg/consts: nothing to stamp.
 KWOK_LDFLAGS = "-s -w"
+
+
+def kueue_ldflags(kueue_version: str, build_date: str) -> str:
+    """-ldflags that make Kueue's logged version and build info tell the release (as its Makefile does)."""
+    package = "sigs.k8s.io/kueue/pkg/version"
+    stamps = {"GitVersion": kueue_version, "GitCommit": f"module-{kueue_version}", "BuildDate": build_date}
+    return " ".join(["-s", "-w", *(f"-X {package}.{key}={value}" for key, value in stamps.items())])

@@ -10,6 +10,14 @@ from pathlib import Path
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 ETCD_COMMANDS = ("etcd", "etcdctl")
 KWOK_COMMANDS = ("kwok", "kwokctl")
+# kueuectl is installed under the name kubectl looks plugins up by (`kubectl kueue ...`).
+KUEUE_COMMANDS = ("kueue", "kubectl-kueue")
+# Folders of the Kueue module source copied beside its binaries: {folder in the cache: folder in the module}.
+KUEUE_MANIFESTS = {
+    "crd": "config/components/crd/bases",
+    "visibility": "config/components/visibility",
+    "manager": "config/components/manager",
+}
 STAMP = "build.json"
 
 
@@ -31,9 +39,10 @@ def build_dir(component: str, version: str, root: Path | None = None) -> Path:
     return (root or cache_root()) / "build" / f"{component}-{version}"
 
 
-def is_built(directory: Path, commands: tuple[str, ...]) -> bool:
-    """True when a finished build left every command and its stamp in directory."""
-    return (directory / STAMP).is_file() and all((directory / c).is_file() for c in commands)
+def is_built(directory: Path, commands: tuple[str, ...], folders: tuple[str, ...] = ()) -> bool:
+    """True when a finished build left every command, every folder and its stamp in directory."""
+    return ((directory / STAMP).is_file() and all((directory / c).is_file() for c in commands)
+            and all((directory / f).is_dir() for f in folders))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +89,30 @@ class Binaries:
 
     def as_json(self) -> str:
         return json.dumps({k: str(v) for k, v in asdict(self).items()}, indent=2)
+
+
+@dataclass(frozen=True, slots=True)
+class KueueBuild:
+    """Kueue's manager, its kubectl plugin and the manifests taken from the same module version."""
+
+    version: str
+    manager: Path
+    kubectl_plugin: Path
+    crd_dir: Path
+    """Kueue's CRDs as its module ships them (config/components/crd/bases)."""
+    visibility_dir: Path
+    """Its visibility APIService and Service manifests (config/components/visibility)."""
+    manager_config: Path
+    """The Configuration Kueue ships for its manager (config/components/manager)."""
+
+    @classmethod
+    def in_cache(cls, version: str, root: Path | None = None) -> "KueueBuild":
+        folder = component_dir("kueue", version, root)
+        return cls(version=version, manager=folder / "kueue", kubectl_plugin=folder / "kubectl-kueue",
+                   crd_dir=folder / "crd", visibility_dir=folder / "visibility",
+                   manager_config=folder / "manager" / "controller_manager_config.yaml")
+
+    def missing(self) -> list[Path]:
+        """Files or folders that are not (yet) on disk."""
+        wanted = [self.manager, self.kubectl_plugin, self.crd_dir, self.visibility_dir, self.manager_config]
+        return [p for p in wanted if not p.exists()]

@@ -22,6 +22,7 @@ class Pins:
     kubernetes_known: tuple[str, ...]
     etcd: str
     kwok: str
+    kueue: str
 
 
 def load_pins() -> Pins:
@@ -33,6 +34,7 @@ def load_pins() -> Pins:
         kubernetes_known=tuple(data["kubernetes"]["known"]),
         etcd=data["etcd"]["version"],
         kwok=data["kwok"]["version"],
+        kueue=data["kueue"]["version"],
     )
 
 

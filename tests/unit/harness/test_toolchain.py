@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.toolchain import gomodules, layout, versions
+from harness.toolchain import building, gomodules, layout, versions
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 UPSTREAM = (FIXTURES / "kubernetes-v1.35.4.go.mod").read_text()  # recorded from the Go module proxy
@@ -13,7 +13,7 @@ UPSTREAM = (FIXTURES / "kubernetes-v1.35.4.go.mod").read_text()  # recorded from
 def test_pins_name_a_default_that_is_also_known():
     pins = versions.load_pins()
     assert pins.kubernetes_default in pins.kubernetes_known
-    for version in (pins.kubernetes_default, pins.etcd, pins.kwok):
+    for version in (pins.kubernetes_default, pins.etcd, pins.kwok, pins.kueue):
         versions.parse_semver(version)
 
 
@@ -90,3 +90,38 @@ def test_cache_layout_is_keyed_by_component_and_version(tmp_path):
 def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("KQBENCH_CACHE", str(tmp_path))
     assert layout.cache_root() == tmp_path
+
+
+def test_kueue_ldflags_stamp_its_version_package():
+    flags = gomodules.kueue_ldflags("v0.17.0", "2026-01-02T03:04:05Z")
+    assert "-X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0" in flags
+    assert "-X sigs.k8s.io/kueue/pkg/version.BuildDate=2026-01-02T03:04:05Z" in flags
+
+
+def test_kueue_build_is_complete_only_with_its_manifest_folders(tmp_path):
+    kueue = layout.KueueBuild.in_cache("v0.17.0", root=tmp_path)
+    folder = kueue.manager.parent
+    assert folder == tmp_path / "bin" / "kueue-v0.17.0"
+    folder.mkdir(parents=True)
+    for command in layout.KUEUE_COMMANDS:
+        (folder / command).write_text("")
+    (folder / layout.STAMP).write_text("{}")
+    assert not layout.is_built(folder, layout.KUEUE_COMMANDS, tuple(layout.KUEUE_MANIFESTS)), \
+        "a cache from before the manifests were copied must be rebuilt"
+    assert kueue.missing() == [kueue.crd_dir, kueue.visibility_dir, kueue.manager_config]
+    for name in layout.KUEUE_MANIFESTS:
+        (folder / name).mkdir()
+    assert layout.is_built(folder, layout.KUEUE_COMMANDS, tuple(layout.KUEUE_MANIFESTS))
+    kueue.manager_config.write_text("kind: Configuration\n")
+    assert kueue.missing() == []
+
+
+def test_copying_manifests_takes_yaml_only_and_refuses_an_empty_folder(tmp_path):
+    source = tmp_path / "module" / "bases"
+    source.mkdir(parents=True)
+    (source / "kueue.x-k8s.io_workloads.yaml").write_text("kind: CustomResourceDefinition\n")
+    (source / "README.md").write_text("not a manifest")
+    building._copy_yaml(source, tmp_path / "out" / "crd")
+    assert [p.name for p in (tmp_path / "out" / "crd").iterdir()] == ["kueue.x-k8s.io_workloads.yaml"]
+    with pytest.raises(building.ToolchainError, match="no YAML files"):
+        building._copy_yaml(tmp_path / "module", tmp_path / "out" / "other")
