@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 APISERVER = "apiserver"
 ETCD = "etcd"
+SCHEDULER = "scheduler"
+"""The reference scheduler's own /metrics (scheduler/controller/metering.py, scheduler/publishing/metering.py)."""
 
 COUNTER = "counter"
 GAUGE = "gauge"
@@ -90,6 +92,30 @@ FAMILIES: tuple[Family, ...] = (
     _f("etcd_debugging_mvcc_keys_total", ETCD, GAUGE),
     _f("grpc_server_handled_total", ETCD, COUNTER),
     _f("etcd_server_version", ETCD, GAUGE),
+    # The scheduler under test: what it decided and wrote, and how old the positions users read are.
+    # Counters carry prometheus_client's `_total` suffix as exposed.
+    _f("kqbench_scheduler_pending_workloads", SCHEDULER, GAUGE),
+    _f("kqbench_scheduler_admitted_workloads", SCHEDULER, GAUGE),
+    _f("kqbench_scheduler_admitted_total", SCHEDULER, COUNTER),
+    _f("kqbench_scheduler_evicted_total", SCHEDULER, COUNTER),
+    _f("kqbench_scheduler_admission_latency_seconds", SCHEDULER, HISTOGRAM, ("cluster_queue",)),
+    _f("kqbench_scheduler_unwritten_admissions", SCHEDULER, GAUGE),
+    _f("kqbench_scheduler_cycle_duration_seconds", SCHEDULER, HISTOGRAM),
+    _f("kqbench_scheduler_api_writes_total", SCHEDULER, COUNTER),
+    _f("kqbench_scheduler_api_write_bytes_total", SCHEDULER, COUNTER),
+    _f("kqbench_scheduler_api_write_failures_total", SCHEDULER, COUNTER),
+    _f("kqbench_visibility_request_duration_seconds", SCHEDULER, HISTOGRAM, ("endpoint", "code")),
+    _f("kqbench_visibility_pages_total", SCHEDULER, COUNTER),
+    _f("kqbench_positions_changes_total", SCHEDULER, COUNTER),
+    _f("kqbench_positions_writes_total", SCHEDULER, COUNTER),
+    _f("kqbench_positions_write_bytes_total", SCHEDULER, COUNTER),
+    _f("kqbench_positions_write_failures_total", SCHEDULER, COUNTER),
+    _f("kqbench_positions_largest_object_bytes", SCHEDULER, GAUGE),
+    _f("kqbench_positions_staleness_seconds", SCHEDULER, HISTOGRAM, ("strategy",)),
+    _f("kqbench_positions_backlog", SCHEDULER, GAUGE),
+    _f("kqbench_positions_coverage_ratio", SCHEDULER, GAUGE),
+    _f("kqbench_positions_first_too_large_pending", SCHEDULER, GAUGE),
+    _f("kqbench_positions_first_too_large_bytes", SCHEDULER, GAUGE),
 )
 
 

@@ -86,6 +86,12 @@ class Collector:
         with self._lock:
             self._pids[component] = pid
 
+    def watch_metrics(self, target: scraping.Target) -> None:
+        """Also scrape this /metrics (the scheduler's) from the next scrape on; it replaces an
+        earlier target of the same source (a restarted scheduler listens on a new port)."""
+        with self._lock:
+            self._targets = [t for t in self._targets if t.source != target.source] + [target]
+
     def start(self, phase: str = "start") -> None:
         """Scrape once (the first phase's start boundary), then keep scraping in the background."""
         if self._state != "new":

@@ -33,6 +33,11 @@ def targets(cluster: state.ClusterInfo) -> list[Target]:
     return found
 
 
+def scheduler_target(metrics_url: str) -> Target:
+    """The reference scheduler's /metrics (plain HTTP on 127.0.0.1, no credentials)."""
+    return Target(catalog.SCHEDULER, metrics_url)
+
+
 def fetch(target: Target, timeout: float = 10.0) -> str:
     """The metrics text; KqbenchError with the reason when the source does not answer 200."""
     request = urllib.request.Request(target.url, headers={"Accept": "text/plain", **target.headers})

@@ -26,6 +26,9 @@ class _SchedulerProcessHandle:
     def pid(self) -> int | None:
         return self.process.process.pid
 
+    def metrics_url(self) -> str | None:
+        return self.process.metrics_url
+
     def stop(self) -> None:
         self.process.stop()
 
@@ -63,6 +66,11 @@ class CollectorMeasurements:
 
     def watch_process(self, component: str, pid: int) -> None:
         self._collector.watch_process(component, pid)
+
+    def watch_metrics(self, source: str, url: str) -> None:
+        from harness.metrics import scraping
+
+        self._collector.watch_metrics(scraping.Target(source, url))
 
     def mark_phase(self, name: str) -> None:
         self._collector.mark_phase(name)

@@ -25,6 +25,9 @@ class SchedulerHandle(Protocol):
     def pid(self) -> int | None:
         """Its process id, sampled by the measurements (None when not a local process)."""
 
+    def metrics_url(self) -> str | None:
+        """Its /metrics, scraped with the apiserver's (None when it serves none)."""
+
     def stop(self) -> None:
         """Stop it; safe to call twice."""
 
@@ -40,6 +43,8 @@ class Measurements(Protocol):
     def start(self, phase: str) -> None: ...
 
     def watch_process(self, component: str, pid: int) -> None: ...
+
+    def watch_metrics(self, source: str, url: str) -> None: ...
 
     def mark_phase(self, name: str) -> None: ...
 

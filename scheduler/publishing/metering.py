@@ -11,6 +11,9 @@ class PublishMetrics:
     def __init__(self, strategy: str, registry: CollectorRegistry) -> None:
         labels = ["strategy"]
         self.strategy = strategy
+        self.changes = Counter("kqbench_positions_changes",
+                               "Position changes to publish (status-field: each one a write; the demand).",
+                               labels, registry=registry)
         self.writes = Counter("kqbench_positions_writes", "API writes issued to publish positions.",
                               labels + ["resource"], registry=registry)
         self.write_bytes = Counter("kqbench_positions_write_bytes", "Request bytes of those writes.",

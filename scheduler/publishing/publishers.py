@@ -112,6 +112,7 @@ class StatusFieldPublisher(Publisher):
                     earlier = self.backlog.get(key)
                     self.backlog[key] = (in_cq, in_lq, min(since, earlier[2]) if earlier else since)
                     changed += 1
+        self.metrics.changes.labels(self.metrics.strategy).inc(changed)
         self.metrics.backlog.labels(self.metrics.strategy).set(len(self.backlog))
         if self.backlog:
             self._work.set()

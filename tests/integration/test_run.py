@@ -32,6 +32,16 @@ def test_run_produces_every_result_file(tiny_run):
     assert any(key.startswith("apiserver.write_qps") for key in summary["metrics"])
 
 
+def test_the_schedulers_own_metrics_are_in_the_tables(tiny_run):
+    import pandas as pd
+
+    table = pd.read_parquet(tiny_run / "tables" / "summary.parquet")
+    scheduler = table[table["source"] == "scheduler"]
+    admitted = scheduler[(scheduler["metric"] == "kqbench_scheduler_admitted_total") & (scheduler["stat"] == "delta")]
+    assert admitted["value"].sum() > 0
+    assert set(scheduler["phase"]) >= {"fill", "churn"}
+
+
 def test_compare_with_itself_passes(tiny_run):
     result = run_cli("compare", str(tiny_run), str(tiny_run), "--thresholds", "ci/thresholds.yaml")
     assert result.returncode == 0, result.stdout + result.stderr
