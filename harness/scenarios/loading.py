@@ -37,13 +37,20 @@ class Case:
     @property
     def id(self) -> str:
         """Stable, readable, usable as a folder name: `strategy=aggregated-indexed,pending=1000,r0`."""
-        parts = [f"{axis.rsplit('.', 1)[-1]}={value}" for axis, value in self.params.items()]
+        parts = [_id_part(axis, value) for axis, value in self.params.items()]
         return ",".join([*parts, f"r{self.repeat}"])
 
     @property
     def point(self) -> str:
         """The case id without its repeat: repeats of one point share it (compare takes their median)."""
         return self.id.rsplit(",", 1)[0] if self.params else "all"
+
+
+def _id_part(axis: str, value: Any) -> str:
+    """`strategy=x`; a mapping value (a whole section swept as a variant) lists its own keys."""
+    if isinstance(value, dict):
+        return ",".join(f"{key}={item}" for key, item in value.items())
+    return f"{axis.rsplit('.', 1)[-1]}={value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,15 @@ def set_path(data: dict, dotted: str, value: Any) -> None:
     here[keys[-1]] = value
 
 
+def _merged(data: dict, dotted: str, value: Any) -> Any:
+    """A mapping swept onto a mapping is merged into it: `sweep: {scheduler: [{strategy: x, qps: 50}]}`
+    keeps the scenario's other scheduler fields (variants that differ in more than one field)."""
+    here: Any = data
+    for key in dotted.split("."):
+        here = here.get(key) if isinstance(here, dict) else None
+    return {**here, **value} if isinstance(value, dict) and isinstance(here, dict) else value
+
+
 def expand(scenario: models.Scenario, data: dict, node, source: str, overridden: set[str]) -> list[Case]:
     """One case per sweep point (cartesian product, in file order) and repeat."""
     axes = list(scenario.sweep.items())
@@ -137,7 +153,7 @@ def expand(scenario: models.Scenario, data: dict, node, source: str, overridden:
         point.pop("sweep", None)
         params = {}
         for (axis, _), value in zip(axes, values):
-            set_path(point, axis, value)
+            set_path(point, axis, _merged(point, axis, value))
             params[axis] = value
         resolved = _validate(point, node, source, overridden, origin="sweep " + ",".join(f"{k}={v}" for k, v in params.items()))
         for repeat in range(scenario.repeat):

@@ -80,6 +80,17 @@ def test_sweep_from_set():
     assert [c.scenario.scheduler.strategy for c in loaded.cases] == ["status-field", "single-object"]
 
 
+def test_sweeping_a_whole_section_merges_each_variant_and_names_the_case_by_its_keys():
+    loaded = loading.parse(BASE + "sweep:\n  scheduler:\n    - {strategy: status-field, qps: 50}\n"
+                           "    - {strategy: status-field, no_client_limit: true}\n", "t.yaml",
+                           ["scheduler.burst=7"])
+    limited, unlimited = (c.scenario.scheduler for c in loaded.cases)
+    assert (limited.strategy, limited.qps, limited.no_client_limit, limited.burst) == ("status-field", 50, False, 7)
+    assert (unlimited.no_client_limit, unlimited.burst) == (True, 7)
+    assert [c.id for c in loaded.cases] == ["strategy=status-field,qps=50,r0",
+                                            "strategy=status-field,no_client_limit=True,r0"]
+
+
 def test_templates_expand_queues():
     scenario = loading.parse(BASE, "t.yaml").scenario
     assert scenario.queues.cluster_queue_names() == ["cq-0", "cq-1"]
