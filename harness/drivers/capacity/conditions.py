@@ -75,6 +75,8 @@ class StepFigures:
     largest_object_bytes: float | None = None
     apiserver_rss_bytes: float | None = None
     etcd_rss_bytes: float | None = None
+    admissions_share_of_indexed: float | None = None
+    """Set by the post-pass: admissions/s over aggregated-indexed's at the same load."""
 
     def as_dict(self) -> dict[str, float]:
         """The measured figures only (for tables and verdicts)."""

@@ -1,0 +1,124 @@
+"""The paper model next to the measurement (pure): from each design's measured cost and this
+machine's measured apiserver write capacity, where it should break, here and on a large cluster.
+
+Models (N: pending Workloads, a: admissions per second, the queue's churn):
+- status-field: every admission moves the position of every Workload behind it, so the writes it
+  demands are D = k * N * a (k fitted from the steps: demanded writes / (N * a)). It breaks when D
+  exceeds what reaches the apiserver: W, the write rate the apiserver delivered at saturation
+  (the no-client-limit run), or the client limit's qps if lower. N* = min(W, qps) / (k * a).
+- single-object: the object grows by b bytes per pending Workload (b fitted: largest object / N);
+  it breaks when one write exceeds etcd's request limit (1.5 MiB): N* = 1.5 MiB / b, whatever a.
+- cq-status-topn: writes bounded by queues / refresh period, object bounded by N entries: no break
+  from writes (it shows only the head of the queue: that is its cost).
+- aggregated-snapshot: a query copies and sorts the queue, p99 = c * N * log2(N); N* where that
+  reaches the query threshold.
+- aggregated-indexed: a query walks an order-statistic index, p99 = t0 + c * log2(N) (least squares);
+  N* where that reaches the query threshold.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pandas as pd
+
+ETCD_REQUEST_LIMIT_BYTES = 1.5 * 1024 * 1024
+"""etcd's default --max-request-bytes: the largest write etcd accepts."""
+LARGE_PENDING = 100_000
+LARGE_ADMISSIONS_PER_SECOND = 500.0
+"""The churn of a 100k-node cluster: the admission rate the reference scheduler is built to sustain
+there (its 100k benchmark reaches 474-505/s on this machine)."""
+SATURATED = 1.1
+"""A step saturated the apiserver when it demanded 10% more writes than were delivered."""
+COLUMNS = ("design", "model", "fitted", "measured_max_held", "measured_first_broken", "predicted_break_here",
+           "predicted_break_large", "at_100k_and_large_churn")
+
+
+def write_capacity(steps: pd.DataFrame) -> tuple[float, bool]:
+    """(writes/s, saturated?): what the apiserver delivered at saturation without a client limit;
+    the largest delivery seen (a lower bound) when no such step exists."""
+    free = steps[steps["client_limit"] == "none"]
+    delivered = free["position_writes_per_second"]
+    saturated = free[free["position_writes_demanded_per_second"] > SATURATED * delivered]
+    if not saturated.empty:
+        return float(saturated["position_writes_per_second"].max()), True
+    seen = steps["position_writes_per_second"].dropna()
+    return (float(seen.max()), False) if not seen.empty else (math.nan, False)
+
+
+def _qps(limit: str) -> float:
+    """`qps 50/burst 100` -> 50; `none` -> inf."""
+    return float(limit.split()[1].split("/")[0]) if limit.startswith("qps ") else math.inf
+
+
+def _median(values) -> float:
+    values = [v for v in values if v is not None and not math.isnan(v) and v > 0]
+    return statistics.median(values) if values else math.nan
+
+
+def _solve(f, target: float, low: float = 1.0, high: float = 1e9) -> float:
+    """x in [low, high] where increasing f(x) reaches target (inf when it never does)."""
+    if f(high) < target:
+        return math.inf
+    for _ in range(200):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if f(middle) < target else (low, middle)
+    return high
+
+
+def _row(design: dict, model: str, fitted: str, here: float, large: float, at_large: float, capacity: pd.Series):
+    verdict = "unknown" if math.isnan(at_large) else ("breaks" if at_large <= LARGE_PENDING else "holds")
+    return {"design": design["design"], "model": model, "fitted": fitted,
+            "measured_max_held": capacity.get("max_held", math.nan),
+            "measured_first_broken": capacity.get("first_broken", math.nan),
+            "predicted_break_here": here, "predicted_break_large": large, "at_100k_and_large_churn": verdict}
+
+
+def predict(steps: pd.DataFrame, capacity: pd.DataFrame, query_p99_seconds: float = 1.0) -> pd.DataFrame:
+    """One row per design: its model, the fitted constant, predicted vs measured break points."""
+    if steps.empty:
+        return pd.DataFrame(columns=list(COLUMNS))
+    capacity_by = capacity.set_index("design") if not capacity.empty else pd.DataFrame()
+    writes, _ = write_capacity(steps)
+    rows = []
+    for name, own in steps.groupby("design", sort=False):
+        design = {"design": name, "strategy": own["strategy"].iloc[0], "client_limit": own["client_limit"].iloc[0]}
+        measured = capacity_by.loc[name] if name in capacity_by.index else pd.Series(dtype=float)
+        n = own["load"].astype(float)
+        a = own["admissions_per_second"]
+        strategy = design["strategy"]
+        if strategy == "status-field":
+            k = _median(own["position_writes_demanded_per_second"] / (n * a))
+            reach = min(writes, _qps(design["client_limit"]))
+            churn = _median(a)
+            rows.append(_row(design, "D = k*N*a writes/s vs min(W, qps)", f"k={k:.3g}, W={writes:.0f}/s",
+                             reach / (k * churn), reach / (k * LARGE_ADMISSIONS_PER_SECOND),
+                             reach / (k * LARGE_ADMISSIONS_PER_SECOND), measured))
+        elif strategy == "single-object":
+            b = _median(own["largest_object_bytes"] / n)
+            limit = ETCD_REQUEST_LIMIT_BYTES / b
+            rows.append(_row(design, "object = b*N bytes vs 1.5 MiB", f"b={b:.1f} B/Workload", limit, limit, limit,
+                             measured))
+        elif strategy == "cq-status-topn":
+            rows.append(_row(design, "bounded writes, top N only", "-", math.inf, math.inf, math.inf, measured))
+        elif strategy == "aggregated-snapshot":
+            c = _median(own["query_p99_seconds"] / (n * n.map(math.log2)))
+            limit = _solve(lambda x: c * x * math.log2(x), query_p99_seconds) if c == c else math.nan
+            rows.append(_row(design, "query p99 = c*N*log2(N)", f"c={c:.3g} s", limit, limit, limit, measured))
+        else:
+            t0, c = _fit_log(own)
+            limit = (math.inf if c <= 0 else 2 ** ((query_p99_seconds - t0) / c)) if c == c else math.nan
+            rows.append(_row(design, "query p99 = t0 + c*log2(N)", f"t0={t0:.3g} s, c={c:.3g} s", limit, limit,
+                             limit, measured))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _fit_log(steps: pd.DataFrame) -> tuple[float, float]:
+    points = [(math.log2(n), t) for n, t in zip(steps["load"], steps["query_p99_seconds"])
+              if n > 0 and t == t and t is not None]
+    if len(points) < 2:
+        return (points[0][1], 0.0) if points else (math.nan, math.nan)
+    xs, ys = zip(*points)
+    slope, intercept = statistics.linear_regression(xs, ys)
+    return intercept, slope
