@@ -95,3 +95,16 @@ def test_paper_model_fits_each_design_and_predicts_its_break():
     indexed = predicted.loc["aggregated-indexed"]
     assert indexed["predicted_break_here"] > 1e6 and indexed["at_100k_and_large_churn"] == "holds"
     assert predicted.loc["status-field", "measured_first_broken"] == 2000
+
+
+def test_report_section_writes_the_small_files_and_draws(tmp_path):
+    from harness.drivers.capacity import reporting
+
+    body, [(title, png)] = reporting.section(_tables(INDEXED, STATUS, STATUS_FREE, SINGLE), tmp_path)
+    assert "write_refused" in body and "Paper model" in body
+    assert png.startswith(b"\x89PNG") and "pending" in title
+    written = pd.read_csv(tmp_path / tabulating.CAPACITY_CSV)
+    assert list(written["design"]) == ["aggregated-indexed", "status-field", "status-field, no client limit",
+                                       "single-object"]
+    assert (tmp_path / reporting.MODEL_CSV).is_file()
+    assert reporting.section({}) is None
