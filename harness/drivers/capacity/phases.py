@@ -1,0 +1,50 @@
+"""The capacity driver's phase: a search over one load axis, with its break conditions."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+
+from harness.drivers.capacity import conditions, searching
+
+
+class CapacityPhase(BaseModel):
+    """Raise `vary` from `from` to `to` (geometric, then bisection) until a break condition holds.
+
+    Each step: delete every Workload and restart the scheduler (a fresh start, see the README), fill
+    to the step's pending with churn, queries and bystanders running, hold for `hold_seconds`,
+    then judge the step from what the hold measured.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    kind: Literal["capacity"] = "capacity"
+    vary: Literal["queue.pending"] = "queue.pending"
+    """The load axis: pending Workloads kept in the queues (churn goes on at `load.rates`)."""
+    start: PositiveInt = Field(1000, alias="from")
+    stop: PositiveInt = Field(100_000, alias="to")
+    factor: float = Field(2.0, gt=1)
+    relative_resolution: float = Field(0.10, gt=0, lt=1)
+    absolute_resolution: PositiveInt = 100
+    max_steps: PositiveInt = 12
+    hold_seconds: PositiveFloat = 60
+    """Measured window per step once pending is at its target: a minute holds ~100 position queries."""
+    fill_timeout_seconds: PositiveFloat = 900
+    """Upper bound on reaching a step's pending; the hold starts then even if pending is short (the
+    table shows the pending reached)."""
+    reset_timeout_seconds: PositiveFloat = 300
+    """Upper bound on deleting a step's Workloads."""
+    thresholds: conditions.BreakThresholds = conditions.BreakThresholds()
+
+    @model_validator(mode="after")
+    def _plan_is_valid(self) -> "CapacityPhase":
+        self.plan()  # a ValueError here becomes the scenario's one-line error
+        return self
+
+    def plan(self) -> searching.SearchPlan:
+        return searching.SearchPlan(self.start, self.stop, self.factor, self.relative_resolution,
+                                    self.absolute_resolution, self.max_steps)
+
+
+PHASES = (CapacityPhase,)

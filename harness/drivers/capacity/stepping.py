@@ -1,0 +1,147 @@
+"""One capacity step on a running cluster and scheduler: reset, fill, hold, judge.
+
+1. Reset: delete every Workload, then restart the scheduler. Steps are independent this way: the
+   apiserver holds no Workloads of the previous step, and the scheduler holds no debt from it (a
+   broken status-field step leaves thousands of position writes queued in memory, which would
+   take minutes to drain at 50 writes/s and would be charged to the next step).
+2. Fill: one Locust run with churn (keeping `load` Workloads pending), position queries and
+   bystanders. A watcher thread marks the hold once the scheduler reports the target pending (or
+   when the fill budget is spent), so Locust is never restarted between fill and hold.
+3. Judge: figures from three boundary scrapes, the Locust history of the hold and process RSS.
+
+The I/O is behind `Edges`, so the step's sequencing is unit-tested with fakes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from harness.drivers.capacity import conditions, figures, searching
+from harness.errors import KqbenchError
+from harness.metrics import samples, summarising
+
+REACHED = 0.97
+"""Share of the target pending at which the hold starts (churn admits while it fills)."""
+FILL_SLACK = 1.15
+"""Fill budget over the nominal `load / create rate`: creates queue behind admissions' writes."""
+FILL_FLOOR_SECONDS = 15.0
+POLL_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOutcome:
+    history: pd.DataFrame
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """The Locust run as result tables (emitted with the step's phase name)."""
+
+
+@dataclass(slots=True)
+class Edges:
+    """What a step does to the world; each replaceable in tests."""
+
+    reset: Callable[[], None]
+    """Delete every Workload and restart the scheduler (bounded; KqbenchError when it cannot)."""
+    scrape: Callable[[], dict[str, samples.Scrape]]
+    """The apiserver's and the scheduler's /metrics, with buckets, keyed by source."""
+    processes: Callable[[], Sequence[summarising.ProcessSample]]
+    pending: Callable[[], float | None]
+    """Pending Workloads the scheduler reports now (None when it does not answer)."""
+    run_load: Callable[[int, float, str], LoadOutcome]
+    """Locust with churn at `pending`, queries and bystanders for `seconds`; raw files under the name."""
+    mark_phase: Callable[[str], None]
+    clock: Callable[[], float] = time.monotonic
+
+
+@dataclass(frozen=True, slots=True)
+class StepSettings:
+    phase_name: str
+    hold_seconds: float
+    fill_timeout_seconds: float
+    create_per_second: float
+    query_mode: str
+    thresholds: conditions.BreakThresholds
+
+    def fill_budget(self, load: int) -> float:
+        return min(self.fill_timeout_seconds, load / self.create_per_second * FILL_SLACK + FILL_FLOOR_SECONDS)
+
+
+@dataclass(slots=True)
+class _Hold:
+    scrape: dict[str, samples.Scrape] | None = None
+    at: float | None = None
+    processes: Sequence[summarising.ProcessSample] = ()
+    pending_reached: bool = False
+    pending: float | None = None
+    error: BaseException | None = None
+
+
+class Stepper:
+    """The step function of a search: `stepper(load) -> Verdict`; finished steps' tables in `on_tables`."""
+
+    def __init__(self, settings: StepSettings, edges: Edges,
+                 on_tables: Callable[[str, dict[str, pd.DataFrame]], None] = lambda phase, tables: None,
+                 poll_seconds: float = POLL_SECONDS) -> None:
+        self.settings = settings
+        self.edges = edges
+        self.on_tables = on_tables
+        self.poll_seconds = poll_seconds
+        self.index = 0
+
+    def phase_of(self, index: int, part: str) -> str:
+        return f"{self.settings.phase_name}-{index:02d}-{part}"
+
+    def __call__(self, load: int) -> searching.Verdict:
+        index, self.index = self.index, self.index + 1
+        edges = self.edges
+        edges.reset()
+        edges.mark_phase(self.phase_of(index, "fill"))
+        start, started_processes = edges.scrape(), list(edges.processes())
+        budget = self.settings.fill_budget(load)
+        hold = _Hold()
+        stop = threading.Event()
+        launched = edges.clock()
+        watcher = threading.Thread(target=self._watch, args=(load, launched + budget, index, hold, stop),
+                                   name="kqbench-capacity-hold", daemon=True)
+        watcher.start()
+        try:
+            outcome = edges.run_load(load, budget + self.settings.hold_seconds, self.phase_of(index, "load"))
+        finally:
+            stop.set()
+            watcher.join(timeout=60)
+        if hold.error is not None:
+            raise KqbenchError(f"marking the hold of step {index} failed: {hold.error}")
+        if hold.scrape is None:
+            raise KqbenchError(f"step {index}: the load ended before its hold began (fill budget {budget:.0f}s)")
+        self.on_tables(self.phase_of(index, "load"), outcome.tables)
+        end, ended_processes = edges.scrape(), list(edges.processes())
+        measured = figures.combine(
+            figures.from_scrapes(figures.Boundaries(start, hold.scrape, end)),
+            figures.from_history(outcome.history, hold.at - launched, self.settings.query_mode),
+            figures.from_processes([*started_processes, *hold.processes, *ended_processes]),
+        )
+        verdict = conditions.verdict(self.settings.thresholds, measured)
+        if not hold.pending_reached:
+            note = f"pending reached {hold.pending or 0:.0f} of {load} within the fill budget"
+            verdict = searching.Verdict(verdict.broken, "; ".join(d for d in (verdict.detail, note) if d),
+                                        verdict.figures)
+        return verdict
+
+    def _watch(self, load: int, deadline: float, index: int, hold: _Hold, stop: threading.Event) -> None:
+        """Mark the hold when pending reaches the target or the fill budget is spent (whichever first)."""
+        try:
+            while not stop.wait(self.poll_seconds):
+                pending = self.edges.pending()
+                reached = pending is not None and pending >= REACHED * load
+                if reached or self.edges.clock() >= deadline:
+                    self.edges.mark_phase(self.phase_of(index, "hold"))
+                    hold.scrape, hold.at = self.edges.scrape(), self.edges.clock()
+                    hold.processes = list(self.edges.processes())
+                    hold.pending_reached, hold.pending = reached, pending
+                    return
+        except BaseException as error:  # reported by the step, not lost in a thread
+            hold.error = error
