@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scheduler.controller import informing, metering
-from scheduler.core import conversion, scheduling
+from scheduler.controller import informing, metering, statuses
+from scheduler.core import activation, conversion, queuestatus, scheduling
 from scheduler.core.decisions import Admit, Preempt
 from scheduler.core.queues import QueueManager
 from scheduler.core.workloads import Admission, Workload
@@ -21,7 +21,7 @@ from scheduler.kube import client as kube
 
 log = logging.getLogger(__name__)
 
-GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
+GROUP_VERSION = statuses.GROUP_VERSION
 BASE = f"/apis/{GROUP_VERSION}"
 FIELD_MANAGER = "kqbench-scheduler"
 DEFAULT_MAX_UNWRITTEN = 256
@@ -41,13 +41,7 @@ class ControllerSettings:
     the API gains nothing: on a small machine it takes CPU the writes need."""
 
 
-def _rfc3339(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-
-
-def _condition(kind: str, status: bool, reason: str, message: str, now: float) -> dict:
-    return {"type": kind, "status": "True" if status else "False", "reason": reason, "message": message,
-            "lastTransitionTime": _rfc3339(now)}
+_condition = statuses.condition
 
 
 def _workload_path(namespace: str, name: str) -> str:
@@ -114,6 +108,9 @@ class Controller:
         self._evictions_in_flight: set[tuple[str, str]] = set()
         self.informers: list[informing.Informer] = []
         self._status_written: dict[str, tuple] = {}
+        # Conditions of each ClusterQueue ("name") and LocalQueue ("ns/name") as last seen in the API.
+        self._queue_conditions: dict[str, list[dict]] = {}
+        self._activations_in_flight: set[tuple[str, str]] = set()
         self._unwritten = 0
         self.ready = False
         """True once every informer has listed: the core holds the cluster's state."""
@@ -138,14 +135,25 @@ class Controller:
 
         name = lambda o: (o["metadata"]["name"],)  # noqa: E731
         ns_name = lambda o: (o["metadata"].get("namespace", "default"), o["metadata"]["name"])  # noqa: E731
+
+        def seen(decode, key):
+            """Decode, remembering the queue's conditions (their lastTransitionTime is kept on rewrite)."""
+            def wrapped(obj):
+                conditions = self._queue_conditions["/".join(key(obj))] = statuses.conditions_of(obj)
+                if not any(c.get("type") == "Active" for c in conditions):
+                    self._status_written.pop("/".join(key(obj)), None)  # new (or recreated): write it
+                return decode(obj)
+            return wrapped
         return {
             "resourceflavors": simple(m.add_resource_flavor, m.delete_resource_flavor,
                                       conversion.resource_flavor_from_dict, name),
             "workloadpriorityclasses": simple(m.add_workload_priority_class, m.delete_workload_priority_class,
                                               conversion.workload_priority_class_from_dict, name),
             "cohorts": simple(m.add_cohort, m.delete_cohort, conversion.cohort_from_dict, name),
-            "clusterqueues": simple(m.add_cluster_queue, m.delete_cluster_queue, conversion.cluster_queue_from_dict, name),
-            "localqueues": simple(m.add_local_queue, m.delete_local_queue, conversion.local_queue_from_dict, ns_name),
+            "clusterqueues": simple(m.add_cluster_queue, m.delete_cluster_queue,
+                                    seen(conversion.cluster_queue_from_dict, name), name),
+            "localqueues": simple(m.add_local_queue, m.delete_local_queue,
+                                  seen(conversion.local_queue_from_dict, ns_name), ns_name),
             "workloads": (self._list_workloads, self._workload_event),
         }
 
@@ -175,6 +183,11 @@ class Controller:
             self.manager.mark_finished(workload.key)
         else:
             self.manager.add_workload(workload)
+        change = activation.change_for(workload)
+        # Never from a write's own response: what that write could not change, writing again won't.
+        if change is not None and not from_write and workload.key not in self._activations_in_flight:
+            self._activations_in_flight.add(workload.key)
+            self._spawn(self._write_activation(workload, change, statuses.conditions_of(obj)))
 
     def _list_workloads(self, items: list[dict]) -> None:
         for obj in items:
@@ -242,6 +255,26 @@ class Controller:
         self._apply_workload(result, from_write=True)
         self._touch()
 
+    async def _write_activation(self, workload: Workload, change: activation.Change, previous: list[dict]) -> None:
+        """Write what a stop or resume calls for; the response is fed back like an eviction's."""
+        path = _workload_path(workload.namespace, workload.name)
+        try:
+            async with self._writes:
+                try:
+                    result = await self.client.request(
+                        "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
+                        statuses.activation_status(workload, change, previous, self.clock()),
+                        "application/apply-patch+yaml")
+                except kube.ApiError as error:
+                    self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
+                    return
+        finally:
+            self._activations_in_flight.discard(workload.key)
+        if change is activation.Change.EVICT_ADMITTED and workload.admission is not None:
+            self.metrics.evicted_total.labels(workload.admission.cluster_queue).inc()
+        self._apply_workload(result, from_write=True)
+        self._touch()
+
     def run_cycle(self) -> int:
         """One scheduling cycle in the core, its writes started in the background; returns decisions made."""
         started = time.perf_counter()
@@ -277,25 +310,8 @@ class Controller:
             except asyncio.TimeoutError:
                 pass
 
-    # -- queue status counts -----------------------------------------------------------
-    def _queue_counts(self) -> tuple[dict[str, tuple[int, int]], dict[tuple[str, str], tuple[int, int]]]:
-        cq_counts: dict[str, tuple[int, int]] = {}
-        lq_counts: dict[tuple[str, str], list[int]] = {key: [0, 0] for key in self.manager.local_queues}
-        for cq in self.manager.cluster_queue_names():
-            admitted = list(self.manager.admitted_in([cq]))
-            cq_counts[cq] = (self.manager.pending_count(cq), len(admitted))
-            for key, count in self.manager.pending_by_local_queue(cq).items():
-                lq_counts.setdefault(key, [0, 0])[0] += count
-            for entry in admitted:
-                w = entry.workload
-                lq_counts.setdefault((w.namespace, w.queue_name), [0, 0])[1] += 1
-        return cq_counts, {k: (v[0], v[1]) for k, v in lq_counts.items()}
-
-    async def _write_queue_status(self, path: str, kind: str, name: str, namespace: str | None,
-                                  pending: int, admitted: int) -> None:
-        metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
-        body = {"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata,
-                "status": {"pendingWorkloads": pending, "reservingWorkloads": admitted, "admittedWorkloads": admitted}}
+    # -- queue status: counts and the Active condition ------------------------------------
+    async def _write_queue_status(self, path: str, kind: str, body: dict) -> None:
         async with self._writes:
             try:
                 await self.client.request("PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body,
@@ -303,21 +319,24 @@ class Controller:
             except kube.ApiError as error:
                 self.metrics.write_failures.labels(f"{kind.lower()}s/status", str(error.status)).inc()
 
+    def _write_queue_status_if_changed(self, key: str, path: str, kind: str, name: str, namespace: str | None,
+                                       status: queuestatus.QueueStatus) -> None:
+        if self._status_written.get(key) == status:
+            return
+        self._status_written[key] = status
+        body = statuses.queue_status(kind, name, namespace, status, self._queue_conditions.get(key), self.clock())
+        self._spawn(self._write_queue_status(path, kind, body))
+
     async def _status_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            cq_counts, lq_counts = self._queue_counts()
-            for cq, (pending, admitted) in cq_counts.items():
-                self.metrics.pending.labels(cq).set(pending)
-                self.metrics.admitted_active.labels(cq).set(admitted)
-                if self._status_written.get(cq) != (pending, admitted):
-                    self._status_written[cq] = (pending, admitted)
-                    self._spawn(self._write_queue_status(f"{BASE}/clusterqueues/{cq}", "ClusterQueue", cq, None,
-                                                         pending, admitted))
-            for (ns, lq), counts in lq_counts.items():
-                if (ns, lq) in self.manager.local_queues and self._status_written.get(f"{ns}/{lq}") != counts:
-                    self._status_written[f"{ns}/{lq}"] = counts
-                    self._spawn(self._write_queue_status(f"{BASE}/namespaces/{ns}/localqueues/{lq}", "LocalQueue", lq,
-                                                         ns, *counts))
+            cluster_queues, local_queues = queuestatus.queue_statuses(self.manager)
+            for cq, status in cluster_queues.items():
+                self.metrics.pending.labels(cq).set(status.pending)
+                self.metrics.admitted_active.labels(cq).set(status.admitted)
+                self._write_queue_status_if_changed(cq, f"{BASE}/clusterqueues/{cq}", "ClusterQueue", cq, None, status)
+            for (ns, lq), status in local_queues.items():
+                self._write_queue_status_if_changed(f"{ns}/{lq}", f"{BASE}/namespaces/{ns}/localqueues/{lq}",
+                                                    "LocalQueue", lq, ns, status)
             try:
                 await asyncio.wait_for(stop.wait(), timeout=self.settings.status_interval_seconds)
             except asyncio.TimeoutError:

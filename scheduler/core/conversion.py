@@ -138,6 +138,7 @@ def local_queue_from_dict(obj: Obj) -> LocalQueue:
         sys.intern(meta.get("namespace", "default")),
         sys.intern(meta["name"]),
         spec.get("clusterQueue", ""),
+        stopped=(spec.get("stopPolicy") or "None") != "None",
     )
 
 
@@ -154,6 +155,10 @@ def _condition(status: Obj, kind: str) -> Obj | None:
 
 def _is_true(condition: Obj | None) -> bool:
     return condition is not None and condition.get("status") == "True"
+
+
+def _is_deactivation_requeue(condition: Obj | None) -> bool:
+    return condition is not None and condition.get("status") == "False" and condition.get("reason") == "Deactivated"
 
 
 class WorkloadDecoder:
@@ -201,6 +206,8 @@ class WorkloadDecoder:
             priority_class=priority_class,
             active=spec.get("active", True) is not False,
             finished=_is_true(_condition(status, "Finished")),
+            evicted=_is_true(evicted),
+            reactivation_pending=_is_deactivation_requeue(_condition(status, "Requeued")),
             admission=admission,
             admitted_at=admitted_at,
         )

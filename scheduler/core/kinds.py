@@ -164,6 +164,9 @@ class LocalQueue:
     namespace: str
     name: str
     cluster_queue: str
+    # stopPolicy Hold/HoldAndDrain: its workloads leave the ClusterQueue until it resumes
+    # (HoldAndDrain's eviction of admitted ones is not modelled).
+    stopped: bool = False
 
 
 @dataclass(slots=True, frozen=True)

@@ -11,6 +11,8 @@ Workload life cycle, as the manager sees it::
     add/update ──> waiting for its LocalQueue/ClusterQueue ──> pending (active | parked)
     pending ──admit──> admitted (holds quota) ──finished/delete──> gone
                                    └──evicted──> pending again (queue timestamp per policy)
+    spec.active=false ──> neither pending nor holding quota (its admission, if any, is only
+                          on record until the controller writes the eviction), as in Kueue's cache
 
 Any release of quota ("capacity changed") unparks the parked workloads and lifts StrictFIFO
 blocks in the ClusterQueue and its cohort, as Kueue's QueueInadmissibleWorkloads does.
@@ -146,13 +148,15 @@ class QueueManager:
         if old is not None:
             if _same_for_queueing(old, workload):
                 return
-            self._forget(old, release_quota=old.admission != workload.admission)
+            self._forget(old, release_quota=old.admission != workload.admission or old.active != workload.active)
         if workload.finished:
             return
         self._workloads[workload.key] = workload
+        if not workload.active:
+            return
         if workload.admission is not None:
             self._record_admitted(workload, workload.admission.cluster_queue, evicting=False)
-        elif workload.active:
+        else:
             self._want(workload)
 
     update_workload = add_workload
@@ -190,7 +194,8 @@ class QueueManager:
         self._forget(old, release_quota=True)
         again = dataclasses.replace(old, admission=None, admitted_at=0.0)
         self._workloads[key] = again
-        self._want(again)
+        if again.active:
+            self._want(again)
 
     def mark_admitted(self, key: WorkloadKey, admission: Admission, now: float) -> None:
         """Reserve quota for a pending workload (what applying an ``Admit`` does)."""
@@ -327,8 +332,9 @@ class QueueManager:
         return dataclasses.replace(workload, priority=priority_class.value)
 
     def _cluster_queue_of(self, workload: Workload) -> str:
+        """The ClusterQueue a workload queues in; "" while its LocalQueue is unknown or stopped."""
         lq = self.local_queues.get(workload.local_queue)
-        return lq.cluster_queue if lq is not None else ""
+        return lq.cluster_queue if lq is not None and not lq.stopped else ""
 
     def _want(self, workload: Workload) -> None:
         self._wanting.setdefault(workload.local_queue, set()).add(workload.key)
@@ -374,7 +380,7 @@ class QueueManager:
 
     def _enqueue_local_queue(self, lq: LocalQueue) -> None:
         queue = self._pending.get(lq.cluster_queue)
-        if queue is None:
+        if queue is None or lq.stopped:
             return
         for key in self._wanting.get((lq.namespace, lq.name), ()):
             workload = self._workloads[key]
@@ -383,7 +389,7 @@ class QueueManager:
 
     def _dequeue_local_queue(self, lq: LocalQueue) -> None:
         queue = self._pending.get(lq.cluster_queue)
-        if queue is None:
+        if queue is None or lq.stopped:
             return
         for key in self._wanting.get((lq.namespace, lq.name), ()):
             removed = queue.remove(key)

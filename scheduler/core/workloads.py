@@ -98,9 +98,13 @@ class Workload:
     queue_timestamp: float = -1.0
     # Used to resolve ``priority`` when spec.priority is absent; "" when none.
     priority_class: str = ""
-    # spec.active=false: never admitted, not counted as pending.
+    # spec.active=false: never admitted, not counted as pending, holds no quota.
     active: bool = True
     finished: bool = False
+    # An Evicted condition is True (any reason); deactivation writes it once.
+    evicted: bool = False
+    # Requeued=False for reason Deactivated: made active again, it is marked Reactivated.
+    reactivation_pending: bool = False
     admission: Admission | None = None
     # When quota was reserved (POSIX seconds); orders preemption candidates.
     admitted_at: float = 0.0

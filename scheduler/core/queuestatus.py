@@ -1,0 +1,92 @@
+"""ClusterQueue and LocalQueue status as Kueue reports it: counts and the Active condition.
+
+``kubectl kueue list clusterqueue`` prints ``status.pendingWorkloads``, ``admittedWorkloads`` and
+whether the ``Active`` condition is True; ``list localqueue`` the counts. Reasons and messages are
+Kueue's (pkg/cache/scheduler ``inactiveReason``, the LocalQueue reconciler), so a reader of either
+scheduler's objects sees the same text. Pure: reads a ``QueueManager``, changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from dataclasses import dataclass
+
+from scheduler.core.kinds import ClusterQueue, LocalQueue
+from scheduler.core.queues import LocalQueueKey, QueueManager
+
+CQ_READY = "Can admit new workloads"
+LQ_READY = "Can submit new workloads to localQueue"
+LQ_STOPPED = "LocalQueue is stopped"
+LQ_CQ_INACTIVE = "Can't submit new workloads to clusterQueue"
+
+
+@dataclass(frozen=True, slots=True)
+class Active:
+    """The Active condition: True when the queue can take (admit or accept) new workloads."""
+
+    status: bool
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    pending: int
+    admitted: int
+    """Admitted and quota-reserving are the same here: there are no admission checks."""
+    active: Active
+
+
+def cluster_queue_active(cq: ClusterQueue, known_flavors: Container[str]) -> Active:
+    """Kueue's verdict: stopped, or referencing a missing ResourceFlavor, makes a queue inactive."""
+    reasons: list[str] = []
+    messages: list[str] = []
+    if cq.stopped:
+        reasons.append("Stopped")
+        messages.append("is stopped")
+    missing: list[str] = []
+    for group in cq.resource_groups:
+        for flavor in group.flavors:
+            if flavor.name not in known_flavors and flavor.name not in missing:
+                missing.append(flavor.name)
+    if missing:
+        reasons.append("FlavorNotFound")
+        messages.append(f"references missing ResourceFlavor(s): {','.join(missing)}")
+    if not reasons:
+        return Active(True, "Ready", CQ_READY)
+    return Active(False, reasons[0], f"Can't admit new workloads: {', '.join(messages)}.")
+
+
+def local_queue_active(lq: LocalQueue, cluster_queue: Active | None) -> Active:
+    """A LocalQueue is active when it is not stopped and its ClusterQueue exists and is active."""
+    if lq.stopped:
+        return Active(False, "Stopped", LQ_STOPPED)
+    if cluster_queue is None:
+        return Active(False, "ClusterQueueDoesNotExist", LQ_CQ_INACTIVE)
+    if not cluster_queue.status:
+        return Active(False, "ClusterQueueIsInactive", LQ_CQ_INACTIVE)
+    return Active(True, "Ready", LQ_READY)
+
+
+def queue_statuses(manager: QueueManager) -> tuple[dict[str, QueueStatus], dict[LocalQueueKey, QueueStatus]]:
+    """Status of every ClusterQueue and LocalQueue the manager knows (O(workloads), no sort)."""
+    cluster_queues: dict[str, QueueStatus] = {}
+    lq_counts: dict[LocalQueueKey, list[int]] = {key: [0, 0] for key in manager.local_queues}
+    for name in manager.cluster_queue_names():
+        admitted = list(manager.admitted_in([name]))
+        cq = manager.quotas.cluster_queues[name]
+        cluster_queues[name] = QueueStatus(manager.pending_count(name), len(admitted),
+                                           cluster_queue_active(cq, manager.flavors))
+        for key, count in manager.pending_by_local_queue(name).items():
+            lq_counts.setdefault(key, [0, 0])[0] += count
+        for entry in admitted:
+            lq_counts.setdefault(entry.workload.local_queue, [0, 0])[1] += 1
+    local_queues: dict[LocalQueueKey, QueueStatus] = {}
+    for key, (pending, admitted) in lq_counts.items():
+        lq = manager.local_queues.get(key)
+        if lq is None:
+            continue  # admitted through a LocalQueue since deleted: counted in its ClusterQueue only
+        cq_status = cluster_queues.get(lq.cluster_queue)
+        local_queues[key] = QueueStatus(0 if lq.stopped else pending, admitted,
+                                        local_queue_active(lq, cq_status.active if cq_status else None))
+    return cluster_queues, local_queues

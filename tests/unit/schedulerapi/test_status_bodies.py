@@ -1,0 +1,64 @@
+"""Status apply bodies for stop/resume of a Workload and for queue status (conditions as Kueue writes them)."""
+
+from scheduler.controller import statuses
+from scheduler.core import activation, queuestatus
+from scheduler.core.activation import Change
+from scheduler.core.workloads import Workload
+
+NOW = 1_700_000_000.0
+EARLIER = "2023-01-01T00:00:00Z"
+WORKLOAD = Workload("ns", "w", "u", "lq", 0, 0.0, ())
+
+
+def _by_type(body):
+    return {c["type"]: c for c in body["status"]["conditions"]}
+
+
+def test_stopping_an_admitted_workload_evicts_it_and_clears_the_admission():
+    body = statuses.activation_status(WORKLOAD, Change.EVICT_ADMITTED, [], NOW)
+    assert "admission" not in body["status"], "omitting it removes the reservation under apply"
+    conditions = _by_type(body)
+    assert {t: (c["status"], c["reason"]) for t, c in conditions.items()} == {
+        "Evicted": ("True", "Deactivated"), "QuotaReserved": ("False", "Pending"),
+        "Admitted": ("False", "NoReservation"), "Requeued": ("False", "Deactivated")}
+    assert conditions["Evicted"]["message"] == "The workload is deactivated"
+    assert body["metadata"] == {"name": "w", "namespace": "ns"}
+
+
+def test_stopping_a_pending_workload_only_marks_it_evicted():
+    body = statuses.activation_status(WORKLOAD, Change.MARK_EVICTED, [], NOW)
+    assert list(_by_type(body)) == ["Evicted"]
+
+
+def test_resuming_keeps_the_eviction_record_and_marks_it_reactivated():
+    previous = [
+        {"type": "Evicted", "status": "True", "reason": "Deactivated", "lastTransitionTime": EARLIER},
+        {"type": "QuotaReserved", "status": "False", "reason": "Pending", "lastTransitionTime": EARLIER},
+        {"type": "Requeued", "status": "False", "reason": "Deactivated", "lastTransitionTime": EARLIER},
+        {"type": "Finished", "status": "False", "reason": "x", "lastTransitionTime": EARLIER},
+    ]
+    conditions = _by_type(statuses.activation_status(WORKLOAD, Change.REACTIVATE, previous, NOW))
+    assert set(conditions) == {"Evicted", "QuotaReserved", "Requeued"}, "re-lists only what deactivation wrote"
+    assert conditions["Evicted"] == previous[0]
+    assert (conditions["Requeued"]["status"], conditions["Requeued"]["reason"]) == ("True", activation.REACTIVATED)
+    assert conditions["Requeued"]["lastTransitionTime"] == statuses.rfc3339(NOW)
+
+
+def test_transition_time_is_kept_while_the_status_stays():
+    previous = [{"type": "Active", "status": "True", "reason": "Ready", "lastTransitionTime": EARLIER}]
+    same = statuses.keep_transition(statuses.condition("Active", True, "Ready", "m", NOW), previous)
+    assert same["lastTransitionTime"] == EARLIER
+    flipped = statuses.keep_transition(statuses.condition("Active", False, "Stopped", "m", NOW), previous)
+    assert flipped["lastTransitionTime"] == statuses.rfc3339(NOW)
+
+
+def test_queue_status_carries_counts_and_the_active_condition():
+    status = queuestatus.QueueStatus(5, 2, queuestatus.Active(False, "Stopped", "Can't admit new workloads: is stopped."))
+    body = statuses.queue_status("ClusterQueue", "cq", None, status, None, NOW)
+    assert body["metadata"] == {"name": "cq"}
+    assert body["status"]["pendingWorkloads"] == 5
+    assert body["status"]["admittedWorkloads"] == body["status"]["reservingWorkloads"] == 2
+    (active,) = body["status"]["conditions"]
+    assert (active["type"], active["status"], active["reason"]) == ("Active", "False", "Stopped")
+    lq = statuses.queue_status("LocalQueue", "lq", "ns", status, None, NOW)
+    assert lq["metadata"] == {"name": "lq", "namespace": "ns"}
