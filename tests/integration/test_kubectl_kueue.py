@@ -1,0 +1,199 @@
+"""Kueue's own kubectl plugin (`kubectl kueue`, built from Kueue's module) against the reference scheduler.
+
+The plugin is run as kubectl runs it (found on PATH as `kubectl-kueue`), and what it prints is read
+back: positions from our visibility API, queue counts and the Active condition from the statuses the
+controller writes, and `stop`/`resume workload` taking effect on the scheduler's decisions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness import aggregation, kubeconfig, schedulerproc
+from harness.clusters import bringup, spec as specs
+from harness.nodes import pools
+from harness.progress import LineProgress
+from harness.toolchain import layout, versions
+
+from . import kueue_objects as ko
+from .conftest import unique_name
+
+pytestmark = pytest.mark.integration
+
+# Six workloads of 1 CPU on a 2-CPU queue, distinct priorities so the order is known:
+# w0 (60) and w1 (50) are admitted; w2..w5 wait. lq-a gets the even ones, lq-b the odd ones.
+PRIORITIES = {f"w{i}": 60 - 10 * i for i in range(6)}
+
+
+def _queue_of(name: str) -> str:
+    return "lq-a" if int(name[1:]) % 2 == 0 else "lq-b"
+
+
+def _plugin() -> Path:
+    plugin = layout.KueueBuild.in_cache(versions.load_pins().kueue).kubectl_plugin
+    if not plugin.is_file():
+        pytest.skip(f"kubectl-kueue is not built ({plugin}): run `kqbench toolchain build`")
+    return plugin
+
+
+@pytest.fixture(scope="module")
+def kueue_cluster(binaries, state_dir):
+    """A 1-node cluster, our CRDs, one queue with six workloads, the reference scheduler serving visibility."""
+    plugin = _plugin()
+    name = unique_name("kctl")
+    handle = None
+    try:
+        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+        creds = kubeconfig.load(info.kubeconfig)
+        aggregation.install_crds(creds)
+        ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"),
+                          ko.local_queue("lq-a", "cq"), ko.local_queue("lq-b", "cq")])
+        ko.create(creds, [ko.workload(n, _queue_of(n), p, 1) for n, p in PRIORITIES.items()])
+        handle = schedulerproc.start(info, qps=None)
+        aggregation.wait_available(creds)
+        env = {**os.environ, "KUBECONFIG": info.kubeconfig,
+               "PATH": f"{plugin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        yield KubectlKueue(str(binaries.kubectl), env), creds
+    finally:
+        if handle:
+            handle.stop()
+        bringup.down(name)
+
+
+class KubectlKueue:
+    def __init__(self, kubectl: str, env: dict) -> None:
+        self.kubectl, self.env = kubectl, env
+
+    def run(self, *args: str) -> str:
+        out = subprocess.run([self.kubectl, "kueue", *args], capture_output=True, text=True, timeout=60, env=self.env)
+        assert out.returncode == 0, f"kubectl kueue {' '.join(args)}: {out.stderr}"
+        return out.stdout
+
+    def table(self, *args: str) -> dict[str, dict[str, str]]:
+        """A printed table as {NAME: {COLUMN: cell}}; cells are cut at the header's column starts."""
+        lines = [line for line in self.run(*args).splitlines() if line.strip()]
+        if not lines:
+            return {}
+        header = lines[0]
+        columns = _header_columns(header)
+        rows = {}
+        for line in lines[1:]:
+            cells = {}
+            for i, (title, start) in enumerate(columns):
+                end = columns[i + 1][1] if i + 1 < len(columns) else None
+                cells[title] = line[start:end].strip()
+            rows[cells["NAME"]] = cells
+        return rows
+
+
+def _header_columns(header: str) -> list[tuple[str, int]]:
+    """(title, start) of each header column; titles may contain single spaces ("POSITION IN QUEUE")."""
+    columns, i = [], 0
+    while i < len(header):
+        if header[i] != " ":
+            start = i
+            while i < len(header) and not (header[i] == " " and header[i + 1:i + 2] in (" ", "")):
+                i += 1
+            columns.append((header[start:i], start))
+        i += 1
+    return columns
+
+
+def _positions(kk: KubectlKueue) -> dict[str, str]:
+    return {n: row["POSITION IN QUEUE"] for n, row in kk.table("list", "workload").items()}
+
+
+def _statuses(kk: KubectlKueue) -> dict[str, str]:
+    return {n: row["STATUS"] for n, row in kk.table("list", "workload").items()}
+
+
+def _workload(creds, name: str) -> dict:
+    return next(w for w in ko.listed(creds, "workloads") if w["metadata"]["name"] == name)
+
+
+def _conditions(workload: dict) -> dict[str, tuple[str, str]]:
+    return {c["type"]: (c["status"], c.get("reason", "")) for c in (workload.get("status") or {}).get("conditions") or []}
+
+
+def test_list_workload_shows_positions_in_each_local_queue(kueue_cluster):
+    kk, _ = kueue_cluster
+    # Positions in the LocalQueue, as Kueue's plugin prints them: lq-a waits w2, w4; lq-b w3, w5.
+    expected = {"w0": "", "w1": "", "w2": "0", "w3": "0", "w4": "1", "w5": "1"}
+    assert ko.wait_for(lambda: _positions(kk) == expected, timeout=60), _positions(kk)
+    rows = kk.table("list", "workload")
+    assert {n: r["STATUS"] for n, r in rows.items()} == {
+        "w0": "ADMITTED", "w1": "ADMITTED", "w2": "PENDING", "w3": "PENDING", "w4": "PENDING", "w5": "PENDING"}
+    assert {r["CLUSTERQUEUE"] for r in rows.values()} == {"cq"}
+    assert {n: r["LOCALQUEUE"] for n, r in rows.items()} == {n: _queue_of(n) for n in PRIORITIES}
+
+
+def test_list_queues_show_counts_and_active(kueue_cluster):
+    kk, _ = kueue_cluster
+
+    def cq_row():
+        row = kk.table("list", "clusterqueue").get("cq")
+        return row if row and row["PENDING WORKLOADS"] == "4" and row["ADMITTED WORKLOADS"] == "2" else None
+    row = ko.wait_for(cq_row, timeout=30)
+    assert row, kk.run("list", "clusterqueue")
+    assert (row["COHORT"], row["ACTIVE"]) == ("solo", "true")
+    assert set(kk.table("list", "clusterqueue", "--active=false")) == set()
+    lqs = kk.table("list", "localqueue")
+    assert {n: (r["CLUSTERQUEUE"], r["PENDING WORKLOADS"], r["ADMITTED WORKLOADS"]) for n, r in lqs.items()} == {
+        "lq-a": ("cq", "2", "1"), "lq-b": ("cq", "2", "1")}
+    listed = json.loads(kk.run("list", "localqueue", "-o", "json"))["items"]
+    active = {lq["metadata"]["name"]: _active(lq) for lq in listed}
+    assert active == {"lq-a": ("True", "Ready"), "lq-b": ("True", "Ready")}
+
+
+def _active(obj: dict) -> tuple[str, str]:
+    return next((c["status"], c["reason"]) for c in obj["status"]["conditions"] if c["type"] == "Active")
+
+
+def test_stop_and_resume_workload_take_effect(kueue_cluster):
+    kk, creds = kueue_cluster
+    assert ko.wait_for(lambda: _statuses(kk).get("w1") == "ADMITTED", timeout=60)
+
+    # Stopping an admitted workload evicts it with Kueue's reason; its quota goes to the next in line.
+    assert "stopped" in kk.run("stop", "workload", "w0")
+    assert ko.wait_for(lambda: _statuses(kk).get("w2") == "ADMITTED", timeout=30), kk.run("list", "workload")
+    w0 = _workload(creds, "w0")
+    assert not (w0.get("status") or {}).get("admission")
+    conditions = _conditions(w0)
+    assert conditions["Evicted"] == ("True", "Deactivated")
+    assert conditions["QuotaReserved"][0] == "False" and conditions["Requeued"] == ("False", "Deactivated")
+    assert _positions(kk) == {"w0": "", "w1": "", "w2": "", "w3": "0", "w4": "0", "w5": "1"}, "w0 left the queue"
+    assert _statuses(kk)["w0"] == "PENDING"
+
+    # Stopping a pending one takes it out of the queue: w5 moves up in lq-b.
+    kk.run("stop", "workload", "w3")
+    assert ko.wait_for(lambda: _positions(kk)["w5"] == "0", timeout=30), _positions(kk)
+    assert _conditions(_workload(creds, "w3"))["Evicted"] == ("True", "Deactivated")
+
+    # Resumed, both queue again by priority; the queue is full (w1, w2), so they wait at the front.
+    assert "resumed" in kk.run("resume", "workload", "w0")
+    kk.run("resume", "workload", "w3")
+    expected = {"w0": "0", "w1": "", "w2": "", "w3": "0", "w4": "1", "w5": "1"}
+    assert ko.wait_for(lambda: _positions(kk) == expected, timeout=30), _positions(kk)
+    assert ko.wait_for(lambda: _conditions(_workload(creds, "w0")).get("Requeued") == ("True", "Reactivated"),
+                       timeout=30)
+
+    # Freeing quota admits the resumed w0 first (it has the highest priority).
+    kk.run("stop", "workload", "w1")
+    assert ko.wait_for(lambda: _statuses(kk).get("w0") == "ADMITTED", timeout=30), kk.run("list", "workload")
+
+
+def test_stop_and_resume_clusterqueue_flip_active(kueue_cluster):
+    kk, creds = kueue_cluster
+    kk.run("stop", "clusterqueue", "cq", "--keep-already-running")
+    assert ko.wait_for(lambda: "cq" in kk.table("list", "clusterqueue", "--active=false"), timeout=30)
+    lq = next(q for q in ko.listed(creds, "localqueues") if q["metadata"]["name"] == "lq-a")
+    assert ko.wait_for(lambda: _active(next(q for q in ko.listed(creds, "localqueues")
+                                            if q["metadata"]["name"] == "lq-a"))
+                       == ("False", "ClusterQueueIsInactive"), timeout=30), lq
+    kk.run("resume", "clusterqueue", "cq")
+    assert ko.wait_for(lambda: kk.table("list", "clusterqueue")["cq"]["ACTIVE"] == "true", timeout=30)
