@@ -7,6 +7,7 @@ aggregator routing stays off), and verifies it with the caBundle of the APIServi
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,13 +71,45 @@ def registration_objects(ca_pem: bytes, port: int) -> list[tuple[str, dict]]:
     return objects
 
 
-def install_crds(creds: Credentials, timeout: float = 60.0) -> None:
-    """Apply the Kueue CRDs and wait until every one is Established."""
+CRD_SOURCE_LABEL = "kqbench.io/api-source"
+"""Whose Kueue CRDs a cluster holds: "reference" (ours) or "kueue-<version>" (Kueue's own). Both use the
+same names with different schemas, so a cluster holds one set, never both."""
+
+
+def _implementation(source: str) -> str:
+    return source.split("-", 1)[0]
+
+
+def installed_implementation(creds: Credentials) -> str | None:
+    """Whose Kueue CRDs the cluster holds ("reference" or "kueue"), None when it has none."""
+    status, body = rest.get(creds, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workloads.kueue.x-k8s.io")
+    if status == 404:
+        return None
+    if status != 200:
+        raise KqbenchError(f"cannot read the Workload CRD ({status}): {body[:200]!r}")
+    labels = (json.loads(body).get("metadata") or {}).get("labels") or {}
+    return _implementation(labels.get(CRD_SOURCE_LABEL, "reference"))  # unlabelled: from before the label
+
+
+def refuse_mixing(creds: Credentials, source: str) -> None:
+    """Raise when the cluster's Kueue CRDs were installed for another implementation than source's."""
+    has = installed_implementation(creds)
+    if has is not None and has != _implementation(source):
+        raise KqbenchError(
+            f"this cluster holds the {has} scheduler's Kueue CRDs, and the {_implementation(source)} scheduler "
+            f"needs its own (same names, other schemas): use a fresh cluster (`kqbench cluster down`, then `up`)")
+
+
+def apply_crds(creds: Credentials, crd_objects: list[dict], source: str, timeout: float = 60.0) -> None:
+    """Apply CRDs labelled with their source, refusing to mix implementations; wait until all are Established."""
+    refuse_mixing(creds, source)
     names = []
-    for crd in crds.all_crds():
+    for crd in crd_objects:
         name = crd["metadata"]["name"]
         names.append(name)
-        rest.apply(creds, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}", crd)
+        labelled = {**crd, "metadata": {**crd["metadata"],
+                                        "labels": {**crd["metadata"].get("labels", {}), CRD_SOURCE_LABEL: source}}}
+        rest.apply(creds, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}", labelled)
     deadline = time.monotonic() + timeout
     pending = list(names)
     while pending and time.monotonic() < deadline:
@@ -91,6 +124,11 @@ def install_crds(creds: Credentials, timeout: float = 60.0) -> None:
             time.sleep(0.3)
     if pending:
         raise KqbenchError(f"CRDs not Established after {timeout:.0f}s: {', '.join(pending)}")
+
+
+def install_crds(creds: Credentials, timeout: float = 60.0) -> None:
+    """Apply the reference scheduler's Kueue CRDs and wait until every one is Established."""
+    apply_crds(creds, crds.all_crds(), "reference", timeout)
 
 
 def register_visibility(creds: Credentials, files: ServingFiles, port: int) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALIDITY = dt.timedelta(days=365)
@@ -36,12 +36,16 @@ def _key_pem(key) -> bytes:
                              serialization.NoEncryption())
 
 
-def make_ca(common_name: str, now: dt.datetime | None = None) -> KeyPair:
-    """A self-signed CA."""
+def make_ca(common_name: str, now: dt.datetime | None = None, rsa_pkcs1: bool = False) -> KeyPair:
+    """A self-signed CA.
+
+    rsa_pkcs1: an RSA key in PKCS#1 PEM and the CN repeated as a DNS name, the only CA that Kueue's
+    certificate rotator (open-policy-agent/cert-controller) accepts in its Secret instead of replacing it.
+    """
     now = now or dt.datetime.now(dt.timezone.utc)
-    key = _key()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048) if rsa_pkcs1 else _key()
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    cert = (
+    builder = (
         x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
@@ -49,9 +53,15 @@ def make_ca(common_name: str, now: dt.datetime | None = None) -> KeyPair:
         .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
                                      content_commitment=False, key_encipherment=False, data_encipherment=False,
                                      key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-        .sign(key, hashes.SHA256())
     )
-    return KeyPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+    if rsa_pkcs1:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(common_name)]), critical=False)
+        key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                    serialization.NoEncryption())
+    else:
+        key_pem = _key_pem(key)
+    cert = builder.sign(key, hashes.SHA256())
+    return KeyPair(cert.public_bytes(serialization.Encoding.PEM), key_pem)
 
 
 def _sign(ca: KeyPair, common_name: str, usage, sans: list[x509.GeneralName], organisations: tuple[str, ...] = (),

@@ -49,6 +49,8 @@ def build(name: str, namespace: str, queue: str, kind: load_settings.WorkloadKin
         }
         for i in range(kind.pod_sets)
     ]
+    # Always written, also when 0: Kueue v0.17.0's visibility endpoint panics on a pending Workload
+    # without spec.priority and answers 503 for its whole ClusterQueue (its job integration always sets it).
     spec: dict = {"queueName": queue, "podSets": pod_sets, "priority": kind.priority, "active": True}
     if priority_class:
         spec["priorityClassName"] = priority_class

@@ -43,6 +43,9 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @group.command("run")
 @click.option("--name", default=None, help="A cluster started by `kqbench cluster up` (default: kqbench).")
 @click.option("--kubeconfig", "kubeconfig_path", default=None, help="Or any cluster's kubeconfig.")
+@click.option("--implementation", type=click.Choice(["reference", "kueue"]), default="reference", show_default=True,
+              help="kueue: the real Kueue manager built by `kqbench toolchain build` (uses --qps/--burst/"
+                   "--no-client-limit; positions through its visibility API only).")
 @click.option("--strategy", type=click.Choice(list(strategies.STRATEGIES)), default=strategies.AGGREGATED_INDEXED,
               show_default=True, help="How users learn their queue position.")
 @click.option("--qps", type=float, default=50.0, show_default=True, help="Client write QPS (Kueue's default).")
@@ -53,10 +56,13 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @click.option("--authorization", type=click.Choice(["delegate", "off"]), default="delegate", show_default=True)
 @click.option("--max-unwritten", type=int, default=controlling.DEFAULT_MAX_UNWRITTEN, show_default=True,
               help="Admissions decided ahead of their status writes before scheduling waits.")
-def run(name, kubeconfig_path, strategy, qps, burst, no_client_limit, visibility_port, metrics_port,
+def run(name, kubeconfig_path, implementation, strategy, qps, burst, no_client_limit, visibility_port, metrics_port,
         authorization, max_unwritten) -> None:
     """Install what is needed and run the scheduler until Ctrl-C."""
     info = _cluster(name, kubeconfig_path)
+    if implementation == "kueue":
+        _run_kueue(info, None if no_client_limit else qps, burst)
+        return
     creds = kubeconfig.load(info.kubeconfig)
     visibility_port = visibility_port or portpicking.pick_free(1)[0]
     metrics_port = metrics_port or portpicking.pick_free(1)[0]
@@ -74,3 +80,19 @@ def run(name, kubeconfig_path, strategy, qps, burst, no_client_limit, visibility
     click.echo(f"scheduler ({strategy}) on {info.apiserver_url}: metrics http://127.0.0.1:{metrics_port}/metrics, "
                f"visibility https://127.0.0.1:{visibility_port} (Ctrl-C stops)", err=True)
     running.run(settings)
+
+
+def _run_kueue(info: state.ClusterInfo, qps: float | None, burst: int) -> None:
+    from harness.implementations.kueue import starting
+
+    handle = starting.start(info, qps=qps, burst=burst)
+    try:
+        click.echo(f"Kueue on {info.apiserver_url}: metrics {handle.metrics_url} (HTTPS, authenticated), "
+                   f"log {handle.log_path} (Ctrl-C stops)", err=True)
+        handle.process.wait()
+        raise KqbenchError(f"Kueue's manager exited with code {handle.process.returncode}; "
+                           f"last lines:\n{handle.log_tail()}")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handle.stop()

@@ -34,6 +34,10 @@ class _SchedulerProcessHandle:
 
 
 def start_scheduler(cluster: state.ClusterInfo, scheduler: models.SchedulerSection, log_dir: Path) -> hooks.SchedulerHandle:
+    if scheduler.implementation == "kueue":
+        from harness.implementations.kueue import starting
+
+        return starting.start_scheduler(cluster, scheduler, log_dir)
     from harness import schedulerproc
 
     qps = None if scheduler.no_client_limit else scheduler.qps
@@ -43,8 +47,11 @@ def start_scheduler(cluster: state.ClusterInfo, scheduler: models.SchedulerSecti
 
 
 def install_queues(cluster: state.ClusterInfo, queues: models.QueuesSection) -> None:
-    """CRDs first (idempotent; the scheduler starter also applies them), then the scenario's objects."""
-    aggregation.install_crds(kubeconfig.load(cluster.kubeconfig))
+    """The scenario's queue objects, on the CRDs the scheduler's starter installed (the reference
+    scheduler's when none are there yet: Kueue's and ours must not be mixed on one cluster)."""
+    creds = kubeconfig.load(cluster.kubeconfig)
+    if aggregation.installed_implementation(creds) is None:
+        aggregation.install_crds(creds)
     queueobjects.install(cluster, queues)
 
 

@@ -205,6 +205,8 @@ class QueuesSection(_Model):
 class SchedulerSection(_Model):
     enabled: bool = True
     """False: no reference scheduler and no queue objects (list/watch scenarios measure the apiserver alone)."""
+    implementation: Literal["reference", "kueue"] = "reference"
+    """kueue: the real Kueue manager built by the toolchain (positions only through its visibility API)."""
     strategy: Strategy = "aggregated-indexed"
     qps: PositiveFloat = 50.0
     burst: PositiveInt = 100
@@ -213,6 +215,13 @@ class SchedulerSection(_Model):
     """cq-status-topn only: entries kept in ClusterQueue status."""
     refresh_seconds: PositiveFloat = 5.0
     """cq-status-topn only: status refresh period."""
+
+    @model_validator(mode="after")
+    def _kueue_serves_positions_by_visibility_api(self) -> "SchedulerSection":
+        if self.implementation == "kueue" and not self.strategy.startswith("aggregated-"):
+            raise ValueError(f"implementation kueue publishes positions only through its visibility API: "
+                             f"use strategy aggregated-snapshot or aggregated-indexed (got {self.strategy})")
+        return self
 
 
 class FillPhase(_Model):

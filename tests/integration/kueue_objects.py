@@ -21,7 +21,8 @@ def cluster_queue(name, cpu, cohort="co", borrowing_limit=None, preemption=None)
     quota = {"name": "cpu", "nominalQuota": str(cpu)}
     if borrowing_limit is not None:
         quota["borrowingLimit"] = str(borrowing_limit)
-    spec = {"cohortName": cohort, "queueingStrategy": "BestEffortFIFO",
+    # namespaceSelector {} selects every namespace; in Kueue's API a missing one selects none.
+    spec = {"cohortName": cohort, "queueingStrategy": "BestEffortFIFO", "namespaceSelector": {},
             "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [quota]}]}]}
     if preemption:
         spec["preemption"] = preemption

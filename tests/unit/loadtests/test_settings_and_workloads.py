@@ -78,6 +78,11 @@ def test_workload_json_is_kueue_v1beta2():
     assert obj["metadata"]["labels"] == {workloads.CHURN_LABEL: "u1"}
 
 
+def test_workloads_always_carry_a_priority_kueues_visibility_api_needs():
+    obj = workloads.build("w-0", "ns", "lq-a", s.WorkloadKind(), owner="u1")
+    assert obj["spec"]["priority"] == 0 and "priorityClassName" not in obj["spec"]
+
+
 def condition(kind, status="True"):
     return {"type": kind, "status": status}
 

@@ -1,0 +1,1 @@
+"""Scheduler implementations kqbench can run: the reference scheduler and real Kueue."""

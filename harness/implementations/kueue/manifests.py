@@ -1,0 +1,160 @@
+"""Kueue's own manifests, adapted to a manager that runs as a local process (pure: dicts in, dicts out).
+
+Every object starts from what the Kueue module ships (the toolchain copies its CRDs, visibility
+manifests and default manager configuration next to the binaries); this module only changes what a
+pod-less manager on 127.0.0.1 needs:
+- the five CRDs Kueue converts get a conversion webhook `clientConfig` (Kueue's certificate rotator
+  injects its CA bundle there and never turns ready without it), pointing at the webhook port through
+  an ExternalName Service, as kustomize's `webhook_in_*` patches do in a real install;
+- the visibility Service becomes ExternalName `localhost`, and the APIServices trust kqbench's CA
+  instead of `insecureSkipTLSVerify`;
+- the Configuration binds every port to 127.0.0.1, turns leader election off and takes qps/burst
+  from the scenario.
+Names follow Kueue's `config/default` (namespace `kueue-system`, prefix `kueue-`).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+NAMESPACE = "kueue-system"
+NAME_PREFIX = "kueue-"
+WEBHOOK_SERVICE = "kueue-webhook-service"
+WEBHOOK_SECRET = "kueue-webhook-server-cert"
+VISIBILITY_SERVICE = "visibility-server"
+"""As named in Kueue's visibility manifests, before kustomize's `kueue-` prefix."""
+CA_NAME = "kueue-ca"
+"""The name Kueue's rotator checks its CA against (cert-controller verifies the CA for this DNS name)."""
+CONVERSION_CRDS = ("localqueues", "clusterqueues", "workloads", "cohorts", "multikueueclusters")
+"""The CRDs Kueue's kustomization gives a conversion webhook and its rotator injects a CA into."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    """Loopback ports of one Kueue manager."""
+
+    webhook: int
+    visibility: int
+    metrics: int
+    health: int
+
+
+@dataclass(frozen=True, slots=True)
+class ManagerSettings:
+    ports: Ports
+    cert_dir: str
+    """Folder of the webhook server's tls.crt/tls.key (a kubelet would mount the Secret there)."""
+    qps: float | None
+    """Client-side write limit; None turns it off (Kueue: a negative qps)."""
+    burst: int
+
+
+def _service_ref(name: str, port: int) -> dict:
+    return {"namespace": NAMESPACE, "name": name, "port": port}
+
+
+def patch_crd(crd: dict, webhook_port: int) -> dict:
+    """A copy of one of Kueue's CRDs with a conversion webhook where Kueue expects one."""
+    out = {**crd, "spec": {**crd["spec"]}}
+    if crd["spec"]["names"]["plural"] in CONVERSION_CRDS:
+        out["spec"]["conversion"] = {
+            "strategy": "Webhook",
+            "webhook": {"clientConfig": {"service": {**_service_ref(WEBHOOK_SERVICE, webhook_port), "path": "/convert"}},
+                        "conversionReviewVersions": ["v1"]},
+        }
+    return out
+
+
+def namespace() -> tuple[str, dict]:
+    return f"/api/v1/namespaces/{NAMESPACE}", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+
+
+def external_service(name: str, port: int) -> tuple[str, dict]:
+    """A Service kube-apiserver resolves to localhost:port (endpoints may not be loopback addresses)."""
+    return (f"/api/v1/namespaces/{NAMESPACE}/services/{name}",
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE},
+             "spec": {"type": "ExternalName", "externalName": "localhost",
+                      "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}})
+
+
+def webhook_secret(ca_cert: bytes, ca_key: bytes, cert: bytes, key: bytes) -> tuple[str, dict]:
+    """The Secret Kueue's rotator reads; valid certificates in it are kept, not regenerated."""
+    data = {"ca.crt": ca_cert, "ca.key": ca_key, "tls.crt": cert, "tls.key": key}
+    return (f"/api/v1/namespaces/{NAMESPACE}/secrets/{WEBHOOK_SECRET}",
+            {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+             "metadata": {"name": WEBHOOK_SECRET, "namespace": NAMESPACE},
+             "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})
+
+
+METRICS_READER = "kqbench-metrics-reader"
+
+
+def metrics_reader_objects() -> list[tuple[str, dict]]:
+    """A ServiceAccount allowed to GET /metrics: Kueue's metrics endpoint authenticates bearer tokens only."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    return [
+        (f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{METRICS_READER}",
+         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": METRICS_READER, "namespace": NAMESPACE}}),
+        (f"{rbac}/clusterroles/{METRICS_READER}",
+         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": METRICS_READER},
+          "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]}),
+        (f"{rbac}/clusterrolebindings/{METRICS_READER}",
+         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": METRICS_READER},
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": METRICS_READER},
+          "subjects": [{"kind": "ServiceAccount", "name": METRICS_READER, "namespace": NAMESPACE}]}),
+    ]
+
+
+def visibility_objects(documents: list[dict], ca_pem: bytes, port: int) -> list[tuple[str, dict]]:
+    """Kueue's visibility Service and APIServices, reached at localhost:port and verified with ca_pem.
+
+    Its RoleBinding (the pod's service account may read the authentication ConfigMap) is left out:
+    the local manager runs with the cluster's admin kubeconfig.
+    """
+    apiservices = [d for d in documents if d.get("kind") == "APIService"]
+    services = [d for d in documents if d.get("kind") == "Service"]
+    if not apiservices or len(services) != 1:
+        raise ValueError(f"expected APIServices and one Service in Kueue's visibility manifests, got kinds "
+                         f"{sorted(str(d.get('kind')) for d in documents)}")
+    if services[0]["metadata"]["name"] != VISIBILITY_SERVICE:
+        raise ValueError(f"Kueue's visibility Service is now {services[0]['metadata']['name']!r}, "
+                         f"not {VISIBILITY_SERVICE!r}: update manifests.VISIBILITY_SERVICE (certificates name it)")
+    service_name = NAME_PREFIX + VISIBILITY_SERVICE
+    out = [external_service(service_name, port)]
+    bundle = base64.b64encode(ca_pem).decode()
+    for apiservice in apiservices:
+        spec = {k: v for k, v in apiservice["spec"].items() if k != "insecureSkipTLSVerify"}
+        if spec["service"]["name"] != services[0]["metadata"]["name"]:
+            raise ValueError(f"APIService {apiservice['metadata']['name']} points at Service "
+                             f"{spec['service']['name']}, not at the visibility Service")
+        spec |= {"caBundle": bundle, "service": _service_ref(service_name, port)}
+        name = apiservice["metadata"]["name"]
+        out.append((f"/apis/apiregistration.k8s.io/v1/apiservices/{name}",
+                    {"apiVersion": apiservice["apiVersion"], "kind": "APIService", "metadata": {"name": name},
+                     "spec": spec}))
+    return out
+
+
+def apiservice_names(documents: list[dict]) -> list[str]:
+    return [d["metadata"]["name"] for d in documents if d.get("kind") == "APIService"]
+
+
+def configuration(shipped: dict, settings: ManagerSettings) -> dict:
+    """Kueue's shipped Configuration with loopback ports, no leader election and kqbench's client limits."""
+    ports = settings.ports
+    config = {k: v for k, v in shipped.items() if k not in ("leaderElection",)}
+    config |= {
+        "namespace": NAMESPACE,
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{ports.health}"},
+        "metrics": {**shipped.get("metrics", {}), "bindAddress": f"127.0.0.1:{ports.metrics}"},
+        "webhook": {"host": "127.0.0.1", "port": ports.webhook, "certDir": settings.cert_dir},
+        "visibilityServer": {"bindAddress": "127.0.0.1", "bindPort": ports.visibility},
+        "leaderElection": {"leaderElect": False},
+        # On, with a Secret kqbench fills: Kueue then injects the CA into its CRDs itself, and with it
+        # off Kueue insists on metrics certificates under the fixed /etc/kueue/metrics/certs.
+        "internalCertManagement": {"enable": True, "webhookServiceName": WEBHOOK_SERVICE,
+                                   "webhookSecretName": WEBHOOK_SECRET},
+        "clientConnection": {"qps": -1 if settings.qps is None else settings.qps, "burst": settings.burst},
+    }
+    return config

@@ -1,0 +1,96 @@
+"""Real Kueue (built from its module) on a small kwok cluster: it admits Workloads, serves positions
+through kube-apiserver, refuses a cluster with the other implementation's CRDs, and runs `tiny`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import aggregation, kubeconfig, rest
+from harness.clusters import bringup, spec as specs
+from harness.errors import KqbenchError
+from harness.implementations.kueue import starting
+from harness.nodes import pools
+from harness.progress import LineProgress
+from harness.toolchain import building
+
+from .conftest import leftover_processes, run_cli, unique_name
+from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, metric_sum, queue_order,
+                            wait_for, workload)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def kueue_build():
+    """Build (first run only) and return the pinned Kueue."""
+    return building.ensure_kueue(LineProgress(interval=10.0))
+
+
+@pytest.fixture(scope="module")
+def cluster(binaries, state_dir):
+    name = unique_name("kueue")
+    try:
+        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=10)], LineProgress(interval=10.0))
+        yield info
+    finally:
+        bringup.down(name)
+        assert leftover_processes(name) == [], "cluster processes outlived `down`"
+
+
+def is_admitted(item) -> bool:
+    return any(c["type"] == "Admitted" and c["status"] == "True" for c in (item.get("status") or {}).get("conditions", []))
+
+
+def test_kueue_admits_and_serves_positions_through_the_apiserver(cluster, kueue_build, tmp_path):
+    creds = kubeconfig.load(cluster.kubeconfig)
+    handle = starting.start(cluster, qps=50, burst=100, log_dir=tmp_path, kueue=kueue_build)
+    try:
+        assert aggregation.installed_implementation(creds) == "kueue"
+        # 10 CPUs of quota; 30 one-CPU Workloads of three priorities: 10 admitted, 20 pending.
+        create(creds, [flavor("default"), cluster_queue("cq-k", 10, cohort="co-k"), local_queue("lq-k", "cq-k")])
+        create(creds, [workload(f"w-{i:02d}", "lq-k", priority=i % 3, cpu=1) for i in range(30)])
+        admitted = wait_for(lambda: sum(map(is_admitted, listed(creds, "workloads"))) == 10, timeout=120)
+        assert admitted, f"Kueue did not admit 10 Workloads; log:\n{handle.log_tail()}"
+        pending = sorted((w for w in listed(creds, "workloads") if not is_admitted(w)), key=queue_order)
+        assert len(pending) == 20
+
+        def page():
+            status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/cq-k/pendingworkloads")
+            return json.loads(body) if status == 200 and len(json.loads(body)["items"]) == 20 else None
+
+        served = wait_for(page, timeout=60)
+        assert served, "the visibility API did not list the 20 pending Workloads"
+        items = served["items"]
+        assert [i["positionInClusterQueue"] for i in items] == list(range(20))
+        assert [i["priority"] for i in items] == [w["spec"]["priority"] for w in pending]
+        assert {i["metadata"]["name"] for i in items} == {w["metadata"]["name"] for w in pending}
+        status, body = rest.get(creds, f"{VISIBILITY}/namespaces/default/localqueues/lq-k/pendingworkloads?limit=5&offset=3")
+        assert status == 200, body[:300]
+        assert [i["positionInLocalQueue"] for i in json.loads(body)["items"]] == [3, 4, 5, 6, 7]
+        metrics = handle.metrics_text()
+        assert metric_sum(metrics, "kueue_pending_workloads", cluster_queue="cq-k") == 20
+    finally:
+        handle.stop()
+    assert not handle.alive()
+
+
+def test_the_reference_schedulers_crds_are_refused_on_a_kueue_cluster(cluster, kueue_build):
+    creds = kubeconfig.load(cluster.kubeconfig)
+    if aggregation.installed_implementation(creds) is None:
+        starting.install_api(cluster, kueue=kueue_build)
+    with pytest.raises(KqbenchError, match="fresh cluster"):
+        aggregation.install_crds(creds)
+    assert aggregation.installed_implementation(creds) == "kueue", "nothing was overwritten"
+
+
+def test_tiny_runs_with_kueue(kueue_build, binaries, state_dir, tmp_path):
+    result = run_cli("run", "tiny", "--set", "scheduler.implementation=kueue",
+                     "--set", "sweep={}", "--out", str(tmp_path), "--no-report", timeout=900)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    [folder] = [p for p in Path(tmp_path).iterdir() if p.is_dir()]
+    record = json.loads((folder / "run.json").read_text())
+    assert record["status"] == "ok", record["cases"]
+    assert record["scenario"]["scheduler"]["implementation"] == "kueue"

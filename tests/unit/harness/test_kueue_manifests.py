@@ -1,0 +1,120 @@
+"""Kueue's shipped manifests, adapted for a manager on 127.0.0.1 (pure dict work)."""
+
+import base64
+
+import pytest
+
+from harness.implementations.kueue import manifests
+from harness.scenarios import models
+
+PORTS = manifests.Ports(webhook=9443, visibility=8082, metrics=8443, health=8081)
+
+
+def crd(plural: str) -> dict:
+    """The shape of one of Kueue's CRD bases (config/components/crd/bases)."""
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.kueue.x-k8s.io", "annotations": {"controller-gen.kubebuilder.io/version": "v0.20.1"}},
+            "spec": {"group": "kueue.x-k8s.io", "names": {"plural": plural}, "scope": "Namespaced", "versions": []}}
+
+
+# As shipped in config/components/visibility (v0.17.0), kustomize-only documents included.
+VISIBILITY = [
+    {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": f"{v}.visibility.kueue.x-k8s.io"},
+     "spec": {"group": "visibility.kueue.x-k8s.io", "groupPriorityMinimum": 100, "insecureSkipTLSVerify": True,
+              "service": {"name": "visibility-server", "namespace": "kueue-system"}, "version": v, "versionPriority": 100}}
+    for v in ("v1beta1", "v1beta2")
+] + [
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "visibility-server", "namespace": "kueue-system"},
+     "spec": {"ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 8082}]}},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "visibility-server-auth-reader"}},
+    {"resources": ["apiservice_v1beta1.yaml"]},
+    {"apiVersion": "builtin", "kind": "PrefixSuffixTransformer", "metadata": {"name": "add-prefix-to-subject-name"}},
+]
+
+
+@pytest.mark.parametrize("plural, converted", [
+    ("workloads", True), ("clusterqueues", True), ("localqueues", True), ("cohorts", True), ("multikueueclusters", True),
+    ("resourceflavors", False), ("workloadpriorityclasses", False), ("topologies", False),
+])
+def test_crds_kueue_converts_get_a_webhook_at_the_local_port(plural, converted):
+    original = crd(plural)
+    patched = manifests.patch_crd(original, webhook_port=PORTS.webhook)
+    assert ("conversion" in patched["spec"]) is converted
+    assert "conversion" not in original["spec"], "the shipped document is not modified"
+    if converted:
+        service = patched["spec"]["conversion"]["webhook"]["clientConfig"]["service"]
+        assert service == {"namespace": "kueue-system", "name": "kueue-webhook-service", "port": 9443, "path": "/convert"}
+        assert patched["spec"]["conversion"]["strategy"] == "Webhook"
+
+
+def test_visibility_service_is_external_and_apiservices_trust_our_ca():
+    objects = dict(manifests.visibility_objects(VISIBILITY, b"CA PEM", PORTS.visibility))
+    service = objects["/api/v1/namespaces/kueue-system/services/kueue-visibility-server"]
+    assert service["spec"] == {"type": "ExternalName", "externalName": "localhost",
+                               "ports": [{"name": "https", "port": 8082, "protocol": "TCP"}]}
+    for version in ("v1beta1", "v1beta2"):
+        spec = objects[f"/apis/apiregistration.k8s.io/v1/apiservices/{version}.visibility.kueue.x-k8s.io"]["spec"]
+        assert "insecureSkipTLSVerify" not in spec
+        assert base64.b64decode(spec["caBundle"]) == b"CA PEM"
+        assert spec["service"] == {"namespace": "kueue-system", "name": "kueue-visibility-server", "port": 8082}
+        assert spec["version"] == version
+    assert len(objects) == 3, "RoleBinding and kustomize documents are left out"
+
+
+def test_visibility_manifests_of_another_shape_are_refused():
+    with pytest.raises(ValueError, match="one Service"):
+        manifests.visibility_objects([d for d in VISIBILITY if d.get("kind") != "Service"], b"", 1)
+
+
+SHIPPED = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+           "health": {"healthProbeBindAddress": ":8081"}, "metrics": {"bindAddress": ":8443"},
+           "webhook": {"port": 9443}, "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+           "controller": {"groupKindConcurrency": {"Workload.kueue.x-k8s.io": 5}},
+           "clientConnection": {"qps": 50, "burst": 100}, "integrations": {"frameworks": ["batch/job", "pod"]}}
+
+
+@pytest.mark.parametrize("qps, expected_qps", [(20.0, 20.0), (None, -1)])
+def test_configuration_binds_loopback_and_keeps_what_kueue_ships(qps, expected_qps):
+    settings = manifests.ManagerSettings(ports=PORTS, cert_dir="/tmp/x/webhook-certs", qps=qps, burst=40)
+    config = manifests.configuration(SHIPPED, settings)
+    assert config["health"]["healthProbeBindAddress"] == "127.0.0.1:8081"
+    assert config["metrics"]["bindAddress"] == "127.0.0.1:8443"
+    assert config["webhook"] == {"host": "127.0.0.1", "port": 9443, "certDir": "/tmp/x/webhook-certs"}
+    assert config["visibilityServer"] == {"bindAddress": "127.0.0.1", "bindPort": 8082}
+    assert config["leaderElection"] == {"leaderElect": False}
+    assert config["clientConnection"] == {"qps": expected_qps, "burst": 40}
+    assert config["internalCertManagement"]["webhookSecretName"] == manifests.WEBHOOK_SECRET
+    assert config["controller"] == SHIPPED["controller"] and config["integrations"] == SHIPPED["integrations"]
+    assert SHIPPED["leaderElection"]["leaderElect"] is True, "the shipped document is not modified"
+
+
+def test_webhook_secret_carries_what_the_rotator_reads():
+    path, secret = manifests.webhook_secret(b"ca", b"cakey", b"crt", b"key")
+    assert path == "/api/v1/namespaces/kueue-system/secrets/kueue-webhook-server-cert"
+    assert {k: base64.b64decode(v) for k, v in secret["data"].items()} == {
+        "ca.crt": b"ca", "ca.key": b"cakey", "tls.crt": b"crt", "tls.key": b"key"}
+
+
+@pytest.mark.parametrize("strategy, ok", [("aggregated-snapshot", True), ("aggregated-indexed", True),
+                                          ("status-field", False), ("cq-status-topn", False)])
+def test_kueue_takes_only_the_strategies_of_its_visibility_api(strategy, ok):
+    if ok:
+        assert models.SchedulerSection(implementation="kueue", strategy=strategy).implementation == "kueue"
+    else:
+        with pytest.raises(ValueError, match="visibility API"):
+            models.SchedulerSection(implementation="kueue", strategy=strategy)
+
+
+def test_webhook_ca_is_one_kueues_rotator_keeps():
+    from cryptography import x509
+
+    from harness import pki
+
+    ca = pki.make_ca(manifests.CA_NAME, rsa_pkcs1=True)
+    # cert-controller parses the CA key with x509.ParsePKCS1PrivateKey and verifies the CA for its own name.
+    assert ca.key_pem.startswith(b"-----BEGIN RSA PRIVATE KEY-----")
+    assert pki.dns_names(ca.cert_pem) == [manifests.CA_NAME]
+    serving = pki.make_serving_cert(ca, ["kueue-webhook-service.kueue-system.svc", "localhost"])
+    cert = x509.load_pem_x509_certificate(serving.cert_pem)
+    cert.verify_directly_issued_by(x509.load_pem_x509_certificate(ca.cert_pem))
+    assert pki.dns_names(serving.cert_pem)[0] == "kueue-webhook-service.kueue-system.svc"
