@@ -180,7 +180,9 @@ class WorkloadDecoder:
         if priority is None:
             ref = spec.get("priorityClassRef") or {}
             priority_class = ref.get("name") or spec.get("priorityClassName") or ""
-        evicted = _condition(status, "Evicted")
+        # One pass over the conditions (decoding is on the start-up path of 100k workloads).
+        conditions = {c.get("type"): c for c in status.get("conditions") or ()}
+        evicted = conditions.get("Evicted")
         queue_timestamp = created
         if _is_true(evicted):
             reason = evicted.get("reason", "")  # type: ignore[union-attr]
@@ -190,7 +192,7 @@ class WorkloadDecoder:
                 queue_timestamp = parse_timestamp(evicted.get("lastTransitionTime"))  # type: ignore[union-attr]
         admission = None
         admitted_at = 0.0
-        reserved = _condition(status, "QuotaReserved")
+        reserved = conditions.get("QuotaReserved")
         if status.get("admission") and (reserved is None or _is_true(reserved)):
             admission = self._admission(status["admission"])
             admitted_at = parse_timestamp((reserved or {}).get("lastTransitionTime"))
@@ -205,9 +207,9 @@ class WorkloadDecoder:
             queue_timestamp=queue_timestamp,
             priority_class=priority_class,
             active=spec.get("active", True) is not False,
-            finished=_is_true(_condition(status, "Finished")),
+            finished=_is_true(conditions.get("Finished")),
             evicted=_is_true(evicted),
-            reactivation_pending=_is_deactivation_requeue(_condition(status, "Requeued")),
+            reactivation_pending=_is_deactivation_requeue(conditions.get("Requeued")),
             admission=admission,
             admitted_at=admitted_at,
         )
