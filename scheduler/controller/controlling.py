@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scheduler.controller import informing, metering, statuses
-from scheduler.core import activation, conversion, queuestatus, scheduling
+from scheduler.core import activation, conversion, draining, queuestatus, scheduling
 from scheduler.core.decisions import Admit, Preempt
 from scheduler.core.queues import QueueManager
 from scheduler.core.workloads import Admission, Workload
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 GROUP_VERSION = statuses.GROUP_VERSION
 BASE = f"/apis/{GROUP_VERSION}"
-FIELD_MANAGER = "kqbench-scheduler"
+FIELD_MANAGER = statuses.FIELD_MANAGER
 DEFAULT_MAX_UNWRITTEN = 256
 
 
@@ -110,7 +110,10 @@ class Controller:
         self._status_written: dict[str, tuple] = {}
         # Conditions of each ClusterQueue ("name") and LocalQueue ("ns/name") as last seen in the API.
         self._queue_conditions: dict[str, list[dict]] = {}
-        self._activations_in_flight: set[tuple[str, str]] = set()
+        # Workloads with a stop/resume/drain status write in flight: one at a time each.
+        self._status_writes_in_flight: set[tuple[str, str]] = set()
+        # Workloads evicted by a HoldAndDrain stop, with their conditions, until their queue resumes.
+        self._held_by_stop: dict[tuple[str, str], tuple[Workload, list[dict]]] = {}
         self._unwritten = 0
         self.ready = False
         """True once every informer has listed: the core holds the cluster's state."""
@@ -183,11 +186,17 @@ class Controller:
             self.manager.mark_finished(workload.key)
         else:
             self.manager.add_workload(workload)
+        if draining.is_held_by_stop(workload):
+            self._held_by_stop[workload.key] = (workload, statuses.conditions_of(obj))
+        else:
+            self._held_by_stop.pop(workload.key, None)
         change = activation.change_for(workload)
         # Never from a write's own response: what that write could not change, writing again won't.
-        if change is not None and not from_write and workload.key not in self._activations_in_flight:
-            self._activations_in_flight.add(workload.key)
-            self._spawn(self._write_activation(workload, change, statuses.conditions_of(obj)))
+        if change is not None and not from_write:
+            body = statuses.activation_status(workload, change, statuses.conditions_of(obj), self.clock())
+            requeue = change is activation.Change.REACTIVATE
+            evicted_from = workload.admission.cluster_queue if workload.admission is not None else None
+            self._write_status_once(workload, body, requeue, evicted_from)
 
     def _list_workloads(self, items: list[dict]) -> None:
         for obj in items:
@@ -199,6 +208,7 @@ class Controller:
             meta = obj["metadata"]
             key = (meta.get("namespace", "default"), meta["name"])
             self._written_rv.pop(key, None)
+            self._held_by_stop.pop(key, None)
             self.manager.delete_workload(key)
         else:
             self._apply_workload(obj)
@@ -255,25 +265,45 @@ class Controller:
         self._apply_workload(result, from_write=True)
         self._touch()
 
-    async def _write_activation(self, workload: Workload, change: activation.Change, previous: list[dict]) -> None:
-        """Write what a stop or resume calls for; the response is fed back like an eviction's."""
+    def _write_status_once(self, workload: Workload, body: dict, requeue: bool, evicted_from: str | None) -> None:
+        """Start a stop/resume/drain status write unless one for this workload is in flight."""
+        if workload.key in self._status_writes_in_flight:
+            return
+        self._status_writes_in_flight.add(workload.key)
+        manager = statuses.REQUEUE_FIELD_MANAGER if requeue else FIELD_MANAGER
+        self._spawn(self._write_status(workload, body, manager, evicted_from))
+
+    async def _write_status(self, workload: Workload, body: dict, manager: str, evicted_from: str | None) -> None:
+        """Apply ``body``; the response is fed back like an eviction's. ``evicted_from``: the
+        ClusterQueue an eviction takes the workload out of, for the metric."""
         path = _workload_path(workload.namespace, workload.name)
         try:
             async with self._writes:
                 try:
                     result = await self.client.request(
-                        "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
-                        statuses.activation_status(workload, change, previous, self.clock()),
+                        "PATCH", f"{path}/status?fieldManager={manager}&force=true", body,
                         "application/apply-patch+yaml")
                 except kube.ApiError as error:
                     self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
                     return
         finally:
-            self._activations_in_flight.discard(workload.key)
-        if change is activation.Change.EVICT_ADMITTED and workload.admission is not None:
-            self.metrics.evicted_total.labels(workload.admission.cluster_queue).inc()
+            self._status_writes_in_flight.discard(workload.key)
+        if evicted_from is not None:
+            self.metrics.evicted_total.labels(evicted_from).inc()
         self._apply_workload(result, from_write=True)
         self._touch()
+
+    def _drain_and_restart(self) -> None:
+        """Evict what a HoldAndDrain stop drains; mark Requeued those whose stopped queue resumed."""
+        now = self.clock()
+        for drain in draining.drain_targets(self.manager):
+            workload = drain.workload
+            body = statuses.eviction_status(workload, drain.reason, drain.message, [], now)
+            self._write_status_once(workload, body, False, drain.cluster_queue)
+        for workload, _ in list(self._held_by_stop.values()):
+            restart = draining.restart_for(workload, self.manager)
+            if restart is not None:
+                self._write_status_once(workload, statuses.requeued_status(workload, *restart, now), True, None)
 
     def run_cycle(self) -> int:
         """One scheduling cycle in the core, its writes started in the background; returns decisions made."""
@@ -337,6 +367,7 @@ class Controller:
             for (ns, lq), status in local_queues.items():
                 self._write_queue_status_if_changed(f"{ns}/{lq}", f"{BASE}/namespaces/{ns}/localqueues/{lq}",
                                                     "LocalQueue", lq, ns, status)
+            self._drain_and_restart()
             try:
                 await asyncio.wait_for(stop.wait(), timeout=self.settings.status_interval_seconds)
             except asyncio.TimeoutError:

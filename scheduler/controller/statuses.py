@@ -1,8 +1,9 @@
 """Status bodies the controller applies for activation changes and queue status (pure).
 
 Every body is a server-side apply configuration for the status subresource under the
-controller's one field manager: what it lists is what the scheduler owns afterwards, and a field
-it owned but leaves out is removed (that is how an eviction clears ``status.admission``).
+controller's field manager: what it lists is what the scheduler owns afterwards, and a field it
+owned but leaves out is removed (that is how an eviction clears ``status.admission``). Hence two
+applies of one Workload under one manager must not race: the last would undo the other.
 Conditions keep their ``lastTransitionTime`` while their status stays the same, as
 ``meta.SetStatusCondition`` does in Kueue.
 """
@@ -15,6 +16,8 @@ from scheduler.core import activation, queuestatus
 from scheduler.core.workloads import Workload
 
 GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
+FIELD_MANAGER = "kqbench-scheduler"
+REQUEUE_FIELD_MANAGER = "kqbench-scheduler-requeue"
 
 
 def rfc3339(seconds: float) -> str:
@@ -45,23 +48,33 @@ def _workload_body(workload: Workload, status: dict) -> dict:
             "metadata": {"name": workload.name, "namespace": workload.namespace}, "status": status}
 
 
+def eviction_status(workload: Workload, reason: str, message: str, previous: list[dict], now: float) -> dict:
+    """Evicted with ``reason`` and the quota reservation cleared in the same write, as the job
+    reconciler would (a bare Workload has none): omitting status.admission removes it under apply."""
+    conditions = [
+        condition("Evicted", True, reason, message, now),
+        condition("QuotaReserved", False, "Pending", message, now),
+        condition("Admitted", False, "NoReservation", "The workload has no reservation", now),
+        condition("Requeued", False, reason, message, now),
+    ]
+    return _workload_body(workload, {"conditions": [keep_transition(c, previous) for c in conditions]})
+
+
+def requeued_status(workload: Workload, reason: str, message: str, now: float) -> dict:
+    """Requeued=True only. Applied under its own field manager (``REQUEUE_FIELD_MANAGER``) so that it
+    can neither undo nor be undone by an admission written meanwhile under the main one."""
+    return _workload_body(workload, {"conditions": [condition("Requeued", True, reason, message, now)]})
+
+
 def activation_status(workload: Workload, change: activation.Change, previous: list[dict], now: float) -> dict:
     """The apply configuration for a stop (deactivation) or resume (reactivation) of a Workload."""
     message = activation.DEACTIVATED_MESSAGE
     if change is activation.Change.REACTIVATE:
-        # Re-list what the deactivation wrote so that applying does not drop it; only Requeued changes.
-        kept = [c for c in previous if c.get("type") in ("Evicted", "QuotaReserved", "Admitted")]
-        requeued = condition("Requeued", True, activation.REACTIVATED, activation.REACTIVATED_MESSAGE, now)
-        return _workload_body(workload, {"conditions": [*kept, requeued]})
-    conditions = [condition("Evicted", True, activation.DEACTIVATED, message, now)]
+        return requeued_status(workload, activation.REACTIVATED, activation.REACTIVATED_MESSAGE, now)
     if change is activation.Change.EVICT_ADMITTED:
-        # Omitting status.admission removes it: the quota reservation ends with this write.
-        conditions += [
-            condition("QuotaReserved", False, "Pending", message, now),
-            condition("Admitted", False, "NoReservation", "The workload has no reservation", now),
-            condition("Requeued", False, activation.DEACTIVATED, message, now),
-        ]
-    return _workload_body(workload, {"conditions": [keep_transition(c, previous) for c in conditions]})
+        return eviction_status(workload, activation.DEACTIVATED, message, previous, now)
+    evicted = keep_transition(condition("Evicted", True, activation.DEACTIVATED, message, now), previous)
+    return _workload_body(workload, {"conditions": [evicted]})
 
 
 def queue_status(kind: str, name: str, namespace: str | None, status: queuestatus.QueueStatus,

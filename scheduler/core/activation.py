@@ -9,7 +9,8 @@
   ``Admitted=False`` and ``Requeued=False`` (reason ``Deactivated``). Kueue leaves clearing the
   admission to the owner's job reconciler; a bare Workload has none, so the eviction write does it,
   as the preemption write does;
-- made active again after that, it is marked ``Requeued=True`` with reason ``Reactivated`` and queues.
+- made active again after that, it is pending but held (``Requeued=False`` gates admission) until
+  it is marked ``Requeued=True`` with reason ``Reactivated``.
 
 Pure: decides from a decoded Workload; the controller writes.
 """
@@ -45,6 +46,6 @@ def change_for(workload: Workload) -> Change | None:
         if workload.admission is not None:
             return Change.EVICT_ADMITTED
         return None if workload.evicted else Change.MARK_EVICTED
-    if workload.reactivation_pending and workload.admission is None:
+    if workload.requeue_held_by == DEACTIVATED and workload.admission is None:
         return Change.REACTIVATE
     return None

@@ -113,6 +113,7 @@ def cluster_queue_from_dict(obj: Obj) -> ClusterQueue:
             FungibilityPreference(fungibility.get("preference") or defaults.preference.value),
         ),
         stopped=(spec.get("stopPolicy") or "None") != "None",
+        drain=spec.get("stopPolicy") == "HoldAndDrain",
     )
 
 
@@ -139,6 +140,7 @@ def local_queue_from_dict(obj: Obj) -> LocalQueue:
         sys.intern(meta["name"]),
         spec.get("clusterQueue", ""),
         stopped=(spec.get("stopPolicy") or "None") != "None",
+        drain=spec.get("stopPolicy") == "HoldAndDrain",
     )
 
 
@@ -157,8 +159,10 @@ def _is_true(condition: Obj | None) -> bool:
     return condition is not None and condition.get("status") == "True"
 
 
-def _is_deactivation_requeue(condition: Obj | None) -> bool:
-    return condition is not None and condition.get("status") == "False" and condition.get("reason") == "Deactivated"
+def _held_requeue_reason(condition: Obj | None) -> str:
+    if condition is None or condition.get("status") != "False":
+        return ""
+    return sys.intern(condition.get("reason") or "")
 
 
 class WorkloadDecoder:
@@ -209,7 +213,7 @@ class WorkloadDecoder:
             active=spec.get("active", True) is not False,
             finished=_is_true(conditions.get("Finished")),
             evicted=_is_true(evicted),
-            reactivation_pending=_is_deactivation_requeue(conditions.get("Requeued")),
+            requeue_held_by=_held_requeue_reason(conditions.get("Requeued")),
             admission=admission,
             admitted_at=admitted_at,
         )

@@ -120,6 +120,8 @@ class ClusterQueue:
     flavor_fungibility: FlavorFungibility = FlavorFungibility()
     # stopPolicy Hold/HoldAndDrain: the queue keeps its pending workloads but admits none.
     stopped: bool = False
+    # stopPolicy HoldAndDrain: its admitted workloads are evicted too.
+    drain: bool = False
 
     def quota(self, flavor_resource: FlavorResource) -> ResourceQuota | None:
         """The quota for a (flavor, resource), or None when the queue does not provide it."""
@@ -164,9 +166,10 @@ class LocalQueue:
     namespace: str
     name: str
     cluster_queue: str
-    # stopPolicy Hold/HoldAndDrain: its workloads leave the ClusterQueue until it resumes
-    # (HoldAndDrain's eviction of admitted ones is not modelled).
+    # stopPolicy Hold/HoldAndDrain: its workloads leave the ClusterQueue until it resumes.
     stopped: bool = False
+    # stopPolicy HoldAndDrain: its admitted workloads are evicted too.
+    drain: bool = False
 
 
 @dataclass(slots=True, frozen=True)

@@ -1,10 +1,12 @@
-"""The pending workloads of one ClusterQueue: the schedulable heads and the parked ones.
+"""The pending workloads of one ClusterQueue: the schedulable heads, the parked and the held ones.
 
 As in Kueue (pkg/queue/cluster_queue.go) a pending workload is either *active* (in the
 ordered queue the scheduler pops heads from) or *parked* (BestEffortFIFO's
 "inadmissible" set: tried, did not fit, waits for capacity to change). Both count as
 pending and both appear in positions. StrictFIFO never parks: a head that does not fit
 stays at the head and *blocks* the queue until capacity changes or a new head arrives.
+A *held* workload (``Requeued=False`` after a stop, Kueue's backoff gate) is pending and has a
+position, but is never a head until it comes back with ``Requeued=True``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ _CHANGES = itertools.count(1)
 class PendingQueue:
     """Pending workloads of one ClusterQueue, with a change counter."""
 
-    __slots__ = ("name", "strategy", "_members", "_active", "_parked", "_blocked_head", "generation")
+    __slots__ = ("name", "strategy", "_members", "_active", "_parked", "_held", "_blocked_head", "generation")
 
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
         self.name = name
@@ -32,6 +34,7 @@ class PendingQueue:
         self._members: dict[WorkloadKey, Workload] = {}
         self._active: SortedKeyList = SortedKeyList(key=order_key)
         self._parked: set[WorkloadKey] = set()
+        self._held: set[WorkloadKey] = set()
         self._blocked_head: WorkloadKey | None = None
         # Renewed whenever the ordered pending list (and so some position) changes; drawn from one
         # process-wide counter so that a deleted and re-created queue never repeats an old value.
@@ -54,9 +57,12 @@ class PendingQueue:
         return key in self._parked
 
     def add(self, workload: Workload) -> None:
-        """Queue a workload as active; it must not be present."""
+        """Queue a workload as active (held if its requeue is held); it must not be present."""
         self._members[workload.key] = workload
-        self._active.add(workload)
+        if workload.requeue_held:
+            self._held.add(workload.key)
+        else:
+            self._active.add(workload)
         self.generation = next(_CHANGES)
 
     def remove(self, key: WorkloadKey) -> Workload | None:
@@ -66,6 +72,8 @@ class PendingQueue:
             return None
         if key in self._parked:
             self._parked.discard(key)
+        elif key in self._held:
+            self._held.discard(key)
         else:
             self._active.remove(workload)
         if self._blocked_head == key:
@@ -85,7 +93,7 @@ class PendingQueue:
     def park(self, key: WorkloadKey) -> None:
         """Move an active workload aside until capacity changes (BestEffortFIFO)."""
         workload = self._members.get(key)
-        if workload is None or key in self._parked:
+        if workload is None or key in self._parked or key in self._held:
             return
         self._active.remove(workload)
         self._parked.add(key)

@@ -409,6 +409,7 @@ def _same_for_queueing(old: Workload, new: Workload) -> bool:
         old.order_key == new.order_key
         and old.queue_name == new.queue_name
         and old.active == new.active
+        and old.requeue_held == new.requeue_held
         and old.finished == new.finished
         and old.admission == new.admission
         and old.pod_sets == new.pod_sets

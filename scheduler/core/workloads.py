@@ -33,6 +33,11 @@ class RequeuingTimestamp(enum.Enum):
     CREATION = "Creation"
 
 
+# Requeued=False reasons that keep a pending workload from admission until this scheduler marks it
+# Requeued=True (resumed workload, restarted queue). Kueue holds any Requeued=False workload; the
+# backoff reasons it releases itself (PodsReadyTimeout, AdmissionCheck) are not modelled here.
+REQUEUE_HOLDING_REASONS = frozenset({"Deactivated", "ClusterQueueStopped", "LocalQueueStopped"})
+
 # Eviction reasons that move the queue-order timestamp under RequeuingTimestamp.EVICTION.
 REQUEUE_AT_EVICTION_REASONS = frozenset({"PodsReadyTimeout", "AdmissionCheck"})
 
@@ -103,8 +108,9 @@ class Workload:
     finished: bool = False
     # An Evicted condition is True (any reason); deactivation writes it once.
     evicted: bool = False
-    # Requeued=False for reason Deactivated: made active again, it is marked Reactivated.
-    reactivation_pending: bool = False
+    # Reason of a Requeued=False condition ("" if none): Deactivated, ClusterQueueStopped or
+    # LocalQueueStopped hold the requeue until the workload or its queue is resumed.
+    requeue_held_by: str = ""
     admission: Admission | None = None
     # When quota was reserved (POSIX seconds); orders preemption candidates.
     admitted_at: float = 0.0
@@ -116,6 +122,11 @@ class Workload:
             self.queue_timestamp = self.creation_timestamp
         self.key = (self.namespace, self.name)
         self.order_key = (-self.priority, self.queue_timestamp, self.uid)
+
+    @property
+    def requeue_held(self) -> bool:
+        """Pending but not admissible until its Requeued condition turns True."""
+        return self.requeue_held_by in REQUEUE_HOLDING_REASONS
 
     @property
     def local_queue(self) -> tuple[str, str]:

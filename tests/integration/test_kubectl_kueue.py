@@ -182,9 +182,11 @@ def test_stop_and_resume_workload_take_effect(kueue_cluster):
     assert ko.wait_for(lambda: _conditions(_workload(creds, "w0")).get("Requeued") == ("True", "Reactivated"),
                        timeout=30)
 
-    # Freeing quota admits the resumed w0 first (it has the highest priority).
+    # Freeing quota admits the resumed w0 first (it has the highest priority); as in Kueue,
+    # the admission leaves its Requeued=True (Reactivated) in place.
     kk.run("stop", "workload", "w1")
     assert ko.wait_for(lambda: _statuses(kk).get("w0") == "ADMITTED", timeout=30), kk.run("list", "workload")
+    assert _conditions(_workload(creds, "w0"))["Requeued"] == ("True", "Reactivated")
 
 
 def test_stop_and_resume_clusterqueue_flip_active(kueue_cluster):
@@ -197,3 +199,46 @@ def test_stop_and_resume_clusterqueue_flip_active(kueue_cluster):
                        == ("False", "ClusterQueueIsInactive"), timeout=30), lq
     kk.run("resume", "clusterqueue", "cq")
     assert ko.wait_for(lambda: kk.table("list", "clusterqueue")["cq"]["ACTIVE"] == "true", timeout=30)
+
+
+def _admitted(creds) -> set[str]:
+    return {w["metadata"]["name"] for w in ko.listed(creds, "workloads") if (w.get("status") or {}).get("admission")}
+
+
+def test_stop_clusterqueue_drains_and_resume_requeues(kueue_cluster):
+    kk, creds = kueue_cluster
+    # Now: w1 stopped; w0 and w2 admitted; w3, w4, w5 pending.
+    assert ko.wait_for(lambda: _admitted(creds) == {"w0", "w2"}, timeout=30), _admitted(creds)
+    kk.run("stop", "clusterqueue", "cq")  # HoldAndDrain: the admitted ones are evicted too
+
+    def cq_row(pending, admitted, active):
+        row = kk.table("list", "clusterqueue")["cq"]
+        return (row["PENDING WORKLOADS"], row["ADMITTED WORKLOADS"], row["ACTIVE"]) == (pending, admitted, active)
+    assert ko.wait_for(lambda: cq_row("5", "0", "false"), timeout=30), kk.run("list", "clusterqueue")
+    for name in ("w0", "w2"):
+        conditions = _conditions(_workload(creds, name))
+        assert conditions["Evicted"] == ("True", "ClusterQueueStopped")
+        assert conditions["Requeued"] == ("False", "ClusterQueueStopped")
+    # Resumed, the drained ones are held until marked Requeued=True (as Kueue gates on Requeued=False);
+    # whichever are admissible meanwhile take the quota.
+    kk.run("resume", "clusterqueue", "cq")
+    for name in ("w0", "w2"):
+        assert ko.wait_for(lambda name=name: _conditions(_workload(creds, name)).get("Requeued")
+                           == ("True", "ClusterQueueRestarted"), timeout=30), _workload(creds, name)
+    assert ko.wait_for(lambda: cq_row("3", "2", "true"), timeout=30), kk.run("list", "clusterqueue")
+
+
+def test_stop_localqueue_drains_only_its_workloads(kueue_cluster):
+    kk, creds = kueue_cluster
+    from_lq_a = {n for n in _admitted(creds) if _queue_of(n) == "lq-a"}
+    kk.run("stop", "localqueue", "lq-a")  # lq-a's admitted ones go; lq-b's w3 and w5 take the quota
+    assert ko.wait_for(lambda: _admitted(creds) == {"w3", "w5"}, timeout=30), _admitted(creds)
+    for name in from_lq_a:
+        assert _conditions(_workload(creds, name))["Evicted"] == ("True", "LocalQueueStopped")
+    assert ko.wait_for(lambda: kk.table("list", "localqueue")["lq-a"]["PENDING WORKLOADS"] == "0", timeout=30)
+    assert not {n for n, p in _positions(kk).items() if p and _queue_of(n) == "lq-a"}, "lq-a's workloads left the queue"
+    kk.run("resume", "localqueue", "lq-a")
+    for name in from_lq_a:
+        assert ko.wait_for(lambda name=name: _conditions(_workload(creds, name)).get("Requeued")
+                           == ("True", "LocalQueueRestarted"), timeout=30)
+    assert ko.wait_for(lambda: _positions(kk).get("w0") == "0", timeout=30), _positions(kk)

@@ -72,8 +72,9 @@ _ADMITTED = WorkloadBuilder("w").obj()
     ({"active": False, "admission": "yes", "evicted": True}, Change.EVICT_ADMITTED),
     ({"active": False, "finished": True}, None),
     ({"active": True}, None),
-    ({"active": True, "reactivation_pending": True}, Change.REACTIVATE),
-    ({"active": True, "reactivation_pending": True, "admission": "yes"}, None),
+    ({"active": True, "requeue_held_by": "Deactivated"}, Change.REACTIVATE),
+    ({"active": True, "requeue_held_by": "Deactivated", "admission": "yes"}, None),
+    ({"active": True, "requeue_held_by": "ClusterQueueStopped"}, None),
     ({"active": True, "evicted": True}, None),
 ])
 def test_change_called_for(fields, expected):
@@ -98,11 +99,11 @@ def _workload_dict(active=None, conditions=()):
 
 def test_decoding_reads_active_evicted_and_a_deactivation_requeue():
     plain = conversion.workload_from_dict(_workload_dict())
-    assert plain.active and not plain.evicted and not plain.reactivation_pending
+    assert plain.active and not plain.evicted and plain.requeue_held_by == ""
     stopped = conversion.workload_from_dict(_workload_dict(active=False, conditions=[
         {"type": "Evicted", "status": "True", "reason": "Deactivated"},
         {"type": "Requeued", "status": "False", "reason": "Deactivated"}]))
-    assert not stopped.active and stopped.evicted and stopped.reactivation_pending
-    preempted = conversion.workload_from_dict(_workload_dict(conditions=[
-        {"type": "Requeued", "status": "False", "reason": "Preempted"}]))
-    assert not preempted.reactivation_pending
+    assert not stopped.active and stopped.evicted and stopped.requeue_held_by == "Deactivated"
+    requeued = conversion.workload_from_dict(_workload_dict(conditions=[
+        {"type": "Requeued", "status": "True", "reason": "Reactivated"}]))
+    assert requeued.requeue_held_by == ""

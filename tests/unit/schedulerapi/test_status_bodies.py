@@ -30,18 +30,21 @@ def test_stopping_a_pending_workload_only_marks_it_evicted():
     assert list(_by_type(body)) == ["Evicted"]
 
 
-def test_resuming_keeps_the_eviction_record_and_marks_it_reactivated():
-    previous = [
-        {"type": "Evicted", "status": "True", "reason": "Deactivated", "lastTransitionTime": EARLIER},
-        {"type": "QuotaReserved", "status": "False", "reason": "Pending", "lastTransitionTime": EARLIER},
-        {"type": "Requeued", "status": "False", "reason": "Deactivated", "lastTransitionTime": EARLIER},
-        {"type": "Finished", "status": "False", "reason": "x", "lastTransitionTime": EARLIER},
-    ]
-    conditions = _by_type(statuses.activation_status(WORKLOAD, Change.REACTIVATE, previous, NOW))
-    assert set(conditions) == {"Evicted", "QuotaReserved", "Requeued"}, "re-lists only what deactivation wrote"
-    assert conditions["Evicted"] == previous[0]
-    assert (conditions["Requeued"]["status"], conditions["Requeued"]["reason"]) == ("True", activation.REACTIVATED)
-    assert conditions["Requeued"]["lastTransitionTime"] == statuses.rfc3339(NOW)
+def test_resuming_writes_only_requeued_so_a_concurrent_admission_is_untouched():
+    previous = [{"type": "Evicted", "status": "True", "reason": "Deactivated", "lastTransitionTime": EARLIER}]
+    body = statuses.activation_status(WORKLOAD, Change.REACTIVATE, previous, NOW)
+    assert list(_by_type(body)) == ["Requeued"]
+    requeued = _by_type(body)["Requeued"]
+    assert (requeued["status"], requeued["reason"]) == ("True", activation.REACTIVATED)
+    assert requeued["lastTransitionTime"] == statuses.rfc3339(NOW)
+    assert statuses.REQUEUE_FIELD_MANAGER != statuses.FIELD_MANAGER
+
+
+def test_drain_eviction_carries_the_queue_reason():
+    body = statuses.eviction_status(WORKLOAD, "ClusterQueueStopped", "The ClusterQueue is stopped", [], NOW)
+    conditions = _by_type(body)
+    assert conditions["Evicted"]["reason"] == conditions["Requeued"]["reason"] == "ClusterQueueStopped"
+    assert conditions["QuotaReserved"]["status"] == "False" and "admission" not in body["status"]
 
 
 def test_transition_time_is_kept_while_the_status_stays():
