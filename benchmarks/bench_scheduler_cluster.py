@@ -34,20 +34,21 @@ from harness.clusters import bringup, kwok, spec as specs, state
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.results import runs
+from scheduler.api import groups
 
-BASE = "/apis/kueue.x-k8s.io/v1beta2"
-VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+BASE = groups.PATH
+VISIBILITY = groups.VISIBILITY_PATH
 
 
 def cluster_queue(cpu: str) -> dict:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+    return {"apiVersion": groups.API_VERSION, "kind": "ClusterQueue", "metadata": {"name": "cq"},
             "spec": {"queueingStrategy": "BestEffortFIFO", "resourceGroups": [{
                 "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
                     {"name": "cpu", "nominalQuota": cpu}]}]}]}}
 
 
 def workload(i: int) -> dict:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+    return {"apiVersion": groups.API_VERSION, "kind": "Workload",
             "metadata": {"name": f"wl-{i:06d}", "namespace": "default"},
             "spec": {"queueName": f"lq-{i % 10}", "priority": i % 7, "podSets": [{
                 "name": "main", "count": 1,
@@ -181,11 +182,11 @@ def main() -> None:
         creds = kubeconfig.load(info.kubeconfig)
         aggregation.install_crds(creds)
         rest.apply(creds, f"{BASE}/resourceflavors/default",
-                   {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}})
+                   {"apiVersion": groups.API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": "default"}})
         rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue("0"))
         for i in range(10):
             rest.apply(creds, f"{BASE}/namespaces/default/localqueues/lq-{i}", {
-                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                "apiVersion": groups.API_VERSION, "kind": "LocalQueue",
                 "metadata": {"name": f"lq-{i}", "namespace": "default"}, "spec": {"clusterQueue": "cq"}})
         jobs = [(f"{BASE}/namespaces/default/workloads", lambda i=i: orjson.dumps(workload(i)))
                 for i in range(args.workloads)]

@@ -19,6 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from harness import aggregation, kubeconfig
 from harness.clusters import ports as portpicking, state
 from harness.errors import KqbenchError
+from scheduler import settings as scheduler_settings
+from scheduler.publishing import strategies
 
 
 def metric_sum(text: str, name: str, **labels: str) -> float:
@@ -33,6 +35,9 @@ class SchedulerProcess:
     metrics_url: str
     visibility_port: int
     log_path: Path
+
+    def pid(self) -> int | None:
+        return self.process.pid
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -58,43 +63,61 @@ class SchedulerProcess:
         self.process.wait(timeout=10)
 
 
-def install(info: state.ClusterInfo, visibility_port: int) -> aggregation.ServingFiles:
-    """CRDs, serving certificates and the APIService registration for a cluster."""
+def install(info: state.ClusterInfo, strategy: str, visibility_port: int) -> aggregation.ServingFiles:
+    """CRDs and serving certificates; the visibility APIService only for strategies that serve the API
+    (registered without a server behind it, kube-apiserver would keep probing a dead endpoint)."""
     creds = kubeconfig.load(info.kubeconfig)
     aggregation.install_crds(creds)
-    files = aggregation.ensure_serving_certs(state.state_root() / "pki" / info.name)
-    aggregation.register_visibility(creds, files, visibility_port)
+    files = serving_files(info)
+    if strategies.get(strategy).visibility_api:
+        aggregation.register_visibility(creds, files, visibility_port)
     return files
 
 
-def start(info: state.ClusterInfo, strategy: str = "aggregated-indexed", qps: float | None = 50.0, burst: int = 100,
-          visibility_port: int = 0, metrics_port: int = 0, authorization: str = "delegate",
-          log_dir: Path | None = None, ready_timeout: float = 60.0, register: bool = True,
-          extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
-    """Install the API pieces, start `python -m scheduler`, wait until /metrics answers."""
-    visibility_port = visibility_port or portpicking.pick_free(1)[0]
-    metrics_port = metrics_port or portpicking.pick_free(1)[0]
-    files = install(info, visibility_port) if register else aggregation.ensure_serving_certs(
-        state.state_root() / "pki" / info.name)
-    log_dir = log_dir or state.state_root() / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"scheduler-{info.name}.log"
-    command = [sys.executable, "-m", "scheduler", "--kubeconfig", info.kubeconfig, "--strategy", strategy,
-               "--burst", str(burst), "--visibility-port", str(visibility_port), "--metrics-port", str(metrics_port),
-               "--tls-cert", str(files.cert), "--tls-key", str(files.key), "--authorization", authorization,
-               *(["--no-client-limit"] if qps is None else ["--qps", str(qps)]), *extra_args]
+def serving_files(info: state.ClusterInfo) -> aggregation.ServingFiles:
+    """The visibility server's certificate and key for this cluster (made once)."""
+    return aggregation.ensure_serving_certs(state.state_root() / "pki" / info.name)
+
+
+def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path, ready_timeout: float = 60.0,
+           extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
+    """Start `python -m scheduler` with these settings, wait until /readyz answers (needs a metrics port)."""
+    if not settings.metrics_port:
+        raise KqbenchError("the scheduler needs a metrics port: its readiness is read from /readyz")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "scheduler", *scheduler_settings.to_args(settings), *extra_args]
     with log_path.open("a") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
-    handle = SchedulerProcess(process, f"http://127.0.0.1:{metrics_port}/metrics", visibility_port, log_path)
+    base = f"http://{scheduler_settings.BIND}:{settings.metrics_port}"
+    handle = SchedulerProcess(process, f"{base}/metrics", settings.visibility_port, log_path)
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:
         if not handle.alive():
             tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
             raise KqbenchError(f"scheduler exited at start: {tail[0]} (log: {log_path})")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/readyz", timeout=2):
+            with urllib.request.urlopen(f"{base}/readyz", timeout=2):
                 return handle
         except OSError:  # also HTTPError 503 while the informers list
             time.sleep(0.3)
     handle.stop()
     raise KqbenchError(f"scheduler did not answer on /readyz within {ready_timeout:.0f}s (log: {log_path})")
+
+
+def log_path_of(info: state.ClusterInfo, log_dir: Path | None = None) -> Path:
+    return (log_dir or state.state_root() / "logs") / f"scheduler-{info.name}.log"
+
+
+def start(info: state.ClusterInfo, strategy: str = strategies.AGGREGATED_INDEXED, qps: float | None = 50.0, burst: int = 100,
+          visibility_port: int = 0, metrics_port: int = 0, authorization: str = "delegate",
+          log_dir: Path | None = None, ready_timeout: float = 60.0, register: bool = True,
+          extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
+    """Install the API pieces and launch, with a few settings by hand (tests, benchmarks); `extra_args`
+    override. Scenario runs and `kqbench scheduler run` start through harness.implementations."""
+    visibility_port = visibility_port or portpicking.pick_free(1)[0]
+    metrics_port = metrics_port or portpicking.pick_free(1)[0]
+    files = install(info, strategy, visibility_port) if register else serving_files(info)
+    settings = scheduler_settings.SchedulerSettings(kubeconfig=info.kubeconfig, strategy=strategy, qps=qps, burst=burst,
+                                 visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert),
+                                 tls_key=str(files.key), authorization=authorization)
+    return launch(settings, log_path_of(info, log_dir), ready_timeout, extra_args)

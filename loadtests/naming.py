@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler.api import groups
+
 APISERVER_VERBS = ("GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE")
 SUMMARY_VERBS = ("LIST-ALL-PAGES",)
-VISIBILITY_NOT_SERVED = "visibility.kueue.x-k8s.io not served (the visibility API server is not registered)"
+VISIBILITY_NOT_SERVED = f"{groups.VISIBILITY_GROUP} not served (the visibility API server is not registered)"
 """Failure reason of position queries while the aggregated visibility API is absent (404 or 503)."""
 
 

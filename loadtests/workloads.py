@@ -10,10 +10,11 @@ import datetime as dt
 import enum
 
 from loadtests import settings as load_settings
+from scheduler.api import groups
 
-GROUP = "kueue.x-k8s.io"
-VERSION = "v1beta2"
-API_VERSION = f"{GROUP}/{VERSION}"
+GROUP = groups.GROUP
+VERSION = groups.VERSION
+API_VERSION = groups.API_VERSION
 CHURN_LABEL = "kqbench.io/churn-user"
 
 

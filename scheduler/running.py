@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from dataclasses import dataclass
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -14,40 +13,11 @@ from scheduler.controller import controlling, metering
 from scheduler.core.queues import QueueManager
 from scheduler.publishing import metering as publish_metering, publishers, strategies
 from scheduler.kube import client as kube, kubeconfig
+from scheduler.settings import BIND, SchedulerSettings
 from scheduler.visibility import authn, authz, serving
 
 log = logging.getLogger("kqbench.scheduler")
 AUTHENTICATION_CONFIGMAP = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerSettings:
-    kubeconfig: str
-    strategy: str = strategies.AGGREGATED_INDEXED
-    """How users learn positions: one of scheduler.publishing.strategies.STRATEGIES."""
-    publish: strategies.PublishSettings = strategies.PublishSettings()
-    qps: float | None = 50.0
-    """Client-side write QPS like Kueue's default (None: no client limit)."""
-    burst: int = 100
-    bind: str = "127.0.0.1"
-    visibility_port: int = 0
-    """0: no visibility server (the controller alone)."""
-    metrics_port: int = 0
-    tls_cert: str = ""
-    tls_key: str = ""
-    authorization: str = "delegate"
-    """'delegate' (SubjectAccessReview per user and queue, cached) or 'off'."""
-    max_unwritten: int = controlling.DEFAULT_MAX_UNWRITTEN
-    """Admissions the cycle loop may decide ahead of their status writes."""
-
-    def __post_init__(self) -> None:
-        strategies.get(self.strategy)
-        if self.authorization not in ("delegate", "off"):
-            raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
-        if self.max_unwritten < 1:
-            raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
-        if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
-            raise ValueError("the visibility server needs --tls-cert and --tls-key")
 
 
 async def _metrics_app(metrics: metering.SchedulerMetrics, controller: controlling.Controller) -> web.Application:
@@ -83,7 +53,7 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
             await runner.setup()
-            await web.TCPSite(runner, settings.bind, settings.metrics_port).start()
+            await web.TCPSite(runner, BIND, settings.metrics_port).start()
             runners.append(runner)
         if settings.visibility_port and strategy.visibility_api:
             configmap = await reader.get(AUTHENTICATION_CONFIGMAP)
@@ -93,7 +63,7 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             runner = web.AppRunner(server.app(), access_log=None)
             await runner.setup()
             context = serving.server_ssl_context(serving.TLSFiles(settings.tls_cert, settings.tls_key), request_header)
-            await web.TCPSite(runner, settings.bind, settings.visibility_port, ssl_context=context).start()
+            await web.TCPSite(runner, BIND, settings.visibility_port, ssl_context=context).start()
             runners.append(runner)
         log.info("scheduler running: strategy=%s qps=%s", strategy.name, settings.qps)
         publishing = asyncio.create_task(publisher.run(stop))

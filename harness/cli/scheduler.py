@@ -1,20 +1,29 @@
-"""`kqbench scheduler install|run`: the reference scheduler on a cluster, by hand."""
+"""`kqbench scheduler install|run`: the scheduler under test on a cluster, by hand.
+
+`run` starts it exactly as a scenario run does: its options are the scenario's `scheduler:` section,
+handed to the implementation's starter (harness.implementations).
+"""
 
 from __future__ import annotations
 
-import click
+import time
+from pathlib import Path
 
-from harness import aggregation, kubeconfig
-from harness.clusters import ports as portpicking, state
+import click
+import pydantic
+
+from harness import aggregation, kubeconfig, schedulerproc
+from harness.clusters import state
 from harness.errors import KqbenchError
-from scheduler import running
-from scheduler.controller import controlling
-from scheduler.publishing import strategies
+from harness.implementations import registry as implementations
+from harness.scenarios import models
+
+_DEFAULTS = models.SchedulerSection()
 
 
 @click.group("scheduler")
 def group() -> None:
-    """Install the Kueue CRDs and visibility APIService, or run the reference scheduler in the foreground."""
+    """Install the Kueue CRDs and visibility APIService, or run the scheduler under test until Ctrl-C."""
 
 
 def _cluster(name: str | None, kubeconfig_path: str | None) -> state.ClusterInfo:
@@ -35,64 +44,60 @@ def install(name, kubeconfig_path, visibility_port) -> None:
     creds = kubeconfig.load(info.kubeconfig)
     aggregation.install_crds(creds)
     if visibility_port:
-        files = aggregation.ensure_serving_certs(state.state_root() / "pki" / info.name)
-        aggregation.register_visibility(creds, files, visibility_port)
+        aggregation.register_visibility(creds, schedulerproc.serving_files(info), visibility_port)
     click.echo(f"installed on {info.apiserver_url}")
 
 
 @group.command("run")
 @click.option("--name", default=None, help="A cluster started by `kqbench cluster up` (default: kqbench).")
 @click.option("--kubeconfig", "kubeconfig_path", default=None, help="Or any cluster's kubeconfig.")
-@click.option("--implementation", type=click.Choice(["reference", "kueue"]), default="reference", show_default=True,
+@click.option("--implementation", type=click.Choice(list(implementations.implementations())),
+              default=_DEFAULTS.implementation, show_default=True,
               help="kueue: the real Kueue manager built by `kqbench toolchain build` (uses --qps/--burst/"
                    "--no-client-limit; positions through its visibility API only).")
-@click.option("--strategy", type=click.Choice(list(strategies.STRATEGIES)), default=strategies.AGGREGATED_INDEXED,
+@click.option("--strategy", type=click.Choice(list(models.STRATEGIES)), default=_DEFAULTS.strategy,
               show_default=True, help="How users learn their queue position.")
-@click.option("--qps", type=float, default=50.0, show_default=True, help="Client write QPS (Kueue's default).")
-@click.option("--burst", type=int, default=100, show_default=True)
+@click.option("--qps", type=float, default=_DEFAULTS.qps, show_default=True, help="Client write QPS (Kueue's default).")
+@click.option("--burst", type=int, default=_DEFAULTS.burst, show_default=True, help="Client write burst.")
 @click.option("--no-client-limit", is_flag=True, help="No client-side limit on writes.")
-@click.option("--visibility-port", type=int, default=0, help="HTTPS port on 127.0.0.1 (default: a free one).")
-@click.option("--metrics-port", type=int, default=0, help="HTTP /metrics port on 127.0.0.1 (default: a free one).")
-@click.option("--authorization", type=click.Choice(["delegate", "off"]), default="delegate", show_default=True)
-@click.option("--max-unwritten", type=int, default=controlling.DEFAULT_MAX_UNWRITTEN, show_default=True,
+@click.option("--top-n", type=int, default=_DEFAULTS.top_n, show_default=True,
+              help="cq-status-topn: entries kept in ClusterQueue status.")
+@click.option("--refresh-seconds", type=float, default=_DEFAULTS.refresh_seconds, show_default=True,
+              help="cq-status-topn: status refresh period.")
+@click.option("--single-object-interval-seconds", type=float, default=_DEFAULTS.single_object_interval_seconds,
+              show_default=True, help="single-object: rewrite each queue's object at most this often.")
+@click.option("--status-min-interval-seconds", type=float, default=_DEFAULTS.status_min_interval_seconds,
+              show_default=True, help="status-field: recompute positions at most this often.")
+@click.option("--authorization", type=click.Choice(["delegate", "off"]), default=_DEFAULTS.authorization,
+              show_default=True, help="Visibility requests: SubjectAccessReview per user and queue, or none.")
+@click.option("--max-unwritten", type=int, default=_DEFAULTS.max_unwritten, show_default=True,
               help="Admissions decided ahead of their status writes before scheduling waits.")
-def run(name, kubeconfig_path, implementation, strategy, qps, burst, no_client_limit, visibility_port, metrics_port,
-        authorization, max_unwritten) -> None:
-    """Install what is needed and run the scheduler until Ctrl-C."""
+@click.option("--log-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of the scheduler's log (default: the kqbench state folder's logs/).")
+def run(name, kubeconfig_path, log_dir, **fields) -> None:
+    """Install what is needed and run the scheduler until Ctrl-C (options: the scenario's `scheduler:` section)."""
+    section = section_of(fields)
     info = _cluster(name, kubeconfig_path)
-    if implementation == "kueue":
-        _run_kueue(info, None if no_client_limit else qps, burst)
-        return
-    creds = kubeconfig.load(info.kubeconfig)
-    visibility_port = visibility_port or portpicking.pick_free(1)[0]
-    metrics_port = metrics_port or portpicking.pick_free(1)[0]
-    aggregation.install_crds(creds)
-    files = aggregation.ensure_serving_certs(state.state_root() / "pki" / info.name)
-    if strategies.get(strategy).visibility_api:
-        aggregation.register_visibility(creds, files, visibility_port)
+    log_dir = state.state_root() / "logs" if log_dir is None else log_dir
+    handle = implementations.get(section.implementation).start(info, section, Path(log_dir))
     try:
-        settings = running.SchedulerSettings(
-            kubeconfig=info.kubeconfig, strategy=strategy, qps=None if no_client_limit else qps, burst=burst,
-            visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert),
-            tls_key=str(files.key), authorization=authorization, max_unwritten=max_unwritten)
-    except ValueError as error:
-        raise KqbenchError(str(error)) from None
-    click.echo(f"scheduler ({strategy}) on {info.apiserver_url}: metrics http://127.0.0.1:{metrics_port}/metrics, "
-               f"visibility https://127.0.0.1:{visibility_port} (Ctrl-C stops)", err=True)
-    running.run(settings)
-
-
-def _run_kueue(info: state.ClusterInfo, qps: float | None, burst: int) -> None:
-    from harness.implementations.kueue import starting
-
-    handle = starting.start(info, qps=qps, burst=burst)
-    try:
-        click.echo(f"Kueue on {info.apiserver_url}: metrics {handle.metrics_url} (HTTPS, authenticated), "
-                   f"log {handle.log_path} (Ctrl-C stops)", err=True)
-        handle.process.wait()
-        raise KqbenchError(f"Kueue's manager exited with code {handle.process.returncode}; "
-                           f"last lines:\n{handle.log_tail()}")
+        click.echo(f"scheduler {section.implementation} ({section.strategy}) on {info.apiserver_url}: "
+                   f"metrics {handle.metrics_url()}, pid {handle.pid()}, log in {log_dir} (Ctrl-C stops)", err=True)
+        while handle.alive():
+            time.sleep(1.0)
+        raise KqbenchError(f"the scheduler exited (log in {log_dir})")
     except KeyboardInterrupt:
         pass
     finally:
         handle.stop()
+
+
+def section_of(fields: dict) -> models.SchedulerSection:
+    """The scheduler section of the command's options; a bad value is one line naming the option."""
+    try:
+        return models.SchedulerSection(**fields)
+    except pydantic.ValidationError as error:
+        first = error.errors()[0]
+        option = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "options"
+        raise KqbenchError(f"{option}: {first['msg']} (got {first.get('input')!r})") from None
+

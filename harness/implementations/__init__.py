@@ -1,1 +1,2 @@
-"""Scheduler implementations kqbench can run: the reference scheduler and real Kueue."""
+"""The schedulers under test (the reference scheduler and real Kueue), started one way, found through
+`registry` by implementation name."""

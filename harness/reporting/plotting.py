@@ -13,7 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from harness.results import summaries  # noqa: E402
+from harness.metrics import headlines  # noqa: E402
+from loadtests import settings as load_settings  # noqa: E402
 
 ETCD_LIMIT_BYTES = 1.5 * 1024 * 1024
 """etcd's default --max-request-bytes: an object larger than this cannot be written."""
@@ -75,7 +76,7 @@ def write_qps(tables, cases: pd.DataFrame) -> bytes:
     if summary.empty:
         return _empty(title)
     rates = summary[(summary["metric"] == "apiserver_request_total") & (summary["stat"] == "rate")]
-    rates = rates[_label(rates, "verb").isin(summaries.WRITE_VERBS)] if not rates.empty else rates
+    rates = rates[_label(rates, "verb").isin(headlines.WRITE_VERBS)] if not rates.empty else rates
     steady = rates[~rates["phase"].isin(["setup"])]
     per_case = steady.groupby(["case", "phase"], as_index=False)["value"].sum().groupby("case", as_index=False)["value"].max()
     return _by_strategy(case_points(cases, per_case, "value"), "pending", "value", title, "writes/s (busiest phase)")
@@ -87,7 +88,7 @@ def query_latency(tables, cases: pd.DataFrame) -> bytes:
     if totals.empty:
         return _empty(title)
     modes = totals["name"].map(lambda n: n.split(" ")[-1])
-    picked = totals[modes.isin(summaries.QUERY_MODES) & (totals["requests"] > 0)]
+    picked = totals[modes.isin(load_settings.QUERY_MODES) & (totals["requests"] > 0)]
     per_case = picked.groupby("case", as_index=False)["p99_ms"].max()
     return _by_strategy(case_points(cases, per_case, "p99_ms"), "pending", "p99_ms", title, "p99 (ms)")
 

@@ -10,30 +10,30 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.drivers import registry
 from harness.errors import KqbenchError
-from harness.reporting import exporting, kueuebaseline, plotting, watchcaching
+from harness.reporting import exporting, plotting
 from harness.results import runs, summaries, tables as tidy
 
 
-def load_runs(folders: list[Path]) -> tuple[list[dict], dict[str, pd.DataFrame], pd.DataFrame]:
+def load_runs(folders: list[Path]) -> tuple[list[runs.RunRecord], dict[str, pd.DataFrame], pd.DataFrame]:
     """run.json of each folder, their tables concatenated (case ids prefixed by run id when several)."""
     records, parts, cases = [], {}, []
     for folder in folders:
         record = runs.read_run(Path(folder))
         records.append(record)
-        prefix = f"{record['run_id']}/" if len(folders) > 1 else ""
+        prefix = f"{record.run_id}/" if len(folders) > 1 else ""
         for name, frame in tidy.read(Path(folder)).items():
             if "case" in frame.columns:
                 frame = frame.assign(case=prefix + frame["case"].astype(str))
             parts.setdefault(name, []).append(frame)
-        strategy_default = (record.get("scenario") or {}).get("scheduler", {}).get("strategy", "")
-        pending_default = next((p.get("pending") for p in ((record.get("scenario") or {}).get("phases") or {}).values()
-                                if p.get("kind") == "fill"), 0)
-        for case in record.get("cases", []):
-            params = case.get("params", {})
-            cases.append({"id": prefix + case["id"], "strategy": params.get("scheduler.strategy", strategy_default),
-                          "pending": params.get("phases.fill.pending", pending_default) or 0, "status": case["status"],
-                          "error": case.get("error", "")})
+        # record.scenario is the resolved scenario as dumped by the runner: every field is there
+        strategy_default = record.scenario["scheduler"]["strategy"]
+        pending_default = next((p["pending"] for p in record.scenario["phases"].values() if p["kind"] == "fill"), 0)
+        for case in record.cases:
+            cases.append({"id": prefix + case.id, "strategy": case.params.get("scheduler.strategy", strategy_default),
+                          "pending": case.params.get("phases.fill.pending", pending_default) or 0,
+                          "status": case.status, "error": case.error})
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
     return records, tables, pd.DataFrame(cases, columns=["id", "strategy", "pending", "status", "error"])
 
@@ -43,7 +43,7 @@ def render(folders: list[Path], out: Path) -> Path:
     if not folders:
         raise KqbenchError("give at least one run folder")
     records, tables, cases = load_runs([Path(f) for f in folders])
-    run_id = "+".join(r["run_id"] for r in records)
+    run_id = "+".join(r.run_id for r in records)
     figures = [
         ("Write QPS by strategy vs pending", plotting.write_qps(tables, cases)),
         ("Bystander latency over time", plotting.bystander_latency(tables)),
@@ -59,16 +59,13 @@ def render(folders: list[Path], out: Path) -> Path:
             key_numbers.append(summary_frame(summaries.read(Path(folder))).assign(run=Path(folder).name))
     summary_table = pd.concat(key_numbers, ignore_index=True) if key_numbers else None
     sections = []
-    watch_html, watch_png = watchcaching.section(tables, out.parent)  # empty unless the run has list phases
-    if watch_html:
-        sections.append(watch_html)
-        figures.append((watchcaching.TITLE, watch_png))
-    cpus = records[0].get("machine", {}).get("cpus", "?") if records else "?"
-    kueue_html, kueue_png = kueuebaseline.section(tables, cpus)  # empty unless the run is kueue-baseline
-    if kueue_html:
-        sections.append(kueue_html)
-        if kueue_png:
-            figures.append((kueuebaseline.TITLE, kueue_png))
+    context = registry.ReportContext(out_dir=out.parent,
+                                     cpus=records[0].machine.get("cpus", "?") if records else "?")
+    for driver in registry.drivers():  # a driver's section is None unless the run has its tables
+        section = driver.report(tables, context)
+        if section is not None:
+            sections.append(section.html)
+            figures.extend(section.figures)
     out.write_text(page(records, cases, tables, figures, summary_table, sections))
     (out.parent / "perfdata.json").write_text(json.dumps(exporting.perfdata(tables, run_id), indent=1))
     (out.parent / "junit.xml").write_bytes(exporting.junit(tables, run_id))
@@ -81,13 +78,13 @@ def _table(frame: pd.DataFrame, empty: str = plotting.NOT_MEASURED) -> str:
     return frame.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}")
 
 
-def page(records: list[dict], cases: pd.DataFrame, tables: dict[str, pd.DataFrame], figures,
+def page(records: list[runs.RunRecord], cases: pd.DataFrame, tables: dict[str, pd.DataFrame], figures,
          summary_table: pd.DataFrame | None = None, sections: list[str] = ()) -> str:
     """The HTML page; `sections` are extra pre-rendered HTML blocks (e.g. the watch-cache table) after the key numbers."""
     head = "".join(
-        f"<li><b>{html.escape(r['run_id'])}</b>: scenario <code>{html.escape(r['scenario_name'])}</code>, "
-        f"status {html.escape(r['status'])}, {html.escape(r.get('started_at', ''))} → {html.escape(r.get('ended_at', ''))}, "
-        f"git {html.escape(r.get('git_sha', '')[:12])}, {r.get('machine', {}).get('cpus', '?')} CPUs</li>"
+        f"<li><b>{html.escape(r.run_id)}</b>: scenario <code>{html.escape(r.scenario_name)}</code>, "
+        f"status {html.escape(r.status)}, {html.escape(r.started_at)} → {html.escape(r.ended_at)}, "
+        f"git {html.escape(r.git_sha[:12])}, {r.machine.get('cpus', '?')} CPUs</li>"
         for r in records)
     slo = tables.get("slo")
     slo_view = None

@@ -7,7 +7,7 @@ import json
 import platform
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from importlib import metadata
 from pathlib import Path
 
@@ -84,6 +84,10 @@ class CaseRecord:
     binaries: dict[str, str] = field(default_factory=dict)
     """Versions of the cluster's binaries (from the cluster state)."""
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "CaseRecord":
+        return cls(**_known(cls, data))
+
 
 @dataclass(slots=True)
 class RunRecord:
@@ -104,9 +108,23 @@ class RunRecord:
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict:
-        from dataclasses import asdict
-
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = "run.json") -> "RunRecord":
+        """The record run.json holds; refuses newer formats, ignores keys this version does not know."""
+        check_version(data, SCHEMA_VERSION, source)
+        known = _known(cls, data)
+        known["cases"] = [CaseRecord.from_dict(case) for case in data.get("cases", [])]
+        try:
+            return cls(**known)
+        except TypeError as error:  # a required field is missing
+            raise KqbenchError(f"{source} is not a complete run record: {error}") from None
+
+
+def _known(cls, data: dict) -> dict:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def write_run(folder: Path, record: RunRecord) -> Path:
@@ -118,7 +136,8 @@ def write_run(folder: Path, record: RunRecord) -> Path:
     return path
 
 
-def read_run(folder: Path) -> dict:
+def read_run(folder: Path) -> RunRecord:
+    """run.json of a run folder as the RunRecord write_run took."""
     path = Path(folder) / "run.json"
     if not path.is_file():
         raise KqbenchError(f"{folder} is not a run folder: it has no run.json")
@@ -126,8 +145,9 @@ def read_run(folder: Path) -> dict:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as error:
         raise KqbenchError(f"{path} is not valid JSON: {error}") from None
-    check_version(data, SCHEMA_VERSION, str(path))
-    return data
+    if not isinstance(data, dict):
+        raise KqbenchError(f"{path} is not a run record (a JSON object)")
+    return RunRecord.from_dict(data, str(path))
 
 
 def check_version(data: dict, supported: int, source: str) -> None:

@@ -15,20 +15,16 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import orjson
 import pandas as pd
 
+from harness.drivers import registry
+from harness.metrics import headlines
 from harness.results import runs
+from scheduler.publishing import strategies
 
 SCHEMA_VERSION = 1
 """summary.json format; readers refuse newer ones. 1: first format."""
-WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
-QUERY_MODES = ("visibility-cq", "visibility-lq", "workload-status", "cq-status", "single-object")
-KUEUE_METRICS = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
-                 "time_to_admission_seconds[medium]": "lower", "time_to_admission_seconds[large]": "lower",
-                 "complete": "higher", "evictions": "lower"}
-"""Rows of the kueue_baseline table that become summary entries, and which direction is better."""
-RATIO_PAIRS = (("aggregated-indexed", "aggregated-snapshot"),)
+RATIO_PAIRS = ((strategies.AGGREGATED_INDEXED, strategies.AGGREGATED_SNAPSHOT),)
 """(numerator, denominator) strategies whose latency ratio is reported at every shared point."""
 
 
@@ -70,83 +66,29 @@ class Summary:
 # -- per case: one number per metric --------------------------------------------------------
 
 
-def case_metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[tuple[str, float, str, str]]:
-    """(metric, value, unit, better) measured in one case; metrics not measured are left out."""
-    out: list[tuple[str, float, str, str]] = []
-
-    def rows(name: str) -> pd.DataFrame:
-        frame = tables.get(name)
-        if frame is None or frame.empty or "case" not in frame.columns:
-            return pd.DataFrame()
-        return frame[frame["case"] == case]
-
-    obs = rows("observations")
-    if not obs.empty:
-        bring = obs[obs["source"] == "bringup"]
-        for metric, unit, better in (("nodes_per_second", "1/s", "higher"), ("control_plane_seconds", "s", "lower"),
-                                     ("node_ready_seconds", "s", "lower")):
-            picked = bring[bring["metric"] == metric]
-            if not picked.empty:
-                out.append((f"bringup.{metric}", float(picked["value"].iloc[-1]), unit, better))
-        db = obs[(obs["source"] == "etcd") & (obs["metric"] == "etcd_mvcc_db_total_size_in_bytes")]
-        if not db.empty:
-            out.append(("etcd.db_size_bytes", float(db.sort_values("t")["value"].iloc[-1]), "B", "lower"))
-    summary = rows("summary")
-    if not summary.empty:
-        rates = summary[(summary["metric"] == "apiserver_request_total") & (summary["stat"] == "rate")]
-        if not rates.empty:
-            verbs = rates["labels"].map(lambda text: orjson.loads(text).get("verb", ""))
-            writes = rates[verbs.isin(WRITE_VERBS)]
-            for phase, group in rates.groupby("phase", sort=False):
-                value = float(writes[writes["phase"] == phase]["value"].sum())
-                out.append((f"apiserver.write_qps[{phase}]", value, "1/s", "lower"))
-        rss = summary[(summary["source"] == "process") & (summary["metric"] == "rss_bytes") & (summary["stat"] == "max")]
-        if not rss.empty:
-            components = rss["labels"].map(lambda text: orjson.loads(text).get("component", ""))
-            for component, group in rss.groupby(components):
-                out.append((f"process.rss_max_bytes[{component}]", float(group["value"].max()), "B", "lower"))
-    slo = rows("slo")
-    if not slo.empty:
-        out.append(("slo.failed_checks", float((~slo["passed"].astype(bool)).sum()), "count", "lower"))
-    census = rows("census")
-    if not census.empty:
-        out.append(("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))
-    kueue = rows("kueue_baseline")
-    if not kueue.empty:  # Kueue's perf-test figures (harness.kueuebaseline), by Kueue's names
-        for _, row in kueue.iterrows():
-            metric = str(row["metric"])
-            if metric in KUEUE_METRICS and pd.notna(row["kqbench"]):
-                out.append((f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), KUEUE_METRICS[metric]))
-    totals = rows("load_totals")
-    if not totals.empty:
-        modes = totals["name"].map(lambda name: name.split(" ")[-1] if name.count(" ") >= 2 else "")
-        for label, mask in (("position_query", modes.isin(QUERY_MODES)), ("bystander", modes == "bystander")):
-            picked = totals[mask]
-            if not picked.empty and picked["requests"].sum() > 0:
-                out.append((f"load.{label}_p99_ms", float(picked["p99_ms"].max()), "ms", "lower"))
-                out.append((f"load.{label}_p50_ms", float(picked["p50_ms"].max()), "ms", "lower"))
-        requests = float(totals["requests"].sum())
-        if requests:
-            out.append(("load.failure_ratio", float(totals["failures"].sum()) / requests, "ratio", "lower"))
-    return out
+def case_metrics(tables: Mapping[str, pd.DataFrame], case: str,
+                 drivers: registry.Registry | None = None) -> list[registry.Metric]:
+    """(metric, value, unit, better) measured in one case: the measurements' and every driver's."""
+    drivers = drivers or registry.drivers()
+    return headlines.metrics(tables, case) + registry.metrics_of(tuple(drivers), tables, case)
 
 
 # -- per run: medians over repeats, ratios within the run --------------------------------------
 
 
-def summarise(run: Mapping, tables: Mapping[str, pd.DataFrame]) -> Summary:
-    """The summary of a run from its run.json (as dict) and its tables."""
+def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: registry.Registry | None = None) -> Summary:
+    """The summary of a run from its record and its tables; `drivers` add their metrics."""
     samples: dict[tuple[str, str], list[float]] = defaultdict(list)
     meta: dict[str, tuple[str, str]] = {}
     params_of: dict[str, dict] = {}
-    for case in run.get("cases", []):
-        if case.get("status") not in ("ok", "failed", "interrupted"):
+    for case in run.cases:
+        if case.status not in ("ok", "failed", "interrupted"):
             continue
-        params_of[case["point"]] = case.get("params", {})
-        for metric, value, unit, better in case_metrics(tables, case["id"]):
-            samples[(metric, case["point"])].append(value)
+        params_of[case.point] = case.params
+        for metric, value, unit, better in case_metrics(tables, case.id, drivers):
+            samples[(metric, case.point)].append(value)
             meta[metric] = (unit, better)
-    summary = Summary(run.get("run_id", ""), run.get("scenario_name", ""), run.get("status", ""))
+    summary = Summary(run.run_id, run.scenario_name, run.status)
     for (metric, point), values in samples.items():
         unit, better = meta[metric]
         entry = Entry(metric, point, float(statistics.median(values)), unit, better, values)

@@ -3,7 +3,9 @@
 The canonical table is `observations`, one row per observation:
 case, source, metric, labels (JSON text, sorted keys), phase, t, value.
 Other tables (metrics' per-phase summary, SLO verdicts, census, load history/totals) keep their own
-columns and gain `case` as their first column.
+columns and gain `case` as their first column. `meta.json` next to them keeps, per case, what the
+measurements said about their tables (scrape schema version, phase edges, flagged etcd keys);
+reading refuses tables whose measurements are of a newer schema than this kqbench knows.
 """
 
 from __future__ import annotations
@@ -14,8 +16,14 @@ from pathlib import Path
 import orjson
 import pandas as pd
 
+from harness.errors import KqbenchError
+from harness.metrics import frames as measured
+
 OBSERVATION_COLUMNS = ("case", "source", "metric", "labels", "phase", "t", "value")
 FOLDER = "tables"
+META = "meta.json"
+META_VERSION = 1
+"""meta.json format; readers refuse newer ones. 1: {schema_version, cases: {case id: the measurements' meta}}."""
 
 
 def labels_text(labels: Mapping[str, object] | None) -> str:
@@ -53,11 +61,18 @@ def append(tables: dict[str, list[pd.DataFrame]], name: str, frame: pd.DataFrame
         tables.setdefault(name, []).append(frame)
 
 
-def write(folder: Path, tables: Mapping[str, list[pd.DataFrame] | pd.DataFrame]) -> list[Path]:
-    """Write each table (concatenated if given in parts) as tables/<name>.parquet and .csv."""
+def write(folder: Path, tables: Mapping[str, list[pd.DataFrame] | pd.DataFrame],
+          meta: Mapping[str, dict] | None = None) -> list[Path]:
+    """Write each table (concatenated if given in parts) as tables/<name>.parquet and .csv, and the
+    measurements' meta of each case as tables/meta.json."""
     out = Path(folder) / FOLDER
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    if meta:
+        path = out / META
+        path.write_bytes(orjson.dumps({"schema_version": META_VERSION, "cases": dict(meta)},
+                                      option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY))
+        written.append(path)
     for name, parts in sorted(tables.items()):
         frames = [parts] if isinstance(parts, pd.DataFrame) else [p for p in parts if p is not None]
         if not frames:
@@ -69,12 +84,30 @@ def write(folder: Path, tables: Mapping[str, list[pd.DataFrame] | pd.DataFrame])
     return written
 
 
+def read_meta(folder: Path) -> dict[str, dict]:
+    """The measurements' meta by case id ({} for runs older than meta.json); refuses newer schemas."""
+    path = Path(folder) / FOLDER / META
+    if not path.is_file():
+        return {}
+    data = orjson.loads(path.read_bytes())
+    if not isinstance(data.get("schema_version"), int) or data["schema_version"] > META_VERSION:
+        raise KqbenchError(f"{path} has schema_version {data.get('schema_version')!r}, not one this kqbench reads "
+                           f"(up to {META_VERSION}): upgrade kqbench")
+    for case, meta in data.get("cases", {}).items():
+        version = meta.get("schema_version")
+        if isinstance(version, int) and version > measured.SCHEMA_VERSION:
+            raise KqbenchError(f"{path}: case {case} was measured with table schema {version}, newer than this "
+                               f"kqbench reads ({measured.SCHEMA_VERSION}): upgrade kqbench")
+    return data.get("cases", {})
+
+
 def read(folder: Path) -> dict[str, pd.DataFrame]:
-    """Every table of a run folder by name (parquet preferred, CSV when parquet is missing)."""
+    """Every table of a run folder by name (parquet preferred, CSV when parquet is missing); checks meta.json."""
     out = Path(folder) / FOLDER
     tables: dict[str, pd.DataFrame] = {}
     if not out.is_dir():
         return tables
+    read_meta(folder)
     for path in sorted(out.iterdir()):
         name, suffix = path.stem, path.suffix
         if suffix == ".parquet":

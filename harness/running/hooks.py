@@ -1,40 +1,35 @@
-"""The interfaces the runner calls; each piece (scheduler, metrics, load) plugs in behind one.
+"""The interfaces the runner calls; each piece (scheduler, metrics, phase drivers) plugs in behind one.
 
 The runner only knows these protocols. `adapters` holds the default implementations; tests pass
 fakes. Every `start`-like call has a matching `stop` the runner registers as a teardown at once.
+Phases are run by the drivers of `harness.drivers.registry`, which the runner asks by phase kind.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Protocol
 
 import pandas as pd
 
 from harness.clusters import state
+from harness.drivers import registry as driverregistry
+from harness.implementations import registry as implementations
 from harness.scenarios import models
 
 Tables = dict[str, pd.DataFrame]
 """Named tidy tables a piece hands back; the runner adds the `case` column and writes them."""
 
 
-class SchedulerHandle(Protocol):
-    """A running scheduler with one position strategy."""
-
-    def pid(self) -> int | None:
-        """Its process id, sampled by the measurements (None when not a local process)."""
-
-    def metrics_url(self) -> str | None:
-        """Its /metrics, scraped with the apiserver's (None when it serves none)."""
-
-    def stop(self) -> None:
-        """Stop it; safe to call twice."""
+SchedulerHandle = implementations.SchedulerHandle
+SchedulerStarter = implementations.Starter
 
 
-class SchedulerStarter(Protocol):
-    def __call__(self, cluster: state.ClusterInfo, scheduler: models.SchedulerSection, log_dir: Path) -> SchedulerHandle:
-        """Install what the strategy needs (CRDs, APIService) and start the scheduler; raise KqbenchError if it can't."""
+@dataclass(frozen=True, slots=True)
+class Measured:
+    tables: Tables
+    meta: dict = field(default_factory=dict)
+    """What the tables need to be read right (schema version, phase edges, flagged etcd keys); JSON-able."""
 
 
 class Measurements(Protocol):
@@ -48,19 +43,12 @@ class Measurements(Protocol):
 
     def mark_phase(self, name: str) -> None: ...
 
-    def stop(self) -> Tables:
-        """Stop and return the tables (observations-shaped `samples`, `summary`, `slo`, `census`, ...)."""
+    def stop(self) -> Measured:
+        """Stop and return the tables (observations-shaped `samples`, `summary`, `slo`, `census`, ...) and their meta."""
 
 
 class MeasurementsFactory(Protocol):
     def __call__(self, cluster: state.ClusterInfo, measurements: models.MeasurementsSection) -> Measurements: ...
-
-
-class LoadDriver(Protocol):
-    """Drives one phase's load and returns its tables (`load_history`, `load_totals`, `load_failures`)."""
-
-    def __call__(self, cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str,
-                 phase: models.Phase, out_dir: Path) -> Tables: ...
 
 
 @dataclass(slots=True)
@@ -69,7 +57,9 @@ class Hooks:
 
     scheduler: SchedulerStarter | None = None
     measurements: MeasurementsFactory | None = None
-    load: LoadDriver | None = None
+    drivers: driverregistry.Registry | None = None
+    """Who runs each phase kind; None: phases only mark their time (the measurements still split at them)."""
     install_queues: Callable[[state.ClusterInfo, models.QueuesSection], None] | None = None
+    """Installs the scenario's queue objects (and the Kueue CRDs when no scheduler installed any)."""
     notes: list[str] = field(default_factory=list)
     """Why a piece is missing, for run.json and the terminal."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 from harness import kubeconfig, rest
 from harness.clusters import state
 from harness.scenarios import models
+from scheduler.api import groups
 
-API = "kueue.x-k8s.io/v1beta2"
-BASE = "/apis/kueue.x-k8s.io/v1beta2"
+API = groups.API_VERSION
+BASE = groups.PATH
 
 
 def _quota(resource: models.ResourceQuotaSpec) -> dict:

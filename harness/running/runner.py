@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.clusters import bringup, state
+from harness.drivers import registry as drivers
 from harness.progress import LineProgress
 from harness.results import runs, summaries, tables as tidy
 from harness.running import hooks as hookspecs, phases
@@ -46,6 +47,8 @@ class _CaseState:
     measurements: hookspecs.Measurements | None = None
     scheduler: hookspecs.SchedulerHandle | None = None
     tables: dict[str, list[pd.DataFrame]] = field(default_factory=dict)
+    meta: dict | None = None
+    """The measurements' meta of the case (saved with the tables)."""
 
 
 def cluster_name(run_id: str, index: int) -> str:
@@ -70,6 +73,7 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
     for note in hooks.notes:
         say(f"note: {note}")
     all_tables: dict[str, list[pd.DataFrame]] = {}
+    all_meta: dict[str, dict] = {}
     interrupted = False
     for case, case_record in zip(loaded.cases, record.cases):
         if interrupted:
@@ -86,7 +90,9 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
             case_record.binaries = dict(case_state.info.versions)
         for name, parts in case_state.tables.items():
             all_tables.setdefault(name, []).extend(tidy.with_case(p, case.id) for p in parts)
-        tidy.write(folder, all_tables)
+        if case_state.meta is not None:
+            all_meta[case.id] = case_state.meta
+        tidy.write(folder, all_tables, all_meta)
         runs.write_run(folder, record)
         interrupted = outcome.status == "interrupted"
         say(f"case {case.id}: {outcome.status}{' — ' + case_record.error if case_record.error else ''}")
@@ -94,7 +100,7 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
     statuses = {c.status for c in record.cases}
     record.status = "interrupted" if interrupted else ("ok" if statuses <= {"ok"} else "failed")
     runs.write_run(folder, record)
-    summary = summaries.summarise(record.to_dict(), tidy.read(folder))
+    summary = summaries.summarise(record, tidy.read(folder), hooks.drivers)
     summaries.write(folder, summary)
     report = None
     if options.report:
@@ -140,17 +146,29 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
             st.measurements.watch_process("scheduler", st.scheduler.pid())
 
     def collect() -> None:
-        for table, frame in st.measurements.stop().items():
+        measured = st.measurements.stop()
+        st.meta = measured.meta
+        for table, frame in measured.tables.items():
             # the collector's `samples` is the observations shape without `case`
             tidy.append(st.tables, "observations" if table == "samples" else table, frame)
 
+    def mark_phase(name: str) -> None:
+        if st.measurements is not None:
+            st.measurements.mark_phase(name)
+
+    def emit(table: str, frame: pd.DataFrame) -> None:
+        # kept in the case's state at once: a failed or interrupted case still writes what was emitted
+        tidy.append(st.tables, table, frame)
+
     def phase_step(phase_name, phase) -> Callable[[], None]:
         def action() -> None:
-            if st.measurements is not None:
-                st.measurements.mark_phase(phase_name)
-            if hooks.load is not None:
-                for table, frame in hooks.load(st.info, scenario, phase_name, phase, case_dir / phase_name).items():
-                    tidy.append(st.tables, table, frame)
+            mark_phase(phase_name)
+            if hooks.drivers is None:
+                return
+            context = drivers.PhaseContext(cluster=st.info, scenario=scenario, phase_name=phase_name, phase=phase,
+                                           out_dir=case_dir / phase_name, scheduler=st.scheduler,
+                                           mark_phase=mark_phase, say=say, emit=emit)
+            hooks.drivers.for_kind(phase.kind).run(context)
         return action
 
     steps = [phases.Step("cluster", "cluster", cluster_up)]

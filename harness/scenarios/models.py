@@ -7,23 +7,30 @@ raw dict never travels past `loading`.
 from __future__ import annotations
 
 import itertools
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import (
-    BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator,
-)
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from harness.clusters import spec as clusterspecs
+from harness.drivers import registry
+from harness.implementations import registry as implementations
 from harness.nodes import pools as nodepools
+from harness.scenarios import base
+from scheduler import settings as scheduler_settings
+from scheduler.publishing import strategies
 
-STRATEGIES = ("status-field", "single-object", "cq-status-topn", "aggregated-snapshot", "aggregated-indexed")
-Strategy = Literal["status-field", "single-object", "cq-status-topn", "aggregated-snapshot", "aggregated-indexed"]
-PHASE_KINDS = ("fill", "churn", "query", "drain", "populate", "list")
-LIST_MODES = ("rv0", "consistent", "paginated", "watchlist")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+STRATEGIES = tuple(strategies.STRATEGIES)
+Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
+"""A position strategy's name (scheduler.publishing.strategies)."""
+_PROCESS = scheduler_settings.SchedulerSettings(kubeconfig="")
+"""The scheduler process's defaults: the scheduler section's defaults are the same."""
+PHASE_KINDS = registry.drivers().kinds
+"""Every phase kind a registered driver runs."""
+Phase = registry.drivers().phase_union()
+"""One phase: a registered driver's phase model, chosen by `kind`."""
+Implementation = Literal[tuple(implementations.implementations())]  # type: ignore[valid-type]
+"""A registered scheduler implementation's name."""
+_Model = base.Model
 
 
 # -- cluster ------------------------------------------------------------------------------
@@ -203,86 +210,38 @@ class QueuesSection(_Model):
 
 
 class SchedulerSection(_Model):
+    """The scheduler under test; every field but `enabled` and `implementation` is a setting of its process."""
+
     enabled: bool = True
-    """False: no reference scheduler and no queue objects (list/watch scenarios measure the apiserver alone)."""
-    implementation: Literal["reference", "kueue"] = "reference"
-    """kueue: the real Kueue manager built by the toolchain (positions only through its visibility API)."""
-    strategy: Strategy = "aggregated-indexed"
-    qps: PositiveFloat = 50.0
-    burst: PositiveInt = 100
+    """False: no scheduler and no queue objects (list/watch scenarios measure the apiserver alone)."""
+    implementation: Implementation = "reference"
+    """Which scheduler (harness.implementations.registry)."""
+    strategy: Strategy = _PROCESS.strategy
+    qps: PositiveFloat = _PROCESS.qps
+    """Client-side write QPS (Kueue's default)."""
+    burst: PositiveInt = _PROCESS.burst
     no_client_limit: bool = False
-    top_n: PositiveInt = 10
-    """cq-status-topn only: entries kept in ClusterQueue status."""
-    refresh_seconds: PositiveFloat = 5.0
+    """True: no client-side limit on writes (`qps` and `burst` are ignored)."""
+    top_n: PositiveInt = Field(_PROCESS.publish.topn, le=4000)
+    """cq-status-topn only: entries kept in ClusterQueue status (Kueue allowed up to 4000)."""
+    refresh_seconds: PositiveFloat = _PROCESS.publish.topn_interval_seconds
     """cq-status-topn only: status refresh period."""
+    single_object_interval_seconds: PositiveFloat = _PROCESS.publish.single_object_interval_seconds
+    """single-object only: each queue's object is rewritten at most this often."""
+    status_min_interval_seconds: PositiveFloat = _PROCESS.publish.min_interval_seconds
+    """status-field only: positions are recomputed at most this often (changes in between coalesce)."""
+    authorization: Literal[scheduler_settings.AUTHORIZATIONS] = _PROCESS.authorization  # type: ignore[valid-type]
+    """Visibility requests: delegate (SubjectAccessReview per user and queue, cached) or off."""
+    max_unwritten: PositiveInt = _PROCESS.max_unwritten
+    """Admissions the cycle loop may decide ahead of their status writes."""
 
     @model_validator(mode="after")
-    def _kueue_serves_positions_by_visibility_api(self) -> "SchedulerSection":
-        if self.implementation == "kueue" and not self.strategy.startswith("aggregated-"):
-            raise ValueError(f"implementation kueue publishes positions only through its visibility API: "
-                             f"use strategy aggregated-snapshot or aggregated-indexed (got {self.strategy})")
+    def _implementation_publishes_the_strategy(self) -> "SchedulerSection":
+        served = implementations.get(self.implementation).strategies
+        if self.strategy not in served:
+            raise ValueError(f"implementation {self.implementation} publishes positions only as "
+                             f"{' or '.join(served)} (got strategy {self.strategy})")
         return self
-
-
-class FillPhase(_Model):
-    kind: Literal["fill"] = "fill"
-    pending: NonNegativeInt = 1000
-    """Workloads pending across all ClusterQueues at the end of the phase."""
-    timeout_seconds: PositiveFloat = 600
-
-
-class ChurnPhase(_Model):
-    kind: Literal["churn"] = "churn"
-    seconds: PositiveFloat = 60
-
-
-class QueryPhase(_Model):
-    kind: Literal["query"] = "query"
-    seconds: PositiveFloat = 30
-    limit: PositiveInt = 100
-    max_offset: NonNegativeInt = 0
-
-
-class DrainPhase(_Model):
-    kind: Literal["drain"] = "drain"
-    timeout_seconds: PositiveFloat = 300
-
-
-class PopulatePhase(_Model):
-    """Create `namespaces` x `per_namespace` ConfigMaps of `bytes` each (the watch-cache experiments' data)."""
-
-    kind: Literal["populate"] = "populate"
-    namespaces: NonNegativeInt = 10
-    per_namespace: NonNegativeInt = 1000
-    bytes: NonNegativeInt = 100_000
-    """Size of each ConfigMap's one data value (100 KB as in Kubernetes' list benchmark job)."""
-    concurrency: PositiveInt = 16
-    """POSTs in flight; bounded so that set-up does not starve etcd of memory."""
-    timeout_seconds: PositiveFloat = 1800
-
-
-class ListPhase(_Model):
-    """`workers` clients listing back to back in one `mode` for `seconds` (issue 9's list-*)."""
-
-    kind: Literal["list"] = "list"
-    resource: Literal["configmaps", "nodes"] = "configmaps"
-    mode: Literal["rv0", "consistent", "paginated", "watchlist"] = "rv0"
-    """rv0: resourceVersion=0; consistent: resourceVersion=""; paginated: limit + continue;
-    watchlist: watch with sendInitialEvents=true, closed at the initial-events-end bookmark."""
-    scope: Literal["namespace", "cluster"] = "namespace"
-    """namespace: worker k lists populated namespace k mod N; cluster: every worker lists all namespaces."""
-    workers: PositiveInt = 20
-    seconds: PositiveFloat = 30
-    page_size: PositiveInt = 500
-    per_second: NonNegativeFloat = 0
-    """Per worker; 0 lists back to back (the next list starts when the previous one ended)."""
-    gzip: bool = False
-    """Off by default: the apiserver's compression CPU and the one-core load generator's inflate would
-    dominate a 2-core machine; client-go asks for gzip, so turn it on to see that cost."""
-
-
-Phase = Annotated[Union[FillPhase, ChurnPhase, QueryPhase, DrainPhase, PopulatePhase, ListPhase],
-                  Field(discriminator="kind")]
 
 
 class WorkloadMixSpec(_Model):

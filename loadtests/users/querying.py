@@ -8,8 +8,9 @@ from locust import task
 
 from loadtests import client, naming, workloads
 from loadtests.users import pacing
+from scheduler.api import groups
 
-VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+VISIBILITY = groups.VISIBILITY_PATH
 QUEUE_POSITIONS = "/apis/kqbench.dev/v1alpha1/queuepositions"
 """Where the single-object strategy writes one object per ClusterQueue (scheduler.publishing.POSITIONS_API)."""
 

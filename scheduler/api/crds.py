@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-GROUP = "kueue.x-k8s.io"
-VERSION = "v1beta2"
+from scheduler.api import groups
+
+GROUP = groups.GROUP
+VERSION = groups.VERSION
 
 _OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 _STRING = {"type": "string"}

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from scheduler.api import groups
 from scheduler.controller import informing, metering, statuses
 from scheduler.core import activation, conversion, draining, queuestatus, scheduling
 from scheduler.core.decisions import Admit, Preempt
@@ -21,8 +22,8 @@ from scheduler.kube import client as kube
 
 log = logging.getLogger(__name__)
 
-GROUP_VERSION = statuses.GROUP_VERSION
-BASE = f"/apis/{GROUP_VERSION}"
+GROUP_VERSION = groups.API_VERSION
+BASE = groups.PATH
 FIELD_MANAGER = statuses.FIELD_MANAGER
 DEFAULT_MAX_UNWRITTEN = 256
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 
+from scheduler.api import groups
 from scheduler.core import activation, queuestatus
 from scheduler.core.workloads import Workload
 
-GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
+GROUP_VERSION = groups.API_VERSION
 FIELD_MANAGER = "kqbench-scheduler"
 REQUEUE_FIELD_MANAGER = "kqbench-scheduler-requeue"
 

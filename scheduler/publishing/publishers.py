@@ -12,11 +12,12 @@ from collections.abc import Callable
 
 import orjson
 
+from scheduler.api import groups
 from scheduler.core.queues import QueueManager
 from scheduler.kube import client as kube
 from scheduler.publishing import metering, strategies
 
-KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+KUEUE = groups.PATH
 POSITIONS_API = "kqbench.dev/v1alpha1"
 POSITIONS_PATH = f"/apis/{POSITIONS_API}/queuepositions"
 TOO_LARGE_WORDS = ("too large", "too long", "exceeds", "request entity")
@@ -228,7 +229,7 @@ class TopNPublisher(Publisher):
                 coverage = min(coverage, len(head) / len(pending))
             if self.last.get(cq) == head:
                 continue
-            body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": cq},
+            body = {"apiVersion": groups.API_VERSION, "kind": "ClusterQueue", "metadata": {"name": cq},
                     "status": {"pendingWorkloadsStatus": {
                         "clusterQueuePendingWorkload": head,
                         "lastChangeTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}}

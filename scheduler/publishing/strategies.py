@@ -1,4 +1,6 @@
-"""The five strategies by name, and what each needs from the scheduler process (pure)."""
+"""The five strategies by name: what each needs from the scheduler process, where users read
+positions, and what they read there (pure). Every other module asks here: the scheduler, the
+scenarios' validation, the load (which query mode to drive) and the summaries."""
 
 from __future__ import annotations
 
@@ -17,17 +19,23 @@ class Strategy:
     core_positions: str
     """The core's position structure ('indexed' or 'snapshot')."""
     visibility_api: bool
-    """Serve the aggregated visibility API."""
+    """Serve the aggregated visibility API: the harness registers its APIService only then."""
+    query_mode: str
+    """Where a user reads positions: one of loadtests.settings.QUERY_MODES (the position querier's modes)."""
     summary: str
+    """What a user reads there."""
 
 
 STRATEGIES = {
     s.name: s for s in (
-        Strategy(STATUS_FIELD, "indexed", False, "every pending Workload's status carries its positions"),
-        Strategy(SINGLE_OBJECT, "indexed", False, "one object per ClusterQueue holds the whole ordered list"),
-        Strategy(CQ_STATUS_TOPN, "indexed", False, "ClusterQueue status holds the first N, refreshed every T s"),
-        Strategy(AGGREGATED_SNAPSHOT, "snapshot", True, "visibility API, copy + sort per request"),
-        Strategy(AGGREGATED_INDEXED, "indexed", True, "visibility API over an order-statistic index"),
+        Strategy(STATUS_FIELD, "indexed", False, "workload-status",
+                 "every pending Workload's status carries its positions"),
+        Strategy(SINGLE_OBJECT, "indexed", False, "single-object",
+                 "one object per ClusterQueue holds the whole ordered list"),
+        Strategy(CQ_STATUS_TOPN, "indexed", False, "cq-status",
+                 "ClusterQueue status holds the first N, refreshed every T s"),
+        Strategy(AGGREGATED_SNAPSHOT, "snapshot", True, "visibility-cq", "visibility API, copy + sort per request"),
+        Strategy(AGGREGATED_INDEXED, "indexed", True, "visibility-cq", "visibility API over an order-statistic index"),
     )
 }
 

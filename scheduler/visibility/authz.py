@@ -10,10 +10,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from scheduler.api import groups
 from scheduler.kube import client as kube
 from scheduler.visibility.authn import User
 
-GROUP = "visibility.kueue.x-k8s.io"
+GROUP = groups.VISIBILITY_GROUP
 
 
 @dataclass(frozen=True, slots=True)

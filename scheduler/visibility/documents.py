@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-GROUP = "visibility.kueue.x-k8s.io"
-VERSIONS = ("v1beta2", "v1beta1")
-PREFERRED = "v1beta2"
+from scheduler.api import groups
+
+GROUP = groups.VISIBILITY_GROUP
+VERSIONS = groups.VISIBILITY_VERSIONS
+PREFERRED = VERSIONS[0]
 
 
 def api_group() -> dict:

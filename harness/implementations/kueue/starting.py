@@ -17,13 +17,16 @@ import urllib.request
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import aggregation, kubeconfig, rest
 from harness.clusters import ports as portpicking, state
 from harness.errors import KqbenchError
 from harness.implementations.kueue import installing, manifests
-from harness.scenarios import models
 from harness.toolchain import building, layout
+
+if TYPE_CHECKING:  # models validates implementation names against harness.implementations.registry
+    from harness.scenarios import models
 
 LOG_TAIL_LINES = 15
 PROBE_PATH = "/apis/visibility.kueue.x-k8s.io/v1beta2"
@@ -167,6 +170,9 @@ class SchedulerHandle:
         # Kueue's metrics need a bearer token and carry Kueue's own names, which the collector's
         # catalog does not map yet (KueueProcess.metrics_text reads them); its process is sampled.
         return None
+
+    def alive(self) -> bool:
+        return self.process.alive()
 
     def stop(self) -> None:
         self.process.stop()

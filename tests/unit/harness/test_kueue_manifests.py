@@ -101,7 +101,7 @@ def test_kueue_takes_only_the_strategies_of_its_visibility_api(strategy, ok):
     if ok:
         assert models.SchedulerSection(implementation="kueue", strategy=strategy).implementation == "kueue"
     else:
-        with pytest.raises(ValueError, match="visibility API"):
+        with pytest.raises(ValueError, match="publishes positions only as aggregated-snapshot or aggregated-indexed"):
             models.SchedulerSection(implementation="kueue", strategy=strategy)
 
 

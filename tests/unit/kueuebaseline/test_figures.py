@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.kueuebaseline import figures as figs, tabulating
+from harness.drivers.kueuebaseline import figures as figs, tabulating
 
 
 def record(name="w", cq="cq-0", cls="small", cpu=1000, created=0.0, admitted=None, finished=None, evicted_at=()):

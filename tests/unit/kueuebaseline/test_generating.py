@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.kueuebaseline import generating, plans
+from harness.drivers.kueuebaseline import generating, plans
 from harness.scenarios import loading
 
 ONE_QUEUE = ["queues.cohorts=[{name: c}]",

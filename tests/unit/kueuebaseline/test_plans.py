@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import KqbenchError
-from harness.kueuebaseline import plans
+from harness.drivers import registry
+from harness.drivers.kueuebaseline import plans
 from harness.scenarios import loading
 
 
@@ -43,11 +44,11 @@ def test_cpu_milli_rejects_other_units():
         plans.cpu_milli("1Gi")
 
 
-def test_mix_without_count_is_churn_not_kueue_baseline():
-    quick = loading.load("quick").scenario
-    assert not any(plans.handles(quick, phase) for phase in quick.phases.values())
+def test_the_shipped_scenario_runs_its_phase_with_the_kueue_baseline_driver():
     scenario = baseline()
-    assert [name for name, phase in scenario.phases.items() if plans.handles(scenario, phase)] == ["churn"]
+    assert [registry.drivers().for_kind(phase.kind).name for phase in scenario.phases.values()] == ["kueue-baseline"]
+    quick = loading.load("quick").scenario
+    assert {registry.drivers().for_kind(phase.kind).name for phase in quick.phases.values()} == {"locust"}
 
 
 def test_count_without_rate_is_a_named_error():

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.kueuebaseline import figures as figs, tabulating
-from harness.reporting import kueuebaseline as section
+from harness.drivers.kueuebaseline import figures as figs, reporting, tabulating
 
 
 def _tables():
@@ -20,11 +19,12 @@ def _tables():
 
 
 def test_no_table_no_section():
-    assert section.section({"observations": pd.DataFrame()}) == ("", None)
+    assert reporting.section({"observations": pd.DataFrame()}) is None
 
 
 def test_section_has_both_columns_the_note_and_a_figure():
-    text, png = section.section(_tables(), cpus=2)
+    section = reporting.section(_tables(), cpus=2)
+    text, [(_, png)] = section.html, section.figures
     assert "kueue_published" in text and "351" in text and "2-CPU machine" in text and "1 s resolution" in text
     assert "<th>phase</th>" not in text
     assert png[:8] == b"\x89PNG\r\n\x1a\n"

@@ -37,7 +37,24 @@ def test_run_json_round_trip(tmp_path):
     record = runs.RunRecord("r", "tiny", "tiny.yaml", {"name": "tiny"}, [],
                             cases=[runs.CaseRecord("a,r0", "a", {"x": 1}, 0, status="ok")])
     runs.write_run(tmp_path, record)
-    assert runs.read_run(tmp_path)["cases"][0]["status"] == "ok"
+    back = runs.read_run(tmp_path)
+    assert back == record and back.cases[0].status == "ok"
+
+
+def test_run_json_missing_a_required_field_is_named(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps({"schema_version": runs.SCHEMA_VERSION, "run_id": "r"}))
+    with pytest.raises(KqbenchError, match="not a complete run record"):
+        runs.read_run(tmp_path)
+
+
+def test_every_committed_run_reads_back_typed():
+    from pathlib import Path
+
+    folders = [p.parent for p in (Path(__file__).parents[3] / "results").rglob("run.json")]
+    assert folders
+    for folder in folders:
+        record = runs.read_run(folder)
+        assert record.cases and all(isinstance(c, runs.CaseRecord) for c in record.cases), folder
 
 
 def test_tables_round_trip_parquet_and_csv(tmp_path):
@@ -69,9 +86,9 @@ def _concat(*parts):
 
 
 def _run(cases):
-    return {"run_id": "r", "scenario_name": "s", "status": "ok",
-            "cases": [{"id": f"strategy={s},r{r}", "point": f"strategy={s}", "params": {"scheduler.strategy": s},
-                       "repeat": r, "status": "ok"} for s, r in cases]}
+    return runs.RunRecord("r", "s", "s.yaml", {}, [], status="ok",
+                          cases=[runs.CaseRecord(f"strategy={s},r{r}", f"strategy={s}", {"scheduler.strategy": s}, r,
+                                                 status="ok") for s, r in cases])
 
 
 def test_summary_takes_medians_of_repeats_and_within_run_ratios():
@@ -91,7 +108,7 @@ def test_summary_takes_medians_of_repeats_and_within_run_ratios():
 
 def test_summary_skips_unmeasured_and_skipped_cases():
     run = _run([("aggregated-indexed", 0)])
-    run["cases"][0]["status"] = "skipped"
+    run.cases[0].status = "skipped"
     assert summaries.summarise(run, _tables("strategy=aggregated-indexed,r0", 1.0, 1.0)).entries == {}
     assert summaries.summarise(_run([("aggregated-indexed", 0)]), {}).entries == {}
 
@@ -105,3 +122,15 @@ def test_summary_json_versioned(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps(data))
     with pytest.raises(KqbenchError, match="newer"):
         summaries.read(tmp_path)
+
+
+def test_measurements_meta_is_saved_with_the_tables_and_checked(tmp_path):
+    from harness.metrics import frames
+
+    obs = tables.observations([("c", "bringup", "nodes_per_second", {}, "bringup", 0.0, 10.0)])
+    meta = {"schema_version": frames.SCHEMA_VERSION, "phases": [{"name": "churn", "start": 0.0, "end": 5.0}]}
+    tables.write(tmp_path, {"observations": obs}, {"c": meta})
+    assert tables.read_meta(tmp_path) == {"c": meta} and "observations" in tables.read(tmp_path)
+    tables.write(tmp_path, {"observations": obs}, {"c": {**meta, "schema_version": frames.SCHEMA_VERSION + 1}})
+    with pytest.raises(KqbenchError, match="newer than this kqbench reads"):
+        tables.read(tmp_path)

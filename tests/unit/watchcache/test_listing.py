@@ -4,7 +4,7 @@ import pytest
 
 from harness.clusters import state
 from harness.scenarios import loading
-from harness.watchcache import listing, populating
+from harness.drivers.watchcache import listing, populating
 from loadtests import listgroups
 
 
@@ -73,6 +73,6 @@ def test_the_harness_side_never_imports_locust():
     import subprocess
     import sys
 
-    code = ("import sys; from harness.watchcache import listing, populating, tabulating; "
-            "from harness.reporting import watchcaching; print('locust' in sys.modules or 'gevent' in sys.modules)")
+    code = ("import sys; from harness.drivers.watchcache import listing, populating, reporting, tabulating; "
+            "from harness.drivers import registry; registry.drivers(); print('locust' in sys.modules or 'gevent' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

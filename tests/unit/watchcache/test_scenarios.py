@@ -2,7 +2,8 @@
 
 import pytest
 
-from harness.scenarios import loading, models
+from harness.drivers.watchcache import phases
+from harness.scenarios import loading
 
 BASE = """
 name: t
@@ -50,7 +51,7 @@ def test_shipped_scenarios_have_list_phases_and_no_scheduler(name):
     loaded = loading.load(name)
     assert not loaded.scenario.scheduler.enabled
     modes = {p.mode for p in loaded.scenario.phases.values() if p.kind == "list"}
-    assert modes == set(models.LIST_MODES)
+    assert modes == set(phases.LIST_MODES)
     assert len(loaded.cases) == len(loaded.scenario.arms)
 
 

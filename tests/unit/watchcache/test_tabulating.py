@@ -6,8 +6,7 @@ import orjson
 import pandas as pd
 import pytest
 
-from harness.reporting import watchcaching
-from harness.watchcache import listing, tabulating
+from harness.drivers.watchcache import listing, reporting as watchcaching, tabulating
 
 CASE = "arm=default,r0"
 
@@ -124,7 +123,8 @@ def test_section_writes_csv_and_json_and_one_table_row_per_mode_and_arm(tmp_path
             case = f"arm={arm},r0"
             run.phase(f"list-{mode}", mode, arm=arm, case=case).totals(f"list-{mode}", "LIST",
                                                                       f"LIST configmaps {mode}", 10, case=case)
-    html, png = watchcaching.section(run.tables(), tmp_path)
+    section = watchcaching.section(run.tables(), tmp_path)
+    html, [(_, png)] = section.html, section.figures
     assert html.count("<tr") == 1 + 4 and png.startswith(b"\x89PNG")
     saved = orjson.loads((tmp_path / watchcaching.JSON_NAME).read_bytes())
     assert saved["schema_version"] == tabulating.SCHEMA_VERSION and len(saved["rows"]) == 4

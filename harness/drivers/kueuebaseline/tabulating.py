@@ -7,7 +7,7 @@ import statistics
 
 import pandas as pd
 
-from harness.kueuebaseline import figures as figs
+from harness.drivers.kueuebaseline import figures as figs
 
 FIGURES_TABLE = "kueue_baseline"
 CLASSES_TABLE = "kueue_classes"

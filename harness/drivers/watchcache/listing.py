@@ -1,4 +1,4 @@
-"""The load driver of the watch-cache scenarios: `populate` and `list` phases.
+"""The watch-cache driver's run function: `populate` and `list` phases.
 
 A `list` phase is one Locust run of ModeListers (loadtests.users.modelisting) in one mode; its
 tables are the usual load tables plus one `list_phases` row saying what the phase was (mode, scope,
@@ -7,30 +7,30 @@ arm, version, gates), which is all `tabulating` needs to turn a run into one row
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from harness import kubeconfig
-from harness.clusters import spec as clusterspecs, state
+from harness.clusters import spec as clusterspecs
+from harness.drivers import registry
+from harness.drivers.locust import results
+from harness.drivers.watchcache import phases as wcphases, populating
 from harness.progress import LineProgress
-from harness.running import hooks, loadresults
-from harness.scenarios import models
-from harness.watchcache import populating
+from loadtests import listgroups, settings as ls
 
-PHASE_KINDS = ("populate", "list")
+if TYPE_CHECKING:
+    from harness.clusters import state
+    from harness.scenarios import models
+
+POPULATE_TABLE = "populate"
+LIST_PHASES_TABLE = "list_phases"
 LIST_PHASE_COLUMNS = ("phase", "resource", "mode", "scope", "workers", "seconds", "page_size", "gzip", "arm",
                       "k8s_version", "feature_gates", "apiserver_args", "stopped_by", "load_seconds")
 
 
-def handles(phase: models.Phase) -> bool:
-    return phase.kind in PHASE_KINDS
-
-
-def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: models.ListPhase):
+def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: wcphases.ListPhase) -> ls.RunPlan:
     """The Locust run plan of a list phase (pure but for the kubeconfig read)."""
-    from loadtests import listgroups, settings as ls
-
     creds = kubeconfig.load(cluster.kubeconfig)
     namespaced = phase.resource != "nodes" and phase.scope == "namespace"
     listwatch = ls.ListWatchSettings(
@@ -49,7 +49,7 @@ def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: models.Li
                       workers=scenario.load.workers)
 
 
-def phase_row(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: models.ListPhase,
+def phase_row(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: wcphases.ListPhase,
               summary: dict) -> dict:
     """What a list phase was, for the report (pure)."""
     return {"phase": phase_name, "resource": phase.resource, "mode": phase.mode,
@@ -61,19 +61,20 @@ def phase_row(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name:
             "stopped_by": str(summary.get("stopped_by", "")), "load_seconds": float(summary.get("load_seconds", 0.0))}
 
 
-def run_phase(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: models.Phase,
-              out_dir: Path) -> hooks.Tables:
-    """Run a populate or list phase; returns its tables (the runner adds `case`)."""
-    if phase.kind == "populate":
-        return _populate(cluster, phase_name, phase)
-    result = loadresults.run_load(plan(cluster, scenario, phase), out_dir)
-    tables = loadresults.phase_tables(result, phase_name)
-    tables["list_phases"] = pd.DataFrame([phase_row(cluster, scenario, phase_name, phase, result.summary)],
-                                         columns=list(LIST_PHASE_COLUMNS))
-    return tables
+def run(context: registry.PhaseContext) -> None:
+    """Run a populate or list phase, emitting its tables (the runner adds `case`)."""
+    phase, phase_name = context.phase, context.phase_name
+    if isinstance(phase, wcphases.PopulatePhase):
+        context.emit(POPULATE_TABLE, _populate(context.cluster, phase_name, phase))
+        return
+    result = results.run_load(plan(context.cluster, context.scenario, phase), context.out_dir)
+    for table, frame in results.phase_tables(result, phase_name).items():
+        context.emit(table, frame)
+    context.emit(LIST_PHASES_TABLE, pd.DataFrame([phase_row(context.cluster, context.scenario, phase_name, phase,
+                                                            result.summary)], columns=list(LIST_PHASE_COLUMNS)))
 
 
-def _populate(cluster: state.ClusterInfo, phase_name: str, phase: models.PopulatePhase) -> hooks.Tables:
+def _populate(cluster: state.ClusterInfo, phase_name: str, phase: wcphases.PopulatePhase) -> pd.DataFrame:
     progress = LineProgress(interval=10.0)
     report = populating.populate(
         kubeconfig.load(cluster.kubeconfig), phase.namespaces, phase.per_namespace, phase.bytes,
@@ -81,4 +82,4 @@ def _populate(cluster: state.ClusterInfo, phase_name: str, phase: models.Populat
         progress=lambda done, total: progress("configmaps", f"created {done}/{total}", done == total))
     row = {"phase": phase_name, "namespaces": report.namespaces, "objects": report.objects,
            "bytes": report.bytes, "seconds": report.seconds, "objects_per_second": report.objects_per_second}
-    return {"populate": pd.DataFrame([row])}
+    return pd.DataFrame([row])

@@ -8,9 +8,12 @@ start. We keep the due times fixed from the start (no drift when a create is slo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from harness.errors import KqbenchError
-from harness.scenarios import models
+
+if TYPE_CHECKING:
+    from harness.scenarios import models
 
 CLASS_LABEL = "kqbench.io/kueue-baseline-class"
 """Kueue labels its workloads `kueue.x-k8s.io/performance-scheduler-class`; ours say the same in our domain."""
@@ -57,11 +60,6 @@ class Plan:
     @property
     def total(self) -> int:
         return len(self.queues) * sum(c.count for c in self.classes)
-
-
-def handles(scenario: models.Scenario, phase: models.Phase) -> bool:
-    """A churn phase whose mix gives per-class counts is Kueue's fixed-count run, not open-ended churn."""
-    return phase.kind == "churn" and any(m.count is not None for m in scenario.load.mix)
 
 
 def cpu_milli(quantity: str | int | float) -> int:

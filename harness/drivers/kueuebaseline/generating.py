@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from harness.kueuebaseline import figures as figs, plans
+from harness.drivers.kueuebaseline import figures as figs, plans
 from loadtests import settings as load_settings, workloads as wl
 from scheduler.controller import informing
 from scheduler.kube import client as kube
@@ -247,46 +247,3 @@ def generate(creds, plan: plans.Plan, settings: GeneratorSettings, say: Callable
     """Run the whole generation in a fresh event loop; returns when done or at the deadline."""
     return asyncio.run(_run(creds, plan, settings, say))
 
-
-def run_phase(cluster, scenario, phase_name: str, phase, out_dir, say: Callable[[str], None] = print) -> dict:
-    """The runner's load hook for a kueue-baseline phase: generate, then the figures as tables and files."""
-    import json
-    from pathlib import Path
-
-    from harness import kubeconfig
-    from harness.kueuebaseline import tabulating
-
-    plan = plans.from_scenario(scenario)
-    settings = GeneratorSettings(max_seconds=float(phase.seconds))
-    say(f"    kueue-baseline: {plan.total} workloads over {len(plan.queues)} ClusterQueues "
-        f"(classes {', '.join(f'{c.name} x{c.count}/{c.interval_seconds:g}s' for c in plan.classes)}), "
-        f"bounded at {settings.max_seconds:.0f}s")
-    outcome = generate(kubeconfig.load(cluster.kubeconfig), plan, settings, say)
-    figures = figs.compute(list(outcome.records.values()), plan.nominal_milli, outcome.start)
-    lags = sorted(outcome.lags) or [0.0]
-    api_metrics = tabulating.api_time_to_admission(outcome.records, outcome.api_times)
-    api_wall = tabulating.api_wall_seconds(outcome.api_times)
-    if api_wall is not None:
-        api_metrics["wall_seconds"] = api_wall
-    extras = {"workloads": float(figures.workloads), "finished": float(figures.finished),
-              "complete": float(figures.complete and not outcome.timed_out),
-              "evictions": float(sum(c.evictions for c in figures.classes)),
-              "create_failures": float(outcome.create_failures), "finish_failures": float(outcome.finish_failures),
-              "creation_lag_p50_seconds": lags[len(lags) // 2],
-              "creation_lag_max_seconds": lags[-1]}
-    frame = tabulating.figures_frame(figures, api_metrics, extras)
-    classes = tabulating.classes_frame(figures)
-    workloads = tabulating.workloads_frame(outcome.records, outcome.api_times, outcome.start)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "kueue-baseline.csv", index=False)
-    (out / "kueue-baseline.json").write_text(json.dumps(
-        {"figures": frame.to_dict(orient="records"), "classes": classes.to_dict(orient="records")}, indent=1))
-    (out / "kueue-baseline.md").write_text(tabulating.markdown(frame))
-    say(f"    kueue-baseline: wall {figures.wall_seconds:.1f}s, CQ usage {figures.cq_usage_percent:.1f}%, "
-        + ", ".join(f"{c.workload_class} {c.mean_time_to_admission_seconds or float('nan'):.1f}s"
-                    for c in figures.classes)
-        + ("" if figures.complete else f" (INCOMPLETE: {figures.finished}/{plan.total} finished)"))
-    return {name: table.assign(phase=phase_name) for name, table in
-            ((tabulating.FIGURES_TABLE, frame), (tabulating.CLASSES_TABLE, classes),
-             (tabulating.WORKLOADS_TABLE, workloads))}

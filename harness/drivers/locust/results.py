@@ -1,16 +1,23 @@
-"""A Locust run's frames as result tables, tagged with the phase that produced them."""
+"""A Locust run's frames as result tables, tagged with the phase that produced them.
+
+Shared with the drivers that run Locust users of their own (the watch-cache list phases).
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from harness.errors import KqbenchError
+from loadtests import running
+
+HISTORY_TABLE = "load_history"
+TOTALS_TABLE = "load_totals"
+FAILURES_TABLE = "load_failures"
+TABLES = (HISTORY_TABLE, TOTALS_TABLE, FAILURES_TABLE)
 
 
 def run_load(plan, out_dir) -> object:
     """Run a load plan; a failed run is a one-line KqbenchError."""
-    from loadtests import running
-
     try:
         return running.run(plan, out_dir)
     except running.LoadError as error:
@@ -20,8 +27,8 @@ def run_load(plan, out_dir) -> object:
 def phase_tables(result, phase_name: str) -> dict[str, pd.DataFrame]:
     """load_history / load_totals / load_failures with a leading `phase` column."""
     tables = {}
-    for name, frame in (("load_history", result.history), ("load_totals", result.totals),
-                        ("load_failures", result.failures)):
+    for name, frame in ((HISTORY_TABLE, result.history), (TOTALS_TABLE, result.totals),
+                        (FAILURES_TABLE, result.failures)):
         framed = frame.copy()
         framed.insert(0, "phase", phase_name)
         tables[name] = framed

@@ -1,6 +1,6 @@
 """The report's kueue-baseline section: our figures next to Kueue's published ones, and a figure.
 
-Empty unless the run has the kueue_baseline table (harness.kueuebaseline wrote it).
+None unless the run has the kueue_baseline table.
 """
 
 from __future__ import annotations
@@ -8,24 +8,25 @@ from __future__ import annotations
 import html
 import io
 
-import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+from harness.drivers import registry
+from harness.drivers.kueuebaseline import tabulating
 
 TITLE = "kueue-baseline: admissions over time and time to admission per class"
 CLASSES = ("small", "medium", "large")
 NOTE = ("Ours: the kqbench reference scheduler (Python, one process) against a real kube-apiserver + etcd with KWOK "
         "nodes, all on this {cpus}-CPU machine together with the generator. Kueue's: minimalkueue in envtest on "
         "Kueue's CI (5 trial runs; the rangespec column is the average its rangespec.yaml comments give). Same "
-        "workload and definitions (see harness/kueuebaseline/figures.py); different scheduler and machine, so the "
+        "workload and definitions (see harness/drivers/kueuebaseline/figures.py); different scheduler and machine, so the "
         "comparison is of shape, not of speed. Times are from the generator's clock (sub-second); the kqbench_api_1s "
         "column recomputes them from API timestamps, which have 1 s resolution.")
 
 
 def figure(workloads: pd.DataFrame) -> bytes:
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+    fig = Figure(figsize=(12, 4))
+    left, right = fig.subplots(1, 2)
     present = [c for c in CLASSES if c in set(workloads["class"])] + sorted(set(workloads["class"]) - set(CLASSES))
     for name in present:
         times = workloads.loc[workloads["class"] == name, "admitted_s"].dropna().sort_values()
@@ -42,22 +43,21 @@ def figure(workloads: pd.DataFrame) -> bytes:
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
-    plt.close(fig)
     return buffer.getvalue()
 
 
-def section(tables: dict[str, pd.DataFrame], cpus: int | str = "?") -> tuple[str, bytes | None]:
-    """(HTML block, PNG) for the report; ('', None) when the run has no kueue-baseline figures."""
-    frame = tables.get("kueue_baseline")
+def section(tables: registry.Tables, cpus: int | str = "?") -> registry.ReportSection | None:
+    """The section with its figure; None when the run has no kueue-baseline figures."""
+    frame = tables.get(tabulating.FIGURES_TABLE)
     if frame is None or frame.empty:
-        return "", None
+        return None
     shown = frame.drop(columns=[c for c in ("phase",) if c in frame.columns])
-    classes = tables.get("kueue_classes")
+    classes = tables.get(tabulating.CLASSES_TABLE)
     parts = [f"<h2>kueue-baseline: ours vs Kueue's published figures</h2><p>{html.escape(NOTE.format(cpus=cpus))}</p>",
              shown.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep="")]
     if classes is not None and not classes.empty:
         parts.append(classes.drop(columns=[c for c in ("phase",) if c in classes.columns])
                      .to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))
-    workloads = tables.get("kueue_workloads")
-    png = figure(workloads) if workloads is not None and not workloads.empty else None
-    return "".join(parts), png
+    workloads = tables.get(tabulating.WORKLOADS_TABLE)
+    figures = ((TITLE, figure(workloads)),) if workloads is not None and not workloads.empty else ()
+    return registry.ReportSection("".join(parts), figures)

@@ -1,4 +1,4 @@
-"""The report's watch-cache section (issue 9): one row per list mode and arm, and a figure.
+"""The report's watch-cache section: one row per list mode and arm, and a figure.
 
 Also writes the table next to report.html as watchcache.csv and watchcache.json, the small files a
 reference run commits instead of its parquet tables.
@@ -11,13 +11,11 @@ import io
 from collections.abc import Mapping
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from harness.watchcache import tabulating  # noqa: E402
+from harness.drivers import registry
+from harness.drivers.watchcache import tabulating
 
 TITLE = "Watch cache: list modes x apiserver feature arms"
 SHOWN = ("arm", "k8s_version", "mode", "scope", "workers", "lists", "failures", "p50_ms", "p99_ms", "mb_per_list",
@@ -31,7 +29,8 @@ JSON_NAME = "watchcache.json"
 def figure(table: pd.DataFrame) -> bytes:
     """p99 latency, etcd list requests and apiserver peak RSS per mode, one bar per arm."""
     table = table.assign(row=table["mode"] + "/" + table["scope"].str[0])
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig = Figure(figsize=(15, 4))
+    axes = fig.subplots(1, 3)
     for ax, column, label in zip(axes, ("p99_ms", "etcd_list_requests", "apiserver_rss_peak_mb"),
                                  ("p99 latency of one list (ms)", "etcd list requests in the phase",
                                   "kube-apiserver peak RSS (MB)")):
@@ -46,15 +45,14 @@ def figure(table: pd.DataFrame) -> bytes:
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
-    plt.close(fig)
     return buffer.getvalue()
 
 
-def section(tables: Mapping[str, pd.DataFrame], out_dir: Path | None = None) -> tuple[str, bytes | None]:
-    """(HTML of the section, PNG or None); empty HTML when the run has no list phases."""
+def section(tables: Mapping[str, pd.DataFrame], out_dir: Path | None = None) -> registry.ReportSection | None:
+    """The section with its figure; None when the run has no list phases."""
     table = tabulating.rows(tables)
     if table.empty:
-        return "", None
+        return None
     if out_dir is not None:
         table.to_csv(Path(out_dir) / CSV_NAME, index=False)
         (Path(out_dir) / JSON_NAME).write_bytes(tabulating.to_json(table))
@@ -65,4 +63,4 @@ def section(tables: Mapping[str, pd.DataFrame], out_dir: Path | None = None) -> 
             "operations for the resource; storage_lists / cache_lists: apiserver_storage_list_total / "
             "apiserver_cache_list_total; etcd_ranges: etcd's own range count (all resources). RSS sampled at "
             "each scrape.</p>")
-    return f"<h2>{html.escape(TITLE)}</h2>{note}{shown}", figure(table)
+    return registry.ReportSection(f"<h2>{html.escape(TITLE)}</h2>{note}{shown}", ((TITLE, figure(table)),))

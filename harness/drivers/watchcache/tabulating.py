@@ -13,6 +13,9 @@ from collections.abc import Mapping
 import orjson
 import pandas as pd
 
+from harness.drivers.locust import results
+from harness.drivers.watchcache import listing
+
 SCHEMA_VERSION = 1
 COLUMNS = (
     "case", "arm", "k8s_version", "resource", "mode", "scope", "workers", "lists", "failures", "lists_per_second",
@@ -106,10 +109,10 @@ def list_latency(totals: pd.DataFrame, mode: str) -> dict:
 
 def rows(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per (case, list phase), in run order."""
-    phases = _empty(tables, "list_phases")
+    phases = _empty(tables, listing.LIST_PHASES_TABLE)
     if phases.empty:
         return pd.DataFrame(columns=list(COLUMNS))
-    totals, summary = _empty(tables, "load_totals"), _empty(tables, "summary")
+    totals, summary = _empty(tables, results.TOTALS_TABLE), _empty(tables, "summary")
     out = []
     for _, phase in phases.iterrows():
         case, name, resource = phase.get("case", ""), phase["phase"], phase["resource"]
@@ -120,7 +123,7 @@ def rows(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         s = summary[(summary["case"] == case) & (summary["phase"] == name)] if not summary.empty else summary
         if s.empty:
             s = pd.DataFrame(columns=["source", "metric", "stat", "labels", "value"])
-        failures = _empty(tables, "load_failures")
+        failures = _empty(tables, results.FAILURES_TABLE)
         if not failures.empty:
             failures = failures[(failures["case"] == case) & (failures["phase"] == name)]
         reason = ""

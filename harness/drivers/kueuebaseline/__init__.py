@@ -1,0 +1,27 @@
+"""The kueue-baseline driver: Kueue's own scheduler performance test (test/performance/scheduler,
+`baseline` config) on our cluster, against the scheduler under test.
+
+- `phases`: KueueBaselinePhase (`kind: kueue-baseline`).
+- `plans`: the per-ClusterQueue, per-class creation schedule from a scenario (pure).
+- `figures`: wall time, ClusterQueue usage and time to admission per class, defined as Kueue's
+  runner/recorder and checker define them, next to Kueue's published numbers (pure).
+- `generating`: creates the workloads on schedule, watches admissions, marks each Finished once its
+  runtime has elapsed after admission (the I/O edge).
+- `running`: the run function; `tabulating`: figures as tables; `summarising`: summary metrics;
+  `reporting`: the report section.
+"""
+
+from harness.drivers import registry
+from harness.drivers.kueuebaseline import phases, running, summarising, tabulating
+
+
+def _report(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
+    # imported here: matplotlib takes about a second to import, and only the report draws
+    from harness.drivers.kueuebaseline import reporting
+
+    return reporting.section(tables, context.cpus)
+
+
+DRIVER = registry.DriverSpec(name="kueue-baseline", phases=phases.PHASES, run_phase=running.run,
+                             tables=(tabulating.FIGURES_TABLE, tabulating.CLASSES_TABLE, tabulating.WORKLOADS_TABLE),
+                             summary_metrics=summarising.metrics, report_section=_report)

@@ -1,0 +1,21 @@
+"""The kueue-baseline driver's phase: Kueue's fixed-count run, bounded in time."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import PositiveFloat
+
+from harness.scenarios import base
+
+
+class KueueBaselinePhase(base.Model):
+    """Create every Workload of `load.mix` (each entry's `count` and `per_second` per ClusterQueue) on
+    schedule, finish each `runtime_seconds` after its admission; ends when all finished or at `seconds`."""
+
+    kind: Literal["kueue-baseline"] = "kueue-baseline"
+    seconds: PositiveFloat = 900
+    """Bound on the whole generation; an unfinished run is reported as incomplete."""
+
+
+PHASES = (KueueBaselinePhase,)

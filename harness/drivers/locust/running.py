@@ -1,0 +1,14 @@
+"""Run one Locust phase: plan it, run Locust in a child process, emit its tables."""
+
+from __future__ import annotations
+
+from harness.drivers import registry
+from harness.drivers.locust import planning, results
+
+
+def run(context: registry.PhaseContext) -> None:
+    plan = planning.load_plan(context.cluster, context.scenario, context.phase)
+    if plan is None:
+        return
+    for table, frame in results.phase_tables(results.run_load(plan, context.out_dir), context.phase_name).items():
+        context.emit(table, frame)

@@ -1,0 +1,36 @@
+"""The Locust driver's summary metrics: position-query and bystander latency, failure ratio (pure).
+
+They read `load_totals`, whichever driver wrote it (the watch-cache list phases run Locust too).
+"""
+
+from __future__ import annotations
+
+from harness.drivers import registry
+from harness.drivers.locust import results
+from loadtests import settings as ls
+
+
+def request_mode(name: str) -> str:
+    """The load mode a request name ends with (`GET <path> visibility-cq` -> `visibility-cq`); '' if none."""
+    return name.split(" ")[-1] if name.count(" ") >= 2 else ""
+
+
+def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
+    totals = tables.get(results.TOTALS_TABLE)
+    if totals is None or totals.empty or "case" not in totals.columns:
+        return []
+    totals = totals[totals["case"] == case]
+    if totals.empty:
+        return []
+    out = []
+    modes = totals["name"].map(request_mode)
+    for label, mask in (("position_query", modes.isin(ls.QUERY_MODES)), ("bystander", modes == "bystander")):
+        picked = totals[mask]
+        if not picked.empty and picked["requests"].sum() > 0:
+            out.append(registry.Metric(f"load.{label}_p99_ms", float(picked["p99_ms"].max()), "ms", "lower"))
+            out.append(registry.Metric(f"load.{label}_p50_ms", float(picked["p50_ms"].max()), "ms", "lower"))
+    requests = float(totals["requests"].sum())
+    if requests:
+        out.append(registry.Metric("load.failure_ratio", float(totals["failures"].sum()) / requests, "ratio", "lower"))
+    return out
+

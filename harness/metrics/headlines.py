@@ -1,0 +1,63 @@
+"""The summary metrics the measurements contribute to every case (pure): bring-up speed, etcd size,
+apiserver write QPS per phase, peak RSS per component, failed SLO checks, the largest etcd object.
+
+They read the tables the runner keeps from the collector (`observations`, `summary`, `slo`,
+`census`); the drivers add their own through the driver registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import orjson
+import pandas as pd
+
+from harness.drivers import registry
+
+WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
+BRINGUP = (("nodes_per_second", "1/s", "higher"), ("control_plane_seconds", "s", "lower"),
+           ("node_ready_seconds", "s", "lower"))
+
+
+def _rows(tables: Mapping[str, pd.DataFrame], name: str, case: str) -> pd.DataFrame:
+    frame = tables.get(name)
+    if frame is None or frame.empty or "case" not in frame.columns:
+        return pd.DataFrame()
+    return frame[frame["case"] == case]
+
+
+def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[registry.Metric]:
+    """Every measurement metric of one case; metrics not measured are left out."""
+    out: list[registry.Metric] = []
+    obs = _rows(tables, "observations", case)
+    if not obs.empty:
+        bring = obs[obs["source"] == "bringup"]
+        for metric, unit, better in BRINGUP:
+            picked = bring[bring["metric"] == metric]
+            if not picked.empty:
+                out.append(registry.Metric(f"bringup.{metric}", float(picked["value"].iloc[-1]), unit, better))
+        db = obs[(obs["source"] == "etcd") & (obs["metric"] == "etcd_mvcc_db_total_size_in_bytes")]
+        if not db.empty:
+            out.append(registry.Metric("etcd.db_size_bytes", float(db.sort_values("t")["value"].iloc[-1]), "B", "lower"))
+    summary = _rows(tables, "summary", case)
+    if not summary.empty:
+        rates = summary[(summary["metric"] == "apiserver_request_total") & (summary["stat"] == "rate")]
+        if not rates.empty:
+            verbs = rates["labels"].map(lambda text: orjson.loads(text).get("verb", ""))
+            writes = rates[verbs.isin(WRITE_VERBS)]
+            for phase, _ in rates.groupby("phase", sort=False):
+                value = float(writes[writes["phase"] == phase]["value"].sum())
+                out.append(registry.Metric(f"apiserver.write_qps[{phase}]", value, "1/s", "lower"))
+        rss = summary[(summary["source"] == "process") & (summary["metric"] == "rss_bytes") & (summary["stat"] == "max")]
+        if not rss.empty:
+            components = rss["labels"].map(lambda text: orjson.loads(text).get("component", ""))
+            for component, group in rss.groupby(components):
+                out.append(registry.Metric(f"process.rss_max_bytes[{component}]", float(group["value"].max()), "B",
+                                           "lower"))
+    slo = _rows(tables, "slo", case)
+    if not slo.empty:
+        out.append(registry.Metric("slo.failed_checks", float((~slo["passed"].astype(bool)).sum()), "count", "lower"))
+    census = _rows(tables, "census", case)
+    if not census.empty:
+        out.append(registry.Metric("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))
+    return out

@@ -1,0 +1,132 @@
+"""The scheduler process's settings, and their one command-line form.
+
+`python -m scheduler` parses its arguments with `command`; whoever starts the process (the
+harness, by hand) writes them with `to_args`. Both sides use the option table below, so a setting
+cannot reach one and not the other: `parse_args(to_args(s)) == s` is tested for every field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import click
+
+from scheduler.controller import controlling
+from scheduler.publishing import strategies
+
+BIND = "127.0.0.1"
+"""Every listener of the scheduler binds here: benchmark traffic stays on the loopback."""
+AUTHORIZATIONS = ("delegate", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    kubeconfig: str
+    strategy: str = strategies.AGGREGATED_INDEXED
+    """How users learn positions: one of scheduler.publishing.strategies.STRATEGIES."""
+    publish: strategies.PublishSettings = field(default_factory=strategies.PublishSettings)
+    qps: float | None = 50.0
+    """Client-side write QPS like Kueue's default (None: no client limit)."""
+    burst: int = 100
+    visibility_port: int = 0
+    """0: no visibility server (the controller alone)."""
+    metrics_port: int = 0
+    """0: no /metrics, /healthz, /readyz."""
+    tls_cert: str = ""
+    tls_key: str = ""
+    authorization: str = "delegate"
+    """'delegate' (SubjectAccessReview per user and queue, cached) or 'off'."""
+    max_unwritten: int = controlling.DEFAULT_MAX_UNWRITTEN
+    """Admissions the cycle loop may decide ahead of their status writes."""
+
+    def __post_init__(self) -> None:
+        strategies.get(self.strategy)
+        if self.authorization not in AUTHORIZATIONS:
+            raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
+        if self.max_unwritten < 1:
+            raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
+        if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
+            raise ValueError("the visibility server needs --tls-cert and --tls-key")
+
+
+def to_args(settings: SchedulerSettings) -> list[str]:
+    """The `python -m scheduler` arguments that parse back into `settings`."""
+    publish = settings.publish
+    return ["--kubeconfig", settings.kubeconfig, "--strategy", settings.strategy,
+            "--topn", str(publish.topn), "--topn-interval", repr(publish.topn_interval_seconds),
+            "--single-object-interval", repr(publish.single_object_interval_seconds),
+            "--status-min-interval", repr(publish.min_interval_seconds),
+            *(["--no-client-limit"] if settings.qps is None else ["--qps", repr(settings.qps)]),
+            "--burst", str(settings.burst), "--visibility-port", str(settings.visibility_port),
+            "--metrics-port", str(settings.metrics_port), "--tls-cert", settings.tls_cert, "--tls-key", settings.tls_key,
+            "--authorization", settings.authorization, "--max-unwritten", str(settings.max_unwritten)]
+
+
+def _options(function):
+    defaults, publish = SchedulerSettings(kubeconfig=""), strategies.PublishSettings()
+    options = [
+        click.option("--kubeconfig", required=True, help="Kubeconfig of the cluster to schedule on."),
+        click.option("--strategy", default=defaults.strategy, show_default=True,
+                     type=click.Choice(list(strategies.STRATEGIES)), help="How users learn their queue position."),
+        click.option("--topn", type=int, default=publish.topn, show_default=True,
+                     help="cq-status-topn: head size (1-4000)."),
+        click.option("--topn-interval", type=float, default=publish.topn_interval_seconds, show_default=True,
+                     help="cq-status-topn: refresh seconds."),
+        click.option("--single-object-interval", type=float, default=publish.single_object_interval_seconds,
+                     show_default=True, help="single-object: rewrite at most every this many seconds."),
+        click.option("--status-min-interval", type=float, default=publish.min_interval_seconds, show_default=True,
+                     help="status-field: recompute positions at most every this many seconds."),
+        click.option("--qps", type=float, default=defaults.qps, show_default=True,
+                     help="Client write QPS (Kueue's default)."),
+        click.option("--burst", type=int, default=defaults.burst, show_default=True, help="Client write burst."),
+        click.option("--no-client-limit", is_flag=True, help="No client-side QPS limit on writes."),
+        click.option("--visibility-port", type=int, default=0,
+                     help=f"HTTPS port of the visibility API on {BIND} (0: off)."),
+        click.option("--metrics-port", type=int, default=0, help=f"HTTP port of /metrics on {BIND} (0: off)."),
+        click.option("--tls-cert", default="", help="Serving certificate of the visibility API."),
+        click.option("--tls-key", default="", help="Its key."),
+        click.option("--authorization", type=click.Choice(AUTHORIZATIONS), default=defaults.authorization,
+                     show_default=True, help="delegate (SubjectAccessReview) | off"),
+        click.option("--max-unwritten", type=int, default=defaults.max_unwritten, show_default=True,
+                     help="Admissions decided ahead of their status writes before the cycle loop waits."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float, single_object_interval: float,
+                 status_min_interval: float, qps: float, burst: int, no_client_limit: bool, visibility_port: int,
+                 metrics_port: int, tls_cert: str, tls_key: str, authorization: str,
+                 max_unwritten: int) -> SchedulerSettings:
+    """The settings of parsed options; ValueError names what is wrong."""
+    return SchedulerSettings(
+        kubeconfig=kubeconfig, strategy=strategy,
+        publish=strategies.PublishSettings(min_interval_seconds=status_min_interval,
+                                           single_object_interval_seconds=single_object_interval,
+                                           topn=topn, topn_interval_seconds=topn_interval),
+        qps=None if no_client_limit else qps, burst=burst, visibility_port=visibility_port, metrics_port=metrics_port,
+        tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten)
+
+
+def command(run):
+    """The click command of `python -m scheduler`: parses, then calls run(settings)."""
+
+    @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+    @_options
+    def main(**options) -> None:
+        """Run the reference scheduler: controller, visibility API and /metrics."""
+        try:
+            settings = from_options(**options)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
+        run(settings)
+
+    return main
+
+
+def parse_args(args: list[str]) -> SchedulerSettings:
+    """What `python -m scheduler ARGS` would run with (for tests and callers that check a command line)."""
+    parsed: list[SchedulerSettings] = []
+    command(parsed.append).main(args, prog_name="scheduler", standalone_mode=False)
+    return parsed[0]

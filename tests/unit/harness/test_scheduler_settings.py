@@ -1,0 +1,134 @@
+"""The scheduler is started one way: scenario section -> process settings -> command line -> parsed back.
+
+The walks below fail for a field added to the scenario's scheduler section (or to the process's
+settings) that does not reach the process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+
+import pytest
+
+from harness import aggregation
+from harness.cli import scheduler as schedulercli
+from harness.clusters import state
+from harness.implementations import reference, registry as implementations
+from harness.scenarios import models
+from scheduler import settings as scheduler_settings
+from scheduler.publishing import strategies
+
+CLUSTER = state.ClusterInfo(name="c", backend="kwok", kubeconfig="/k/kubeconfig", apiserver_url="https://127.0.0.1:1")
+FILES = aggregation.ServingFiles(Path("/p/ca.crt"), Path("/p/tls.crt"), Path("/p/tls.key"))
+
+
+def other_value(model, name: str):
+    """A valid value of the field other than the model's (booleans flip, choices move on, numbers grow)."""
+    value = getattr(model, name)
+    annotation = type(model).model_fields[name].annotation
+    if typing.get_origin(annotation) is typing.Literal:
+        choices = [c for c in typing.get_args(annotation) if c != value]
+        return choices[0] if choices else pytest.skip(f"{name} has one choice only")
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 2 + 0.5
+    raise AssertionError(f"no other value for {name}={value!r}: extend other_value")
+
+
+def process_settings(section: models.SchedulerSection) -> scheduler_settings.SchedulerSettings:
+    """What `python -m scheduler` runs with when the runner starts this section (ports fixed)."""
+    settings = reference.settings_for(CLUSTER, section, 8443, 9090, FILES)
+    return scheduler_settings.parse_args(scheduler_settings.to_args(settings))
+
+
+@pytest.mark.parametrize("field", [f for f in models.SchedulerSection.model_fields if f not in reference.RUNNER_FIELDS])
+def test_every_field_of_the_scenario_section_reaches_the_process(field):
+    default = models.SchedulerSection()
+    changed = models.SchedulerSection(**{**default.model_dump(), field: other_value(default, field)})
+    assert process_settings(changed) != process_settings(default), f"scheduler.{field} never reaches the process"
+
+
+def test_the_runner_only_fields_are_fields():
+    assert set(reference.RUNNER_FIELDS) <= set(models.SchedulerSection.model_fields)
+
+
+def test_section_defaults_are_the_process_defaults():
+    assert process_settings(models.SchedulerSection()) == dataclasses.replace(
+        scheduler_settings.SchedulerSettings(kubeconfig=CLUSTER.kubeconfig), visibility_port=8443, metrics_port=9090,
+        tls_cert="/p/tls.crt", tls_key="/p/tls.key")
+
+
+def _non_default(settings):
+    """Every field (nested publish settings too) moved off its default."""
+    changes = {}
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if dataclasses.is_dataclass(value):
+            changes[f.name] = _non_default(value)
+        elif f.name == "strategy":
+            changes[f.name] = strategies.CQ_STATUS_TOPN
+        elif f.name == "authorization":
+            changes[f.name] = "off"
+        elif isinstance(value, str):
+            changes[f.name] = value + "-x"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            changes[f.name] = value + 3
+        else:
+            raise AssertionError(f"no other value for {f.name}={value!r}: extend _non_default")
+    return dataclasses.replace(settings, **changes)
+
+
+def test_the_command_line_carries_every_process_setting():
+    settings = _non_default(scheduler_settings.SchedulerSettings(kubeconfig="/k", tls_cert="c", tls_key="k"))
+    assert scheduler_settings.parse_args(scheduler_settings.to_args(settings)) == settings
+    unlimited = dataclasses.replace(settings, qps=None)
+    assert scheduler_settings.parse_args(scheduler_settings.to_args(unlimited)).qps is None
+
+
+def test_bad_settings_on_the_command_line_are_usage_errors():
+    import click
+
+    with pytest.raises(click.UsageError, match="topn must be between 1 and 4000"):
+        scheduler_settings.parse_args(["--kubeconfig", "/k", "--topn", "0"])
+
+
+def test_kqbench_scheduler_run_has_an_option_per_section_field():
+    options = {p.name for p in schedulercli.run.params}
+    fields = set(models.SchedulerSection.model_fields) - {"enabled"}
+    assert fields <= options, f"kqbench scheduler run lacks {sorted(fields - options)}"
+    section = schedulercli.section_of({name: getattr(models.SchedulerSection(), name) for name in fields})
+    assert section == models.SchedulerSection()
+
+
+def test_implementations_are_registered_by_name():
+    assert implementations.get("reference").name == "reference"
+    with pytest.raises(KeyError, match="'nope' is unknown: use one of reference"):
+        implementations.get("nope")
+
+
+def test_every_strategy_has_a_query_mode_the_querier_drives():
+    from loadtests import settings as load_settings
+
+    assert {s.query_mode for s in strategies.STRATEGIES.values()} <= set(load_settings.QUERY_MODES)
+    assert set(typing.get_args(models.Strategy)) == set(strategies.STRATEGIES)
+
+
+@pytest.mark.parametrize("module", ["harness.implementations.reference", "harness.implementations.kueue.starting"])
+def test_an_implementation_module_imports_first_without_a_cycle(module):
+    import subprocess
+    import sys
+
+    code = f"import {module}; from harness.implementations import registry; print(sorted(registry.implementations()))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "['kueue', 'reference']", result.stderr[-2000:]
+
+
+def test_kueue_serves_only_the_visibility_api_strategies():
+    with pytest.raises(ValueError, match="publishes positions only as"):
+        models.SchedulerSection(implementation="kueue", strategy="status-field")
+    assert models.SchedulerSection(implementation="kueue", strategy="aggregated-snapshot").implementation == "kueue"

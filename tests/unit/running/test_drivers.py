@@ -1,0 +1,163 @@
+"""The driver registry: kinds to drivers, the scenario's phase union, and the runner asking it.
+
+The runner tests adopt a "running" cluster from a state file (scenario `cluster.reuse`), so no
+process starts; a fake driver stands in for the experiments.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from harness.clusters import state
+from harness.drivers import registry
+from harness.drivers.locust import phases as locustphases
+from harness.results import tables as tidy
+from harness.running import hooks, runner
+from harness.scenarios import loading
+
+
+def test_every_kind_belongs_to_one_driver():
+    drivers = registry.drivers()
+    assert {drivers.for_kind(k).name for k in ("fill", "churn", "query", "drain")} == {"locust"}
+    assert {drivers.for_kind(k).name for k in ("populate", "list")} == {"watchcache"}
+    assert drivers.for_kind("kueue-baseline").name == "kueue-baseline"
+    with pytest.raises(KeyError, match="no driver runs phase kind 'nope'"):
+        drivers.for_kind("nope")
+
+
+def test_two_drivers_claiming_one_kind_are_refused():
+    twin = registry.DriverSpec(name="twin", phases=(locustphases.ChurnPhase,), tables=(), run_phase=lambda c: None)
+    with pytest.raises(ValueError, match="'churn' is claimed by locust and twin"):
+        registry.Registry((registry.drivers().for_kind("churn"), twin))
+
+
+def test_every_driver_declares_its_tables_and_each_table_has_one_owner_or_is_shared_load():
+    owners: dict[str, list[str]] = {}
+    for driver in registry.drivers():
+        assert driver.tables, driver.name
+        for table in driver.tables:
+            owners.setdefault(table, []).append(driver.name)
+    shared = {name for name, who in owners.items() if len(who) > 1}
+    assert shared <= {"load_history", "load_totals", "load_failures"}  # Locust's tables, also from list phases
+
+
+@pytest.mark.parametrize("kind, field", [("fill", "pending: 5"), ("list", "mode: consistent"),
+                                         ("kueue-baseline", "seconds: 5")])
+def test_the_scenario_accepts_every_registered_kind(kind, field):
+    loaded = loading.parse(f"name: t\nphases:\n  p: {{kind: {kind}, {field}}}\n", "t.yaml")
+    assert loaded.scenario.phases["p"].kind == kind
+
+
+def test_an_unknown_kind_names_the_registered_ones():
+    with pytest.raises(loading.ScenarioError, match="kueue-baseline"):
+        loading.parse("name: t\nphases:\n  p: {kind: nope}\n", "t.yaml")
+
+
+@pytest.mark.parametrize("package", ["locust", "watchcache", "kueuebaseline"])
+def test_a_driver_package_imports_first_without_a_cycle(package):
+    code = f"import harness.drivers.{package}; from harness.drivers import registry; print(len(registry.drivers().kinds))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+# -- the runner asks the registry --------------------------------------------------------------
+
+
+class Recorder:
+    """A driver of churn phases that emits one table per sub-phase, then optionally raises."""
+
+    name = "recorder"
+    phases = (locustphases.ChurnPhase,)
+    tables = ("steps",)
+
+    def __init__(self, fail: BaseException | None = None) -> None:
+        self.fail = fail
+        self.contexts: list[registry.PhaseContext] = []
+
+    def run(self, context: registry.PhaseContext) -> None:
+        self.contexts.append(context)
+        for step in range(2):
+            context.mark_phase(f"{context.phase_name}/step-{step}")
+            context.emit("steps", pd.DataFrame([{"phase": context.phase_name, "step": step}]))
+        if self.fail is not None:
+            raise self.fail
+
+    def metrics(self, tables, case):
+        steps = tables.get("steps")
+        mine = steps[steps["case"] == case] if steps is not None else []
+        return [registry.Metric("recorder.steps", float(len(mine)), "count", "higher")]
+
+    def report(self, tables, context):
+        return None
+
+
+class Marks:
+    def __init__(self, cluster, measurements) -> None:
+        self.marks: list[str] = []
+        MARKS.append(self.marks)
+
+    def start(self, phase):
+        self.marks.append(phase)
+
+    def watch_process(self, component, pid):
+        pass
+
+    def watch_metrics(self, source, url):
+        pass
+
+    def mark_phase(self, name):
+        self.marks.append(name)
+
+    def stop(self):
+        return hooks.Measured({}, {"schema_version": 1, "phases": list(self.marks)})
+
+
+MARKS: list[list[str]] = []
+SCENARIO = "name: t\ncluster: {name: adopted, reuse: true}\nscheduler: {enabled: false}\nphases:\n  churn: {seconds: 1}\n"
+
+
+def _adopted_cluster(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("KQBENCH_STATE", str(tmp_path / "state"))
+    state.save(state.ClusterInfo(name="adopted", backend="kwok", kubeconfig=str(tmp_path / "kubeconfig"),
+                                 apiserver_url="https://127.0.0.1:1"))
+
+
+@pytest.mark.parametrize("fail, status", [(None, "ok"), (KeyboardInterrupt(), "interrupted"),
+                                          (RuntimeError("boom"), "failed")])
+def test_the_runner_keeps_emitted_tables_whatever_the_end(tmp_path, monkeypatch, fail, status):
+    _adopted_cluster(tmp_path, monkeypatch)
+    driver = Recorder(fail)
+    MARKS.clear()
+    result = runner.run(loading.parse(SCENARIO, "t.yaml"),
+                        hooks.Hooks(measurements=Marks, drivers=registry.Registry((driver,))),
+                        runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
+    assert result.record.status == status
+    steps = tidy.read(result.folder)["steps"]
+    assert list(steps["step"]) == [0, 1] and set(steps["case"]) == {"r0"}
+    assert MARKS == [["setup", "churn", "churn/step-0", "churn/step-1"]]
+    [context] = driver.contexts
+    assert (context.phase_name, context.phase.seconds, context.scheduler) == ("churn", 1, None)
+    assert context.out_dir == result.folder / "cases" / "r0" / "churn"
+    assert result.summary.entries["recorder.steps @ all"].value == 2.0
+    assert tidy.read_meta(result.folder) == {"r0": {"schema_version": 1, "phases": MARKS[0]}}
+
+
+@pytest.mark.parametrize("strategy", ["status-field", "cq-status-topn", "aggregated-snapshot"])
+def test_the_locust_query_phase_reads_where_the_strategy_publishes(tmp_path, strategy):
+    from harness.drivers.locust import planning
+    from scheduler.publishing import strategies
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+                          "current-context: x\n")
+    cluster = state.ClusterInfo(name="c", backend="kwok", kubeconfig=str(kubeconfig), apiserver_url="https://127.0.0.1:1")
+    scenario = loading.parse(f"name: t\nscheduler: {{strategy: {strategy}}}\nphases:\n  query: {{limit: 7}}\n",
+                             "t.yaml").scenario
+    plan = planning.load_plan(cluster, scenario, scenario.phases["query"])
+    assert plan.settings.query.mode == strategies.get(strategy).query_mode
+    assert plan.settings.query.limit == 7
