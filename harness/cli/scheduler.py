@@ -98,6 +98,9 @@ def section_of(fields: dict) -> models.SchedulerSection:
         return models.SchedulerSection(**fields)
     except pydantic.ValidationError as error:
         first = error.errors()[0]
-        option = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "options"
-        raise KqbenchError(f"{option}: {first['msg']} (got {first.get('input')!r})") from None
+        message = first["msg"].removeprefix("Value error, ")
+        if not first["loc"]:  # a rule across options
+            raise KqbenchError(message) from None
+        option = "--" + str(first["loc"][0]).replace("_", "-")
+        raise KqbenchError(f"{option}: {message} (got {first.get('input')!r})") from None
 
