@@ -108,13 +108,13 @@ class Controller:
         self._written_rv: dict[tuple[str, str], int] = {}
         self._evictions_in_flight: set[tuple[str, str]] = set()
         self.informers: list[informing.Informer] = []
-        self._status_written: dict[str, tuple] = {}
+        self._status_written: dict[str, queuestatus.QueueStatus] = {}
         # Conditions of each ClusterQueue ("name") and LocalQueue ("ns/name") as last seen in the API.
         self._queue_conditions: dict[str, list[dict]] = {}
         # Workloads with a stop/resume/drain status write in flight: one at a time each.
         self._status_writes_in_flight: set[tuple[str, str]] = set()
-        # Workloads evicted by a HoldAndDrain stop, with their conditions, until their queue resumes.
-        self._held_by_stop: dict[tuple[str, str], tuple[Workload, list[dict]]] = {}
+        # Workloads evicted by a HoldAndDrain stop, until their queue resumes and they are marked Requeued.
+        self._held_by_stop: dict[tuple[str, str], Workload] = {}
         self._unwritten = 0
         self.ready = False
         """True once every informer has listed: the core holds the cluster's state."""
@@ -188,7 +188,7 @@ class Controller:
         else:
             self.manager.add_workload(workload)
         if draining.is_held_by_stop(workload):
-            self._held_by_stop[workload.key] = (workload, statuses.conditions_of(obj))
+            self._held_by_stop[workload.key] = workload
         else:
             self._held_by_stop.pop(workload.key, None)
         change = activation.change_for(workload)
@@ -301,7 +301,7 @@ class Controller:
             workload = drain.workload
             body = statuses.eviction_status(workload, drain.reason, drain.message, [], now)
             self._write_status_once(workload, body, False, drain.cluster_queue)
-        for workload, _ in list(self._held_by_stop.values()):
+        for workload in list(self._held_by_stop.values()):
             restart = draining.restart_for(workload, self.manager)
             if restart is not None:
                 self._write_status_once(workload, statuses.requeued_status(workload, *restart, now), True, None)

@@ -11,4 +11,7 @@ Entry points (import the modules, not names):
   ``admission_to_dict`` back.
 - ``positions``: the ``snapshot`` and ``indexed`` strategies, their registry, page
   validation (``InvalidPageError`` -> 400) and ``QueueNotFoundError`` (-> 404).
+- ``queuestatus``: ClusterQueue/LocalQueue counts and Kueue's ``Active`` condition.
+- ``activation`` (``spec.active``: stop/resume of a Workload) and ``draining`` (HoldAndDrain
+  stops of queues): the status changes they call for.
 """
