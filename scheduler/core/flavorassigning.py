@@ -139,7 +139,8 @@ def _pick_flavor(
             break
         if mode is Mode.FIT and fungibility.when_can_borrow is FungibilityPolicy.MAY_STOP_SEARCH:
             break
-        if mode is Mode.PREEMPT and fungibility.when_can_preempt is FungibilityPolicy.MAY_STOP_SEARCH:
+        if (mode is Mode.PREEMPT and fungibility.when_can_preempt is FungibilityPolicy.MAY_STOP_SEARCH
+                and can_preempt(cq)):
             break
     if best is None:
         return None
@@ -176,10 +177,6 @@ def _flavor_mode(
     """The worst mode over the group's resources in this flavor, and whether it borrows."""
     mode = Mode.FIT
     borrows = False
-    can_preempt = (
-        cq.preemption.within_cluster_queue is not PreemptionPolicy.NEVER
-        or cq.preemption.reclaim_within_cohort is not PreemptionPolicy.NEVER
-    )
     for resource, milli in requests.items():
         fr = (flavor, resource)
         # Earlier pod sets of the same workload may already sit in this flavor.
@@ -190,8 +187,17 @@ def _flavor_mode(
             if quotas.used(cq.name, fr) + value > quotas.nominal(cq.name, fr):
                 borrows = True
             continue
-        if can_preempt and value <= quotas.nominal(cq.name, fr):
+        # Within nominal quota it would fit after preempting, even when the policy allows none:
+        # Kueue calls that mode Preempt too (no candidates), tries the next flavor, and holds the
+        # quota back from borrowing neighbours (scheduling._reservation).
+        if value <= quotas.nominal(cq.name, fr):
             mode = min(mode, Mode.PREEMPT)
             continue
         return Mode.NO_FIT, False
     return mode, borrows
+
+
+def can_preempt(cq: ClusterQueue) -> bool:
+    """Whether the queue's preemption policy allows any target at all."""
+    return (cq.preemption.within_cluster_queue is not PreemptionPolicy.NEVER
+            or cq.preemption.reclaim_within_cohort is not PreemptionPolicy.NEVER)

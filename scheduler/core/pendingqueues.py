@@ -90,6 +90,12 @@ class PendingQueue:
             return None
         return head
 
+    def blocked(self) -> Workload | None:
+        """The head that blocks the queue (StrictFIFO) until capacity changes, if any."""
+        if self._active and self._active[0].key == self._blocked_head:
+            return self._active[0]
+        return None
+
     def park(self, key: WorkloadKey) -> None:
         """Move an active workload aside until capacity changes (BestEffortFIFO)."""
         workload = self._members.get(key)

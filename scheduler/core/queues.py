@@ -220,6 +220,19 @@ class QueueManager:
                 result.append((cq, head))
         return result
 
+    def blocked_heads(self) -> list[tuple[ClusterQueue, Workload]]:
+        """StrictFIFO heads waiting for capacity; Kueue retries them every cycle, so what they
+        wait for stays held back from their cohort (see scheduling)."""
+        result = []
+        for name, queue in self._pending.items():
+            cq = self.quotas.cluster_queues[name]
+            if cq.stopped or not cq.flavor_names() <= self.flavors.keys():
+                continue
+            head = queue.blocked()
+            if head is not None:
+                result.append((cq, head))
+        return result
+
     def has_work(self) -> bool:
         """Whether a scheduling cycle could decide anything."""
         return bool(self.heads())

@@ -166,3 +166,26 @@ def test_cohort_neighbour_finishing_returns_parked_workloads():
     assert _summary(run_cycle(manager, now=10)) == [("Park", "waiting")]
     manager.mark_finished(("ns", "b-runner"))
     assert _summary(run_cycle(manager, now=11)) == [("Admit", "waiting")]
+
+
+def _head_waiting_for_its_own_quota(reclaim: str):
+    """a (6 cpu, lends 1) runs 3 and waits with a 6-cpu head; b is full and has a 1-cpu head that must borrow."""
+    a = ClusterQueueBuilder("a").flavors(("default", {"cpu": ("6", None, "1")})).cohort("co").preemption(reclaim=reclaim).obj()
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "4"})).cohort("co").obj()
+    manager = manager_with(a, b, local_queues={"la": "a", "lb": "b"})
+    admit(manager, WorkloadBuilder("a-running").queue("la").request(cpu="3").obj(), "a")
+    admit(manager, WorkloadBuilder("b-running").queue("lb").request(cpu="4").obj(), "b")
+    manager.add_workload(WorkloadBuilder("big").queue("la").priority(9).created(1).request(cpu="6").obj())
+    manager.add_workload(WorkloadBuilder("borrower").queue("lb").created(2).request(cpu="1").obj())
+    return manager
+
+
+def test_a_head_that_cannot_reclaim_holds_back_what_it_waits_for():
+    # Kueue reserves a's unused nominal quota for 'big', so b may not borrow a's lendable cpu.
+    decisions = run_cycle(_head_waiting_for_its_own_quota(reclaim="Never"), now=10)
+    assert _summary(decisions) == [("Park", "big"), ("Wait", "borrower")]
+
+
+def test_a_head_that_can_always_reclaim_lets_neighbours_borrow():
+    decisions = run_cycle(_head_waiting_for_its_own_quota(reclaim="Any"), now=10)
+    assert ("Admit", "borrower") in _summary(decisions)
