@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -105,3 +106,13 @@ def common_name(cert_pem: bytes) -> str:
 def dns_names(cert_pem: bytes) -> list[str]:
     cert = x509.load_pem_x509_certificate(cert_pem)
     return cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
+
+
+def is_signed_by(cert_pem: bytes, ca_pem: bytes) -> bool:
+    """Whether cert_pem was issued and signed by the CA in ca_pem."""
+    try:
+        cert = x509.load_pem_x509_certificate(cert_pem)
+        cert.verify_directly_issued_by(x509.load_pem_x509_certificate(ca_pem))
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True

@@ -83,30 +83,30 @@ def _webhook_pair(files: Files) -> tuple[pki.KeyPair, pki.KeyPair]:
 def visibility_ca(target: Path = VISIBILITY_CERT_DIR) -> bytes:
     """Make sure Kueue's visibility server will serve a kqbench certificate; return the CA to trust.
 
-    The folder is machine-wide, so one CA and pair (in kqbench's state) serve every cluster; the lock
-    keeps two starting runs from writing it at once.
+    The folder is machine-wide (every cluster, every kqbench state folder), so its CA lives there too
+    and a pair it signed is kept: replacing it would change the certificate a running Kueue serves
+    (it reloads the files). The lock keeps two starting runs from writing it at once.
     """
-    own = state.state_root() / "kueue-visibility"
-    own.mkdir(parents=True, exist_ok=True)
-    with (own / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        ca_path, cert_path, key_path = own / "ca.crt", own / "apiserver.crt", own / "apiserver.key"
-        if not (ca_path.exists() and cert_path.exists() and key_path.exists()):
-            ca = pki.make_ca("kqbench-kueue-visibility-ca")
-            ca.write(ca_path, own / "ca.key")
-            host = f"{manifests.NAME_PREFIX}{manifests.VISIBILITY_SERVICE}.{manifests.NAMESPACE}.svc"
-            pki.make_serving_cert(ca, [host, "localhost"]).write(cert_path, key_path)
-        cert, key = target / "apiserver.crt", target / "apiserver.key"
-        try:
-            if not (cert.exists() and cert.read_bytes() == cert_path.read_bytes()
-                    and key.exists() and key.read_bytes() == key_path.read_bytes()):
-                target.mkdir(parents=True, exist_ok=True)
-                pki.KeyPair(cert_path.read_bytes(), key_path.read_bytes()).write(cert, key)
-        except PermissionError:
-            raise KqbenchError(
-                f"Kueue's visibility server reads its certificate from the fixed folder {target}, which this user "
-                f"cannot write: create it (sudo mkdir {target} && sudo chown $USER {target})") from None
-        return ca_path.read_bytes()
+    ca_path, cert_path, key_path = target / "kqbench-ca.crt", target / "apiserver.crt", target / "apiserver.key"
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        with (target / ".kqbench.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (ca_path.exists() and cert_path.exists() and key_path.exists()
+                    and pki.is_signed_by(cert_path.read_bytes(), ca_path.read_bytes())):
+                ca = pki.make_ca("kqbench-kueue-visibility-ca")
+                host = f"{manifests.NAME_PREFIX}{manifests.VISIBILITY_SERVICE}.{manifests.NAMESPACE}.svc"
+                pair = pki.make_serving_cert(ca, [host, "localhost"])
+                staged_cert, staged_key = target / ".apiserver.crt.new", target / ".apiserver.key.new"
+                pair.write(staged_cert, staged_key)
+                staged_key.replace(key_path)
+                staged_cert.replace(cert_path)
+                ca_path.write_bytes(ca.cert_pem)
+            return ca_path.read_bytes()
+    except PermissionError:
+        raise KqbenchError(
+            f"Kueue's visibility server reads its certificate from the fixed folder {target}, which this user "
+            f"cannot write: create it (sudo mkdir {target} && sudo chown $USER {target})") from None
 
 
 def install_objects(creds: Credentials, kueue: layout.KueueBuild, files: Files, ports: manifests.Ports) -> None:
