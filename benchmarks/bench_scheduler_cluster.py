@@ -29,7 +29,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from harness import aggregation, kubeconfig, posting, rest, schedulerproc
+from harness import apiservice, kubeconfig, posting, rest, schedulerproc
 from harness.clusters import bringup, kwok, spec as specs, state
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -180,7 +180,7 @@ def main() -> None:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], progress)
         result["versions"] = info.versions
         creds = kubeconfig.load(info.kubeconfig)
-        aggregation.install_crds(creds)
+        apiservice.install_crds(creds)
         rest.apply(creds, f"{BASE}/resourceflavors/default",
                    {"apiVersion": groups.API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": "default"}})
         rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue("0"))
@@ -200,7 +200,7 @@ def main() -> None:
         handle = schedulerproc.start(info, strategy=args.strategy, qps=None, ready_timeout=600, extra_args=extra)
         result["startup_seconds"] = round(time.monotonic() - started, 2)
         progress("scheduler", f"ready with {args.workloads} workloads in {result['startup_seconds']} s", True)
-        aggregation.wait_available(creds)
+        apiservice.wait_available(creds)
 
         pids = {**info.pids, "scheduler": handle.process.pid, "benchmark-client": os.getpid()}
         # The same page straight to the visibility server as the front proxy would ask: what the

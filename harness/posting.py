@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import aiohttp
 
+from harness import waiting
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 
 MAX_ATTEMPTS = 8
-RETRIED = (429, 500, 503, 504)
 
 # (collection path, body factory): bodies are built when sent, so 10k bodies of 100 KB are never
 # held at once.
@@ -39,20 +39,21 @@ async def _post_all(creds: Credentials, jobs: list[Job], concurrency: int, deadl
                 path, build = jobs[position]
                 body = build()
                 position += 1
-                for attempt in range(MAX_ATTEMPTS):
-                    async with session.post(creds.server + path, data=body) as response:
-                        await response.read()
-                        if response.status in (201, 409):
-                            break
-                        if response.status in RETRIED and attempt + 1 < MAX_ATTEMPTS:
-                            await asyncio.sleep(min(0.05 * 2**attempt, 2.0))
-                            continue
-                        raise KqbenchError(f"POST {path} failed: HTTP {response.status}")
+                status = await waiting.retry_status(lambda: post(session, creds.server + path, body), MAX_ATTEMPTS)
+                if status not in (201, 409):
+                    raise KqbenchError(f"POST {path} failed: HTTP {status}")
                 done += 1
                 if done % 1000 == 0 or done == len(jobs):
                     progress(done, len(jobs))
 
         await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(jobs))))))
+
+
+async def post(session: aiohttp.ClientSession, url: str, body: bytes) -> int:
+    """One POST; its HTTP status (the body is read so that the connection is reused)."""
+    async with session.post(url, data=body) as response:
+        await response.read()
+        return response.status
 
 
 def post_all(creds: Credentials, jobs: list[Job], concurrency: int = 48, timeout: float = 1800.0,

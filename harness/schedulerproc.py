@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness import aggregation, kubeconfig
+from harness import apiservice, kubeconfig, waiting
 from harness.clusters import ports as portpicking, state
 from harness.errors import KqbenchError
 from scheduler import settings as scheduler_settings
@@ -63,20 +62,20 @@ class SchedulerProcess:
         self.process.wait(timeout=10)
 
 
-def install(info: state.ClusterInfo, strategy: str, visibility_port: int) -> aggregation.ServingFiles:
+def install(info: state.ClusterInfo, strategy: str, visibility_port: int) -> apiservice.ServingFiles:
     """CRDs and serving certificates; the visibility APIService only for strategies that serve the API
     (registered without a server behind it, kube-apiserver would keep probing a dead endpoint)."""
     creds = kubeconfig.load(info.kubeconfig)
-    aggregation.install_crds(creds)
+    apiservice.install_crds(creds)
     files = serving_files(info)
     if strategies.get(strategy).visibility_api:
-        aggregation.register_visibility(creds, files, visibility_port)
+        apiservice.register_visibility(creds, files, visibility_port)
     return files
 
 
-def serving_files(info: state.ClusterInfo) -> aggregation.ServingFiles:
+def serving_files(info: state.ClusterInfo) -> apiservice.ServingFiles:
     """The visibility server's certificate and key for this cluster (made once)."""
-    return aggregation.ensure_serving_certs(state.state_root() / "pki" / info.name)
+    return apiservice.ensure_serving_certs(state.state_root() / "pki" / info.name)
 
 
 def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path, ready_timeout: float = 60.0,
@@ -90,18 +89,24 @@ def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path, ready
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://{scheduler_settings.BIND}:{settings.metrics_port}"
     handle = SchedulerProcess(process, f"{base}/metrics", settings.visibility_port, log_path)
-    deadline = time.monotonic() + ready_timeout
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
         if not handle.alive():
             tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
             raise KqbenchError(f"scheduler exited at start: {tail[0]} (log: {log_path})")
         try:
             with urllib.request.urlopen(f"{base}/readyz", timeout=2):
-                return handle
+                return True
         except OSError:  # also HTTPError 503 while the informers list
-            time.sleep(0.3)
-    handle.stop()
-    raise KqbenchError(f"scheduler did not answer on /readyz within {ready_timeout:.0f}s (log: {log_path})")
+            return False
+
+    try:
+        waiting.poll(ready, ready_timeout, 0.3,
+                     lambda: f"scheduler did not answer on /readyz within {ready_timeout:.0f}s (log: {log_path})")
+    except BaseException:
+        handle.stop()
+        raise
+    return handle
 
 
 def log_path_of(info: state.ClusterInfo, log_dir: Path | None = None) -> Path:

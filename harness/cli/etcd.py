@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 
 import click
 
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.metrics import census as censuses, etcdreading
-
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "ki": 1024, "kib": 1024,
-          "m": 1000**2, "mb": 1000**2, "mi": 1024**2, "mib": 1024**2}
-
+from scheduler.core import quantities
 
 def parse_bytes(text: str) -> int:
-    """'1048576', '1Mi', '1.5MiB', '800k' -> bytes."""
-    found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
-    unit = found.group(2).lower() if found else None
-    if not found or unit not in _UNITS:
-        raise click.BadParameter(f"{text!r} is not a size: use bytes or a unit such as 1Mi, 800Ki, 1.5MiB")
-    return int(float(found.group(1)) * _UNITS[unit])
+    """A Kubernetes quantity of bytes ('1048576', '1Mi', '800Ki', '1.5Mi', '2k') -> bytes.
+
+    Kubernetes' own grammar (scheduler.core.quantities), so `1m` is a thousandth, not a megabyte:
+    a size that is not a whole number of bytes is refused rather than rounded.
+    """
+    try:
+        milli = quantities.parse_quantity(text.strip())
+    except quantities.QuantityError:
+        raise click.BadParameter(f"{text!r} is not a size: use bytes or a Kubernetes quantity such as 1Mi, "
+                                 "800Ki, 1.5Mi, 2M") from None
+    if milli < 0 or milli % quantities.MILLI_PER_UNIT:
+        raise click.BadParameter(f"{text!r} is not a whole number of bytes (in Kubernetes quantities `m` is "
+                                 "a thousandth: use M or Mi for megabytes)")
+    return milli // quantities.MILLI_PER_UNIT
 
 
 def _human(size: int) -> str:
@@ -41,7 +45,7 @@ def group() -> None:
 @click.option("--name", default="kqbench", show_default=True, help="Cluster started by `kqbench cluster up`.")
 @click.option("--etcd-url", default=None, help="etcd client URL (default: the one the cluster recorded).")
 @click.option("--threshold", default="1Mi", show_default=True,
-              help="Flag objects at least this large (bytes, or 800Ki, 1Mi, 1.5MiB).")
+              help="Flag objects at least this large (bytes, or a Kubernetes quantity: 800Ki, 1Mi, 1.5Mi).")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Largest keys to list.")
 @click.option("--prefix", default=censuses.REGISTRY_PREFIX, show_default=True, help="Key prefix to read.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")

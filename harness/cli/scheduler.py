@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import pydantic
 
-from harness import aggregation, kubeconfig, schedulerproc
+from harness import apiservice, kubeconfig, schedulerproc
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations import registry as implementations
@@ -42,9 +42,9 @@ def install(name, kubeconfig_path, visibility_port) -> None:
     """Apply the Kueue CRDs and register the visibility APIService (pointing at 127.0.0.1:PORT)."""
     info = _cluster(name, kubeconfig_path)
     creds = kubeconfig.load(info.kubeconfig)
-    aggregation.install_crds(creds)
+    apiservice.install_crds(creds)
     if visibility_port:
-        aggregation.register_visibility(creds, schedulerproc.serving_files(info), visibility_port)
+        apiservice.register_visibility(creds, schedulerproc.serving_files(info), visibility_port)
     click.echo(f"installed on {info.apiserver_url}")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import aggregation, schedulerproc
+from harness import apiservice, schedulerproc
 from harness.clusters import ports as portpicking
 from harness.implementations import registry
 from scheduler import settings as scheduler_settings
@@ -26,7 +26,7 @@ RUNNER_FIELDS = ("enabled", "implementation")
 
 
 def settings_for(cluster: state.ClusterInfo, section: models.SchedulerSection, visibility_port: int,
-                 metrics_port: int, files: aggregation.ServingFiles) -> scheduler_settings.SchedulerSettings:
+                 metrics_port: int, files: apiservice.ServingFiles) -> scheduler_settings.SchedulerSettings:
     """The process's settings from the scenario's scheduler section (pure)."""
     publish = strategies.PublishSettings(min_interval_seconds=section.status_min_interval_seconds,
                                          single_object_interval_seconds=section.single_object_interval_seconds,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import aiohttp
 import orjson
 
+from harness import posting, waiting
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 from harness.nodes.pools import NodePool
@@ -61,19 +62,13 @@ async def _create_all(creds: Credentials, pools: list[NodePool], concurrency: in
             pool, index = jobs[position]
             position += 1
             body = orjson.dumps(pool.manifest(index))
-            for attempt in range(MAX_ATTEMPTS):
-                async with session.post(url, data=body) as response:
-                    await response.read()
-                    if response.status == 201:
-                        created += 1
-                        break
-                    if response.status == 409:
-                        existed += 1
-                        break
-                    if response.status in (429, 500, 503, 504) and attempt + 1 < MAX_ATTEMPTS:
-                        await asyncio.sleep(min(0.05 * 2**attempt, 2.0))
-                        continue
-                    raise KqbenchError(f"creating node {pool.node_name(index)} failed: HTTP {response.status}")
+            status = await waiting.retry_status(lambda: posting.post(session, url, body), MAX_ATTEMPTS)
+            if status == 201:
+                created += 1
+            elif status == 409:
+                existed += 1
+            else:
+                raise KqbenchError(f"creating node {pool.node_name(index)} failed: HTTP {status}")
             done = created + existed
             if done % 500 == 0 or done == len(jobs):
                 elapsed = time.monotonic() - started

@@ -6,15 +6,12 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 
-import matplotlib
+import orjson
+import pandas as pd
+from matplotlib.figure import Figure  # no pyplot: no backend to choose, no global figure state
 
-matplotlib.use("Agg")  # no display on CI machines; set before pyplot is imported
-import matplotlib.pyplot as plt  # noqa: E402
-import orjson  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from harness.metrics import headlines  # noqa: E402
-from loadtests import settings as load_settings  # noqa: E402
+from harness.metrics import headlines
+from loadtests import settings as load_settings
 
 ETCD_LIMIT_BYTES = 1.5 * 1024 * 1024
 """etcd's default --max-request-bytes: an object larger than this cannot be written."""
@@ -24,12 +21,12 @@ NOT_MEASURED = "not measured in this run"
 def _png(fig) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    plt.close(fig)
     return buffer.getvalue()
 
 
 def _empty(title: str) -> bytes:
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
     ax.set_title(title)
     ax.text(0.5, 0.5, NOT_MEASURED, ha="center", va="center", fontsize=12, color="gray", transform=ax.transAxes)
     ax.set_axis_off()
@@ -48,7 +45,8 @@ def _label(frame: pd.DataFrame, key: str) -> pd.Series:
 def _by_strategy(points: pd.DataFrame, x: str, y: str, title: str, ylabel: str, limit: float | None = None) -> bytes:
     if points.empty:
         return _empty(title)
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    fig = Figure(figsize=(6.5, 3.6))
+    ax = fig.subplots()
     for strategy, group in points.groupby("strategy"):
         group = group.sort_values(x)
         ax.plot(group[x], group[y], marker="o", label=str(strategy))
@@ -111,7 +109,8 @@ def bystander_latency(tables) -> bytes:
     picked = history[history["name"].str.endswith(" bystander")]
     if picked.empty:
         return _empty(title)
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    fig = Figure(figsize=(6.5, 3.6))
+    ax = fig.subplots()
     for case, group in picked.groupby("case"):
         series = group.groupby("t", as_index=False)[["p50_ms", "p99_ms"]].max().sort_values("t")
         ax.plot(series["t"], series["p50_ms"], label=f"{case} p50")
@@ -136,7 +135,8 @@ def rss_over_time(tables) -> bytes:
     rss = rss[rss["component"].isin(["kube-apiserver", "etcd", "apiserver", "scheduler"])] if len(rss) else rss
     if rss.empty:
         return _empty(title)
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    fig = Figure(figsize=(6.5, 3.6))
+    ax = fig.subplots()
     for (case, component), group in rss.groupby(["case", "component"]):
         group = group.sort_values("t")
         ax.plot(group["t"], group["value"] / 2**20, label=f"{component} ({case})")

@@ -4,10 +4,11 @@ perfdata.json and junit.xml written next to it."""
 from __future__ import annotations
 
 import base64
-import html
 import json
 from pathlib import Path
 
+import jinja2
+import markupsafe
 import pandas as pd
 
 from harness.drivers import registry
@@ -72,47 +73,55 @@ def render(folders: list[Path], out: Path) -> Path:
     return out
 
 
-def _table(frame: pd.DataFrame, empty: str = plotting.NOT_MEASURED) -> str:
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>kqbench report</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+figure { display: inline-block; margin: 0.5em; vertical-align: top; }
+figcaption { text-align: center; font-size: 0.9em; color: #555; }
+table.data { border-collapse: collapse; font-size: 0.85em; }
+table.data td, table.data th { border: 1px solid #ccc; padding: 2px 6px; }
+.muted { color: #888; }
+</style></head><body>
+<h1>kqbench report</h1>
+<ul>
+{%- for r in records %}<li><b>{{ r.run_id }}</b>: scenario <code>{{ r.scenario_name }}</code>, status {{ r.status }},
+ {{ r.started_at }} → {{ r.ended_at }}, git {{ r.git_sha[:12] }}, {{ r.machine.get("cpus", "?") }} CPUs</li>{% endfor -%}
+</ul>
+<h2>Cases</h2>{{ cases }}
+<h2>Key numbers</h2>{{ key_numbers }}
+{% for section in sections %}{{ section }}{% endfor %}
+<h2>Figures</h2>
+{%- for title, png in figures %}<figure><img alt="{{ title }}" src="data:image/png;base64,{{ png }}">
+<figcaption>{{ title }}</figcaption></figure>{% endfor %}
+<h2>SLO checks</h2>{{ slo }}
+<h2>etcd census</h2>{{ census }}
+</body></html>
+"""
+"""The page (jinja2, autoescaped: run ids, scenario names and errors are text, never markup)."""
+
+
+def _table(frame: pd.DataFrame | None, empty: str = plotting.NOT_MEASURED) -> markupsafe.Markup:
     if frame is None or frame.empty:
-        return f"<p class='muted'>{html.escape(empty)}</p>"
-    return frame.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}")
+        return markupsafe.Markup("<p class='muted'>{}</p>").format(empty)
+    # pandas escapes every cell (escape=True): the table is markup we made
+    return markupsafe.Markup(frame.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}"))
 
 
 def page(records: list[runs.RunRecord], cases: pd.DataFrame, tables: dict[str, pd.DataFrame], figures,
          summary_table: pd.DataFrame | None = None, sections: list[str] = ()) -> str:
-    """The HTML page; `sections` are extra pre-rendered HTML blocks (e.g. the watch-cache table) after the key numbers."""
-    head = "".join(
-        f"<li><b>{html.escape(r.run_id)}</b>: scenario <code>{html.escape(r.scenario_name)}</code>, "
-        f"status {html.escape(r.status)}, {html.escape(r.started_at)} → {html.escape(r.ended_at)}, "
-        f"git {html.escape(r.git_sha[:12])}, {r.machine.get('cpus', '?')} CPUs</li>"
-        for r in records)
+    """The HTML page; `sections` are extra pre-rendered HTML blocks (drivers' sections) after the key numbers."""
     slo = tables.get("slo")
     slo_view = None
     if slo is not None and not slo.empty:
         slo_view = slo[["case", "phase", "verb", "resource", "subresource", "scope", "count", "p99_seconds",
                         "threshold_seconds", "passed"]].assign(passed=slo["passed"].map(lambda p: "PASS" if p else "FAIL"))
-    imgs = "".join(f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
-                   f"<figcaption>{html.escape(title)}</figcaption></figure>" for title, png in figures)
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>kqbench report</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }}
-figure {{ display: inline-block; margin: 0.5em; vertical-align: top; }}
-figcaption {{ text-align: center; font-size: 0.9em; color: #555; }}
-table.data {{ border-collapse: collapse; font-size: 0.85em; }}
-table.data td, table.data th {{ border: 1px solid #ccc; padding: 2px 6px; }}
-.muted {{ color: #888; }}
-</style></head><body>
-<h1>kqbench report</h1>
-<ul>{head}</ul>
-<h2>Cases</h2>{_table(cases)}
-<h2>Key numbers</h2>{_table(summary_table)}
-{"".join(sections)}
-<h2>Figures</h2>{imgs}
-<h2>SLO checks</h2>{_table(slo_view)}
-<h2>etcd census</h2>{_table(tables.get("census"))}
-</body></html>
-"""
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    return environment.from_string(PAGE).render(
+        records=records, cases=_table(cases), key_numbers=_table(summary_table),
+        sections=[markupsafe.Markup(section) for section in sections],  # the drivers escape their own
+        figures=[(title, base64.b64encode(png).decode()) for title, png in figures],
+        slo=_table(slo_view), census=_table(tables.get("census")))
 
 
 def summary_frame(summary: summaries.Summary) -> pd.DataFrame:

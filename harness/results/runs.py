@@ -19,7 +19,7 @@ SCHEMA_VERSION = 1
 """run.json format; readers refuse newer ones. 1: first format."""
 RUNS_DIR = Path("results") / "runs"
 PACKAGES = ("kqbench", "click", "kubernetes", "locust", "matplotlib", "pandas", "pyarrow", "pydantic", "PyYAML",
-            "rich", "sortedcontainers", "aiohttp", "orjson", "prometheus_client", "psutil")
+            "rich", "sortedcontainers", "aiohttp", "orjson", "prometheus_client", "psutil", "jinja2", "tenacity")
 
 
 def new_run_id(scenario: str, now: dt.datetime) -> str:

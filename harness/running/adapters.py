@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import aggregation, kubeconfig
+from harness import apiservice, kubeconfig
 from harness.clusters import state
 from harness.drivers import registry
 from harness.implementations import registry as implementations
@@ -28,8 +28,8 @@ def install_queues(cluster: state.ClusterInfo, queues: models.QueuesSection) -> 
     """The scenario's queue objects, on the CRDs the scheduler's starter installed (the reference
     scheduler's when none are there yet: Kueue's and ours must not be mixed on one cluster)."""
     creds = kubeconfig.load(cluster.kubeconfig)
-    if aggregation.installed_implementation(creds) is None:
-        aggregation.install_crds(creds)
+    if apiservice.installed_implementation(creds) is None:
+        apiservice.install_crds(creds)
     queueobjects.install(cluster, queues)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import os
 import ssl
 import tempfile
 from dataclasses import dataclass
@@ -38,15 +40,30 @@ class Credentials:
 
 
 def _materialise(data_b64: str | None, path: str | None, base: Path, suffix: str) -> str | None:
-    """Inline `*-data` fields become temp files (ssl wants paths); relative paths resolve from the kubeconfig."""
+    """Inline `*-data` fields become files (ssl wants paths); relative paths resolve from the kubeconfig."""
     if data_b64:
-        handle = tempfile.NamedTemporaryFile("wb", suffix=suffix, prefix="kqbench-", delete=False)
-        with handle:
-            handle.write(base64.b64decode(data_b64))
-        return handle.name
+        return str(credential_file(base64.b64decode(data_b64), suffix))
     if path:
         return str((base / path).resolve())
     return None
+
+
+def credential_file(data: bytes, suffix: str) -> Path:
+    """A file holding `data`, one per distinct content in a private folder of this user: loading a
+    kubeconfig again reuses it, so repeated loads leave no new files behind (and other processes, such
+    as Locust workers, can open the path while this one runs)."""
+    folder = Path(tempfile.gettempdir()) / f"kqbench-credentials-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise KubeconfigError(f"{folder} is not private to this user: remove it and try again")
+    path = folder / f"{hashlib.sha256(data).hexdigest()[:40]}{suffix}"
+    if not path.is_file():
+        partial = folder / f".{path.name}.{os.getpid()}"
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+            handle.write(data)
+        partial.replace(path)  # atomic: a concurrent reader never sees half a key
+    return path
 
 
 def load(path: str | Path, context: str | None = None) -> Credentials:

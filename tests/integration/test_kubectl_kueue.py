@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import aggregation, kubeconfig, schedulerproc
+from harness import apiservice, kubeconfig, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.nodes import pools
@@ -59,13 +59,13 @@ def kueue_cluster(request, binaries, state_dir, tmp_path_factory):
             handle = starting.start(info, qps=50, burst=100, log_dir=tmp_path_factory.mktemp("kueue"),
                                     kueue=layout.KueueBuild.in_cache(versions.load_pins().kueue))
         else:
-            aggregation.install_crds(creds)
+            apiservice.install_crds(creds)
         ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"),
                           ko.local_queue("lq-a", "cq"), ko.local_queue("lq-b", "cq")])
         ko.create(creds, [ko.workload(n, _queue_of(n), p, 1) for n, p in PRIORITIES.items()])
         if implementation == "reference":
             handle = schedulerproc.start(info, qps=None)
-            aggregation.wait_available(creds)
+            apiservice.wait_available(creds)
         env = {**os.environ, "KUBECONFIG": info.kubeconfig,
                "PATH": f"{plugin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         yield KubectlKueue(str(binaries.kubectl), env, implementation), creds

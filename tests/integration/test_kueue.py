@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import aggregation, kubeconfig, rest
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.errors import KqbenchError
 from harness.implementations.kueue import starting
@@ -48,7 +48,7 @@ def test_kueue_admits_and_serves_positions_through_the_apiserver(cluster, kueue_
     creds = kubeconfig.load(cluster.kubeconfig)
     handle = starting.start(cluster, qps=50, burst=100, log_dir=tmp_path, kueue=kueue_build)
     try:
-        assert aggregation.installed_implementation(creds) == "kueue"
+        assert apiservice.installed_implementation(creds) == "kueue"
         # 10 CPUs of quota; 30 one-CPU Workloads of three priorities: 10 admitted, 20 pending.
         create(creds, [flavor("default"), cluster_queue("cq-k", 10, cohort="co-k"), local_queue("lq-k", "cq-k")])
         create(creds, [workload(f"w-{i:02d}", "lq-k", priority=i % 3, cpu=1) for i in range(30)])
@@ -79,11 +79,11 @@ def test_kueue_admits_and_serves_positions_through_the_apiserver(cluster, kueue_
 
 def test_the_reference_schedulers_crds_are_refused_on_a_kueue_cluster(cluster, kueue_build):
     creds = kubeconfig.load(cluster.kubeconfig)
-    if aggregation.installed_implementation(creds) is None:
+    if apiservice.installed_implementation(creds) is None:
         starting.install_api(cluster, kueue=kueue_build)
     with pytest.raises(KqbenchError, match="fresh cluster"):
-        aggregation.install_crds(creds)
-    assert aggregation.installed_implementation(creds) == "kueue", "nothing was overwritten"
+        apiservice.install_crds(creds)
+    assert apiservice.installed_implementation(creds) == "kueue", "nothing was overwritten"
 
 
 def test_tiny_runs_with_kueue(kueue_build, binaries, state_dir, tmp_path):

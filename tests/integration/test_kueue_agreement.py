@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.nodes import pools
@@ -137,7 +137,7 @@ def decide(implementation: str, strict_head_cpu: int, log_dir: Path) -> Decision
         if implementation == "kueue":
             starting.install_api(info)
         else:
-            aggregation.install_crds(creds)
+            apiservice.install_crds(creds)
         create(creds, [flavor("spot"), *queue_objects()])
         for obj in workloads(strict_head_cpu):
             create(creds, [obj])

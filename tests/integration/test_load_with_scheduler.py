@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -45,7 +45,7 @@ def scheduled_cluster(binaries, state_dir, tmp_path_factory):
         info, _report = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=3)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
         handle = schedulerproc.start(info, strategy="aggregated-indexed", log_dir=tmp_path_factory.mktemp("sched"))
-        aggregation.wait_available(creds)
+        apiservice.wait_available(creds)
         queues(creds)
         yield info, creds
     finally:

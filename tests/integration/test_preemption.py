@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import aggregation, kubeconfig, schedulerproc
+from harness import apiservice, kubeconfig, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -26,7 +26,7 @@ def test_higher_priority_evicts_exactly_what_it_needs_once(binaries, state_dir):
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
-        aggregation.install_crds(creds)
+        apiservice.install_crds(creds)
         ko.create(creds, [ko.flavor(), ko.local_queue("lq", "cq"),
                           ko.cluster_queue("cq", 6, cohort="solo", preemption={"withinClusterQueue": "LowerPriority"})])
         ko.create(creds, [ko.workload(f"low-{i}", "lq", 0, 1) for i in range(6)])

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -70,7 +70,7 @@ def cluster(binaries, state_dir):
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
-        aggregation.install_crds(creds)
+        apiservice.install_crds(creds)
         create(creds, queue_objects() + workloads())
         yield info, creds
     finally:
@@ -91,7 +91,7 @@ def admitted_run(cluster):
     first = schedulerproc.start(info, qps=10, burst=1, extra_args=("--max-unwritten", "5"))
     second = None
     try:
-        aggregation.wait_available(creds)
+        apiservice.wait_available(creds)
 
         def admitted_enough() -> bool:
             SLOW_RUN["unwritten"].append(metric_sum(first.metrics_text(), "kqbench_scheduler_unwritten_admissions"))

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from harness import aggregation, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -27,7 +27,7 @@ def cluster(binaries, state_dir):
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
-        aggregation.install_crds(creds)
+        apiservice.install_crds(creds)
         ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", PENDING_QUOTA, cohort="one")]
                   + [ko.local_queue(f"lq-{i}", "cq") for i in range(3)])
         ko.bulk_create(creds, [ko.workload(f"wl-{i:04d}", f"lq-{i % 3}", i % 4, 1) for i in range(WORKLOADS)])
@@ -117,7 +117,7 @@ def test_cq_status_topn_lists_the_head_only(running):
 @pytest.mark.parametrize("running", [("aggregated-snapshot", ()), ("aggregated-indexed", ())], indirect=True)
 def test_aggregated_strategies_answer_through_the_apiserver_and_write_nothing(running, binaries):
     info, creds, handle = running
-    aggregation.wait_available(creds)
+    apiservice.wait_available(creds)
     order = [w["metadata"]["name"] for w in expected_order(creds)]
     out = subprocess.run([str(binaries.kubectl), "--kubeconfig", info.kubeconfig, "get", "--raw",
                           f"{ko.VISIBILITY}/clusterqueues/cq/pendingworkloads?offset=100&limit=20"],

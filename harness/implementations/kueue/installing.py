@@ -4,7 +4,7 @@ The manager runs on 127.0.0.1, outside any pod, so kqbench does what a kubelet a
 it generates the certificates (harness.pki), writes the webhook pair where the manager reads it, and
 points ExternalName Services at localhost. Kueue's CRDs and the reference scheduler's carry the same
 names with different schemas: a cluster holds one set or the other, never both
-(`aggregation.apply_crds` labels them and refuses to mix).
+(`apiservice.apply_crds` labels them and refuses to mix).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from harness import aggregation, pki, rest
+from harness import apiservice, pki, rest
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations.kueue import manifests
@@ -63,7 +63,7 @@ def read_documents(folder: Path) -> list[dict]:
 def install_crds(creds: Credentials, kueue: layout.KueueBuild, webhook_port: int) -> None:
     """Apply Kueue's own CRDs (patched for a local manager) and wait until they are Established."""
     crds = [manifests.patch_crd(doc, webhook_port) for doc in read_documents(kueue.crd_dir)]
-    aggregation.apply_crds(creds, crds, f"kueue-{kueue.version}")
+    apiservice.apply_crds(creds, crds, f"kueue-{kueue.version}")
 
 
 def _webhook_pair(files: Files) -> tuple[pki.KeyPair, pki.KeyPair]:

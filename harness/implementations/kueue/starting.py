@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import aggregation, kubeconfig, rest
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import ports as portpicking, state
 from harness.errors import KqbenchError
 from harness.implementations.kueue import installing, manifests
@@ -116,7 +116,7 @@ def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, l
     handle = KueueProcess(process, ports, log_path, token)
     try:
         _wait_ready(handle, ready_timeout)
-        aggregation.wait_available(creds, timeout=max(10.0, ready_timeout / 2))
+        apiservice.wait_available(creds, timeout=max(10.0, ready_timeout / 2))
         _wait_proxied(creds, handle, timeout=max(10.0, ready_timeout / 2))
     except BaseException as error:
         handle.stop()

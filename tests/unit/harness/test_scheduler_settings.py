@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import aggregation
+from harness import apiservice
 from harness.cli import scheduler as schedulercli
 from harness.clusters import state
 from harness.implementations import reference, registry as implementations
@@ -21,7 +21,7 @@ from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
 CLUSTER = state.ClusterInfo(name="c", backend="kwok", kubeconfig="/k/kubeconfig", apiserver_url="https://127.0.0.1:1")
-FILES = aggregation.ServingFiles(Path("/p/ca.crt"), Path("/p/tls.crt"), Path("/p/tls.key"))
+FILES = apiservice.ServingFiles(Path("/p/ca.crt"), Path("/p/tls.crt"), Path("/p/tls.key"))
 
 
 def other_value(model, name: str):

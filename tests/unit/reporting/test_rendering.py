@@ -46,3 +46,14 @@ def test_report_with_data_embeds_and_exports(tmp_path):
     assert perf["dataItems"][0]["data"]["Perc99"] == 2000.0 and perf["dataItems"][0]["unit"] == "ms"
     suite = ET.fromstring((tmp_path / "junit.xml").read_bytes())
     assert suite.get("tests") == "1" and suite.get("failures") == "1"
+
+
+def test_text_from_the_run_is_escaped_not_markup(tmp_path):
+    record = runs.RunRecord("r<b>1</b>", "tiny", "tiny.yaml", {"scheduler": {"strategy": "aggregated-indexed"},
+                                                                "phases": {}}, [], status="failed",
+                            cases=[runs.CaseRecord("c,r0", "c", {}, 0, status="failed",
+                                                   error="<script>alert(1)</script>")])
+    runs.write_run(tmp_path, record)
+    text = rendering.render([tmp_path], tmp_path / "report.html").read_text()
+    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "r<b>1</b>" not in text and "r&lt;b&gt;1&lt;/b&gt;" in text

@@ -6,7 +6,7 @@ import base64
 import pytest
 from multidict import CIMultiDict
 
-from harness import aggregation, pki
+from harness import apiservice, pki
 from scheduler.api import crds
 from scheduler.kube import client as kube
 from scheduler.kube.ratelimit import TokenBucket
@@ -140,7 +140,7 @@ def test_write_metrics_group_by_resource(path, resource):
 
 def test_registration_points_an_apiservice_per_version_at_an_externalname_service():
     ca = pki.make_ca("test-ca")
-    objects = dict(aggregation.registration_objects(ca.cert_pem, 8443))
+    objects = dict(apiservice.registration_objects(ca.cert_pem, 8443))
     service = objects["/api/v1/namespaces/kqbench-system/services/kqbench-visibility"]
     assert service["spec"] == {"type": "ExternalName", "externalName": "localhost",
                                "ports": [{"port": 8443, "protocol": "TCP"}]}
@@ -151,10 +151,10 @@ def test_registration_points_an_apiservice_per_version_at_an_externalname_servic
 
 
 def test_serving_cert_names_the_service_host_kube_apiserver_checks(tmp_path):
-    files = aggregation.ensure_serving_certs(tmp_path)
+    files = apiservice.ensure_serving_certs(tmp_path)
     names = pki.dns_names(files.cert.read_bytes())
     assert names[0] == "kqbench-visibility.kqbench-system.svc" and "localhost" in names
-    again = aggregation.ensure_serving_certs(tmp_path)
+    again = apiservice.ensure_serving_certs(tmp_path)
     assert again.cert.read_bytes() == files.cert.read_bytes(), "made once per folder"
     client = pki.make_client_cert(pki.make_ca("ca"), "front-proxy-client")
     assert pki.common_name(client.cert_pem) == "front-proxy-client"

@@ -1,4 +1,5 @@
-"""Installing the reference scheduler's API on a cluster: Kueue CRDs and the visibility APIService.
+"""The scheduler's API on a cluster: the Kueue CRDs, and the visibility APIService through which
+kube-apiserver's aggregation layer proxies to the visibility server.
 
 The visibility server runs on 127.0.0.1, outside any pod. kube-apiserver reaches it through a
 Service of type ExternalName pointing at `localhost` (endpoints may not be loopback addresses, and
@@ -8,11 +9,10 @@ aggregator routing stays off), and verifies it with the caBundle of the APIServi
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import pki, rest
+from harness import pki, rest, waiting
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 from scheduler.api import crds
@@ -110,20 +110,20 @@ def apply_crds(creds: Credentials, crd_objects: list[dict], source: str, timeout
         labelled = {**crd, "metadata": {**crd["metadata"],
                                         "labels": {**crd["metadata"].get("labels", {}), CRD_SOURCE_LABEL: source}}}
         rest.apply(creds, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}", labelled)
-    deadline = time.monotonic() + timeout
     pending = list(names)
-    while pending and time.monotonic() < deadline:
-        still = []
-        for name in pending:
-            obj = rest.get_json(creds, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-            conditions = (obj.get("status") or {}).get("conditions") or []
-            if not any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-                still.append(name)
-        pending = still
-        if pending:
-            time.sleep(0.3)
-    if pending:
-        raise KqbenchError(f"CRDs not Established after {timeout:.0f}s: {', '.join(pending)}")
+
+    def established() -> bool:
+        pending[:] = [name for name in pending if not _established(creds, name)]
+        return not pending
+
+    waiting.poll(established, timeout, 0.3,
+                 lambda: f"CRDs not Established after {timeout:.0f}s: {', '.join(pending)}")
+
+
+def _established(creds: Credentials, name: str) -> bool:
+    obj = rest.get_json(creds, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
 def install_crds(creds: Credentials, timeout: float = 60.0) -> None:
@@ -138,17 +138,16 @@ def register_visibility(creds: Credentials, files: ServingFiles, port: int) -> N
 
 def wait_available(creds: Credentials, timeout: float = 60.0) -> None:
     """Wait until kube-apiserver reports the visibility APIServices Available (it reached our server)."""
-    deadline = time.monotonic() + timeout
-    last = ""
-    while time.monotonic() < deadline:
+    last = [""]
+
+    def available() -> bool:
         ok = True
         for version in documents.VERSIONS:
             obj = rest.get_json(creds, f"/apis/apiregistration.k8s.io/v1/apiservices/{version}.{documents.GROUP}")
-            available = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Available"), {})
-            if available.get("status") != "True":
+            condition = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Available"), {})
+            if condition.get("status") != "True":
                 ok = False
-                last = available.get("message", "no Available condition yet")
-        if ok:
-            return
-        time.sleep(0.5)
-    raise KqbenchError(f"visibility APIService not Available after {timeout:.0f}s: {last}")
+                last[0] = condition.get("message", "no Available condition yet")
+        return ok
+
+    waiting.poll(available, timeout, 0.5, lambda: f"visibility APIService not Available after {timeout:.0f}s: {last[0]}")
