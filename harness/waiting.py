@@ -39,4 +39,8 @@ async def retry_status(send: Callable[[], Awaitable[int]], attempts: int,
     retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(attempts), wait=BACKOFF,
                                       retry=tenacity.retry_if_result(lambda status: status in retried),
                                       retry_error_callback=lambda state: state.outcome.result())
-    return await retrying(send)
+
+    async def attempt() -> int:  # a coroutine function, so that tenacity awaits it (send may be a lambda)
+        return await send()
+
+    return await retrying(attempt)

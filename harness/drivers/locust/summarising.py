@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from harness.drivers import registry
 from harness.drivers.locust import results
-from loadtests import settings as ls
+from loadtests import naming, settings as ls
 
 
 def request_mode(name: str) -> str:
-    """The load mode a request name ends with (`GET <path> visibility-cq` -> `visibility-cq`); '' if none."""
-    return name.split(" ")[-1] if name.count(" ") >= 2 else ""
+    """The load mode of a request name (`GET clusterqueues/pendingworkloads visibility-cq` -> `visibility-cq`)."""
+    return naming.parse(name).mode
 
 
 def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:

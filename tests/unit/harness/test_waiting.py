@@ -49,3 +49,10 @@ def test_retry_status(statuses, attempts, expected, sent):
 
     assert asyncio.run(waiting.retry_status(send, attempts)) == expected
     assert len(calls) == sent
+
+
+def test_retry_status_awaits_what_a_lambda_returns():
+    async def post(status: int) -> int:
+        return status
+
+    assert asyncio.run(waiting.retry_status(lambda: post(201), 3)) == 201
