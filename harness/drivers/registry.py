@@ -13,7 +13,7 @@ PhaseContext, what a run function gets (one object, so that adding a field break
 - `cluster` (ClusterInfo: kubeconfig, ports, binary versions), `scenario` (the case's validated
   Scenario), `phase_name` (the key in `phases:`), `phase` (its typed model), `out_dir` (a folder of
   the phase's own for raw files);
-- `scheduler`: the running scheduler (`pid()`, `metrics_url()`, `alive()`), None when the scenario runs none;
+- `scheduler`: the running scheduler (`pid()`, `metrics_url()`, `metrics_endpoint()`, `alive()`), None when the scenario runs none;
 - `mark_phase(name)`: starts a measured sub-phase (e.g. `capacity/step-3`); the measurements split
   their per-phase numbers at every mark, and the driver's tables should say the same name;
 - `say(line)`: one progress line on the terminal;

@@ -50,6 +50,9 @@ class ReferenceScheduler:
     def metrics_url(self) -> str | None:
         return self.process.metrics_url
 
+    def metrics_endpoint(self) -> registry.MetricsEndpoint | None:
+        return registry.MetricsEndpoint("scheduler", self.process.metrics_url)
+
     def alive(self) -> bool:
         return self.process.alive()
 

@@ -3,8 +3,8 @@
 An implementation starts its scheduler from the scenario's scheduler section (installing the Kueue
 API it needs), one way for the runner and `kqbench scheduler run` alike, and says which position
 strategies it can publish.
-A running scheduler is a SchedulerHandle: its pid (sampled by the measurements), its /metrics URL
-(read by drivers that watch the scheduler's own numbers), alive() and stop().
+A running scheduler is a SchedulerHandle: its pid (sampled by the measurements), its /metrics
+endpoint (scraped into the run's tables under the implementation's own source name), alive() and stop().
 
 Adding an implementation: a module or folder exporting `IMPLEMENTATION`, and one line in
 `_IMPLEMENTATIONS` below. Like the drivers, implementation modules import
@@ -23,11 +23,25 @@ if TYPE_CHECKING:
     from harness.scenarios import models
 
 
+@dataclass(frozen=True, slots=True)
+class MetricsEndpoint:
+    """Where a scheduler's Prometheus /metrics is on 127.0.0.1, and how to read it."""
+
+    source: str
+    """The tables' source name (harness.metrics.catalog: `scheduler` for ours, `kueue` for Kueue's)."""
+    url: str
+    bearer_token: str = ""
+    """Empty: plain HTTP without credentials; else HTTPS with this token (self-signed, not verified)."""
+
+
 class SchedulerHandle(Protocol):
     """A running scheduler."""
 
     def metrics_url(self) -> str | None:
-        """Its Prometheus /metrics URL on 127.0.0.1, scraped with the apiserver's (None when it serves none)."""
+        """Its Prometheus /metrics URL on 127.0.0.1 (None when it serves none)."""
+
+    def metrics_endpoint(self) -> MetricsEndpoint | None:
+        """Its /metrics as the run's collector scrapes it (None when it serves none)."""
 
     def pid(self) -> int | None:
         """Its process id, sampled by the measurements (None when not a local process)."""

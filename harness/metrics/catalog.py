@@ -13,6 +13,8 @@ APISERVER = "apiserver"
 ETCD = "etcd"
 SCHEDULER = "scheduler"
 """The reference scheduler's own /metrics (scheduler/controller/metering.py, scheduler/publishing/metering.py)."""
+KUEUE = "kueue"
+"""Real Kueue's manager /metrics (its pkg/metrics): read beside ours, never under our names."""
 
 COUNTER = "counter"
 GAUGE = "gauge"
@@ -116,6 +118,19 @@ FAMILIES: tuple[Family, ...] = (
     _f("kqbench_positions_coverage_ratio", SCHEDULER, GAUGE),
     _f("kqbench_positions_first_too_large_pending", SCHEDULER, GAUGE),
     _f("kqbench_positions_first_too_large_bytes", SCHEDULER, GAUGE),
+    # Real Kueue's own numbers (v0.17): admissions, what is pending and how long admission took.
+    # Kueue's histograms carry cluster_queue and priority_class; replica_role is always "standalone" here.
+    _f("kueue_admitted_workloads_total", KUEUE, COUNTER),
+    _f("kueue_quota_reserved_workloads_total", KUEUE, COUNTER),
+    _f("kueue_evicted_workloads_total", KUEUE, COUNTER),
+    _f("kueue_pending_workloads", KUEUE, GAUGE),
+    _f("kueue_admitted_active_workloads", KUEUE, GAUGE),
+    _f("kueue_reserving_active_workloads", KUEUE, GAUGE),
+    _f("kueue_admission_wait_time_seconds", KUEUE, HISTOGRAM, ("cluster_queue", "priority_class")),
+    _f("kueue_quota_reserved_wait_time_seconds", KUEUE, HISTOGRAM, ("cluster_queue", "priority_class")),
+    _f("kueue_admission_attempts_total", KUEUE, COUNTER),
+    _f("kueue_admission_attempt_duration_seconds", KUEUE, HISTOGRAM, ("result",)),
+    _f("kueue_build_info", KUEUE, GAUGE),
 )
 
 

@@ -1,4 +1,5 @@
-"""Fetching /metrics text from kube-apiserver (admin client cert) and etcd (plain HTTP on 127.0.0.1)."""
+"""Fetching /metrics text from kube-apiserver (admin client cert), etcd and our scheduler (plain HTTP on
+127.0.0.1) and Kueue's manager (bearer token)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ def targets(cluster: state.ClusterInfo) -> list[Target]:
 def scheduler_target(metrics_url: str) -> Target:
     """The reference scheduler's /metrics (plain HTTP on 127.0.0.1, no credentials)."""
     return Target(catalog.SCHEDULER, metrics_url)
+
+
+def bearer_target(source: str, metrics_url: str, token: str) -> Target:
+    """A /metrics on 127.0.0.1 behind a bearer token over TLS with a self-signed serving certificate
+    (Kueue's manager): loopback only, so the certificate is not verified."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return Target(source, metrics_url, context, {"Authorization": f"Bearer {token}"})
 
 
 def fetch(target: Target, timeout: float = 10.0) -> str:

@@ -52,10 +52,11 @@ class CollectorMeasurements:
     def watch_process(self, component: str, pid: int) -> None:
         self._collector.watch_process(component, pid)
 
-    def watch_metrics(self, source: str, url: str) -> None:
+    def watch_metrics(self, source: str, url: str, bearer_token: str = "") -> None:
         from harness.metrics import scraping
 
-        self._collector.watch_metrics(scraping.Target(source, url))
+        self._collector.watch_metrics(scraping.bearer_target(source, url, bearer_token) if bearer_token
+                                      else scraping.Target(source, url))
 
     def mark_phase(self, name: str) -> None:
         self._collector.mark_phase(name)

@@ -39,7 +39,8 @@ class Measurements(Protocol):
 
     def watch_process(self, component: str, pid: int) -> None: ...
 
-    def watch_metrics(self, source: str, url: str) -> None: ...
+    def watch_metrics(self, source: str, url: str, bearer_token: str = "") -> None:
+        """Also scrape this /metrics as `source` (a token: HTTPS with a bearer token, as Kueue serves it)."""
 
     def mark_phase(self, name: str) -> None: ...
 

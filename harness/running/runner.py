@@ -138,8 +138,9 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
 
     def measure_start() -> None:
         st.measurements = hooks.measurements(st.info, scenario.measurements)
-        if st.scheduler is not None and st.scheduler.metrics_url():
-            st.measurements.watch_metrics("scheduler", st.scheduler.metrics_url())
+        endpoint = st.scheduler.metrics_endpoint() if st.scheduler is not None else None
+        if endpoint is not None:
+            st.measurements.watch_metrics(endpoint.source, endpoint.url, endpoint.bearer_token)
         st.measurements.start("setup")
         engine.on_teardown("measurements stop", collect)
         if st.scheduler is not None and st.scheduler.pid():

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from harness import apiservice, kubeconfig, rest
 from harness.clusters import ports as portpicking, state
 from harness.errors import KqbenchError
+from harness.implementations import registry
 from harness.implementations.kueue import installing, manifests
 from harness.toolchain import building, layout
 
@@ -167,9 +168,12 @@ class SchedulerHandle:
         return self.process.pid()
 
     def metrics_url(self) -> str | None:
-        # Kueue's metrics need a bearer token and carry Kueue's own names, which the collector's
-        # catalog does not map yet (KueueProcess.metrics_text reads them); its process is sampled.
-        return None
+        return self.process.metrics_url
+
+    def metrics_endpoint(self) -> registry.MetricsEndpoint | None:
+        # Kueue's metrics need a bearer token (the starter made a reader ServiceAccount) and keep
+        # Kueue's own names, so they land as their own source beside the apiserver's.
+        return registry.MetricsEndpoint("kueue", self.process.metrics_url, self.process.metrics_token)
 
     def alive(self) -> bool:
         return self.process.alive()

@@ -106,7 +106,7 @@ class Marks:
     def watch_process(self, component, pid):
         pass
 
-    def watch_metrics(self, source, url):
+    def watch_metrics(self, source, url, bearer_token=""):
         pass
 
     def mark_phase(self, name):
