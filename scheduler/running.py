@@ -14,7 +14,7 @@ from scheduler.core.queues import QueueManager
 from scheduler.publishing import metering as publish_metering, publishers, strategies
 from scheduler.kube import client as kube, kubeconfig
 from scheduler.settings import BIND, SchedulerSettings
-from scheduler.visibility import authn, authz, serving
+from scheduler.visibility import authn, authz, pagecache, serving
 
 log = logging.getLogger("kqbench.scheduler")
 AUTHENTICATION_CONFIGMAP = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
@@ -59,7 +59,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             configmap = await reader.get(AUTHENTICATION_CONFIGMAP)
             request_header = authn.RequestHeaderConfig.from_configmap(configmap.get("data") or {})
             authorizer = authz.DelegatingAuthorizer(reader) if settings.authorization == "delegate" else authz.AllowAll()
-            server = serving.VisibilityServer(manager, request_header, authorizer, metrics)
+            pages = pagecache.PageCache() if settings.page_cache else pagecache.NoPageCache()
+            server = serving.VisibilityServer(manager, request_header, authorizer, metrics, page_cache=pages)
             runner = web.AppRunner(server.app(), access_log=None)
             await runner.setup()
             context = serving.server_ssl_context(serving.TLSFiles(settings.tls_cert, settings.tls_key), request_header)

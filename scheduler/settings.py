@@ -38,6 +38,9 @@ class SchedulerSettings:
     """'delegate' (SubjectAccessReview per user and queue, cached) or 'off'."""
     max_unwritten: int = controlling.DEFAULT_MAX_UNWRITTEN
     """Admissions the cycle loop may decide ahead of their status writes."""
+    page_cache: bool = True
+    """Keep encoded visibility pages until their queue changes; False encodes every request's page,
+    as Kueue does (the arm that tells what the cache buys)."""
 
     def __post_init__(self) -> None:
         strategies.get(self.strategy)
@@ -59,7 +62,8 @@ def to_args(settings: SchedulerSettings) -> list[str]:
             *(["--no-client-limit"] if settings.qps is None else ["--qps", repr(settings.qps)]),
             "--burst", str(settings.burst), "--visibility-port", str(settings.visibility_port),
             "--metrics-port", str(settings.metrics_port), "--tls-cert", settings.tls_cert, "--tls-key", settings.tls_key,
-            "--authorization", settings.authorization, "--max-unwritten", str(settings.max_unwritten)]
+            "--authorization", settings.authorization, "--max-unwritten", str(settings.max_unwritten),
+            *([] if settings.page_cache else ["--no-page-cache"])]
 
 
 def _options(function):
@@ -89,6 +93,8 @@ def _options(function):
                      show_default=True, help="delegate (SubjectAccessReview) | off"),
         click.option("--max-unwritten", type=int, default=defaults.max_unwritten, show_default=True,
                      help="Admissions decided ahead of their status writes before the cycle loop waits."),
+        click.option("--no-page-cache", is_flag=True,
+                     help="Encode every visibility page per request (no cache of unchanged pages)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -98,7 +104,7 @@ def _options(function):
 def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float, single_object_interval: float,
                  status_min_interval: float, qps: float, burst: int, no_client_limit: bool, visibility_port: int,
                  metrics_port: int, tls_cert: str, tls_key: str, authorization: str,
-                 max_unwritten: int) -> SchedulerSettings:
+                 max_unwritten: int, no_page_cache: bool = False) -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
     return SchedulerSettings(
         kubeconfig=kubeconfig, strategy=strategy,
@@ -106,7 +112,8 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                                            single_object_interval_seconds=single_object_interval,
                                            topn=topn, topn_interval_seconds=topn_interval),
         qps=None if no_client_limit else qps, burst=burst, visibility_port=visibility_port, metrics_port=metrics_port,
-        tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten)
+        tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
+        page_cache=not no_page_cache)
 
 
 def command(run):

@@ -72,6 +72,8 @@ def install(name, kubeconfig_path, visibility_port) -> None:
               show_default=True, help="Visibility requests: SubjectAccessReview per user and queue, or none.")
 @click.option("--max-unwritten", type=int, default=_DEFAULTS.max_unwritten, show_default=True,
               help="Admissions decided ahead of their status writes before scheduling waits.")
+@click.option("--page-cache/--no-page-cache", default=_DEFAULTS.page_cache, show_default=True,
+              help="Keep encoded visibility pages until their queue changes (off: encode per request, as Kueue).")
 @click.option("--log-dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the scheduler's log (default: the kqbench state folder's logs/).")
 def run(name, kubeconfig_path, log_dir, **fields) -> None:

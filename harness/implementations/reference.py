@@ -35,7 +35,8 @@ def settings_for(cluster: state.ClusterInfo, section: models.SchedulerSection, v
         kubeconfig=cluster.kubeconfig, strategy=section.strategy, publish=publish,
         qps=None if section.no_client_limit else section.qps, burst=section.burst,
         visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert), tls_key=str(files.key),
-        authorization=section.authorization, max_unwritten=section.max_unwritten)
+        authorization=section.authorization, max_unwritten=section.max_unwritten,
+        page_cache=section.page_cache)
 
 
 @dataclass(frozen=True, slots=True)

@@ -234,6 +234,8 @@ class SchedulerSection(_Model):
     """Visibility requests: delegate (SubjectAccessReview per user and queue, cached) or off."""
     max_unwritten: PositiveInt = _PROCESS.max_unwritten
     """Admissions the cycle loop may decide ahead of their status writes."""
+    page_cache: bool = _PROCESS.page_cache
+    """Aggregated strategies: keep encoded pages until their queue changes (false: encode per request, as Kueue)."""
 
     @model_validator(mode="after")
     def _implementation_publishes_the_strategy(self) -> "SchedulerSection":

@@ -15,6 +15,21 @@ DEFAULT_ENTRIES = 1024
 DEFAULT_BYTES = 64 * 1024 * 1024
 
 
+class NoPageCache:
+    """Keeps nothing: every request encodes its page (the setting `page_cache: false`)."""
+
+    max_entries = max_bytes = bytes = 0
+
+    def __len__(self) -> int:
+        return 0
+
+    def get(self, key: Hashable) -> bytes | None:
+        return None
+
+    def put(self, key: Hashable, body: bytes) -> None:
+        pass
+
+
 class PageCache:
     def __init__(self, max_entries: int = DEFAULT_ENTRIES, max_bytes: int = DEFAULT_BYTES) -> None:
         if max_entries < 1 or max_bytes < 1:

@@ -74,6 +74,8 @@ def _non_default(settings):
             changes[f.name] = strategies.CQ_STATUS_TOPN
         elif f.name == "authorization":
             changes[f.name] = "off"
+        elif isinstance(value, bool):
+            changes[f.name] = not value
         elif isinstance(value, str):
             changes[f.name] = value + "-x"
         elif isinstance(value, (int, float)) and not isinstance(value, bool):

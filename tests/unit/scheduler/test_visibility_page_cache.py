@@ -4,7 +4,7 @@ import pytest
 
 from scheduler.core.kinds import QueueingStrategy
 from scheduler.core.pendingqueues import PendingQueue
-from scheduler.visibility.pagecache import PageCache
+from scheduler.visibility.pagecache import NoPageCache, PageCache
 
 from scheduler_builders import WorkloadBuilder
 
@@ -55,3 +55,9 @@ def test_generation_changes_with_membership_and_never_repeats_for_a_new_queue():
     again = PendingQueue("cq", QueueingStrategy.BEST_EFFORT_FIFO)
     again.add(make_workload("a"))
     assert again.generation not in seen
+
+
+def test_the_cache_turned_off_keeps_nothing():
+    off = NoPageCache()
+    off.put(("cq", 0), b"page")
+    assert off.get(("cq", 0)) is None and len(off) == 0
