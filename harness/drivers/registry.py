@@ -7,7 +7,9 @@ A driver is one experiment in a folder of its own (`harness/drivers/<name>/`). I
 - `run(context)`: drives one phase (see PhaseContext);
 - `tables`: the names of the tables it writes (constants exported by its package);
 - `metrics(tables, case)`: its summary.json entries of one case, read from the run's tables;
-- `report(tables, context)`: optionally its section of report.html.
+- `report(tables, context)`: optionally its section of report.html;
+- `ratio_metrics`: prefixes of its metrics whose strategy ratios within one run the summary reports
+  (ratios cancel the machine's speed: gates on them are far less noisy).
 
 PhaseContext, what a run function gets (one object, so that adding a field breaks no driver):
 - `cluster` (ClusterInfo: kubeconfig, ports, binary versions), `scenario` (the case's validated
@@ -98,6 +100,9 @@ class Driver(Protocol):
     @property
     def tables(self) -> tuple[str, ...]: ...
 
+    @property
+    def ratio_metrics(self) -> tuple[str, ...]: ...
+
     def run(self, context: PhaseContext) -> None:
         """Drive one phase, emitting tables as they exist; raise KqbenchError (one line) on failure."""
 
@@ -118,6 +123,7 @@ class DriverSpec:
     run_phase: Callable[[PhaseContext], None]
     summary_metrics: Callable[[Tables, str], list[Metric]] = lambda tables, case: []
     report_section: Callable[[Tables, ReportContext], ReportSection | None] = lambda tables, context: None
+    ratio_metrics: tuple[str, ...] = ()
 
     def run(self, context: PhaseContext) -> None:
         self.run_phase(context)

@@ -93,17 +93,18 @@ def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: 
         unit, better = meta[metric]
         entry = Entry(metric, point, float(statistics.median(values)), unit, better, values)
         summary.entries[entry.key] = entry
-    for entry in ratios(summary.entries.values(), params_of):
+    prefixes = tuple(prefix for driver in (drivers or registry.drivers()) for prefix in driver.ratio_metrics)
+    for entry in ratios(summary.entries.values(), params_of, prefixes):
         summary.entries[entry.key] = entry
     return summary
 
 
-def ratios(entries, params_of: Mapping[str, dict]) -> list[Entry]:
-    """numerator/denominator strategy ratios of latency metrics at points that differ only in strategy."""
+def ratios(entries, params_of: Mapping[str, dict], prefixes: tuple[str, ...]) -> list[Entry]:
+    """numerator/denominator strategy ratios of the metrics named by `prefixes` at points that differ only in strategy."""
     by_point = {(e.metric, e.point): e for e in entries}
     out = []
     for (metric, point), entry in sorted(by_point.items()):
-        if not metric.startswith("load.position_query_p"):
+        if not metric.startswith(prefixes):
             continue
         params = params_of.get(point, {})
         for numerator, denominator in RATIO_PAIRS:
@@ -115,7 +116,7 @@ def ratios(entries, params_of: Mapping[str, dict]) -> list[Entry]:
             if base is None or base.value <= 0:
                 continue
             rest = ",".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in params.items() if k != "scheduler.strategy") or "all"
-            name = f"ratio.{metric.removeprefix('load.')}.{numerator.split('-')[-1]}_over_{denominator.split('-')[-1]}"
+            name = f"ratio.{metric.split('.', 1)[-1]}.{numerator.split('-')[-1]}_over_{denominator.split('-')[-1]}"
             out.append(Entry(name, rest, entry.value / base.value, "ratio", "lower"))
     return out
 

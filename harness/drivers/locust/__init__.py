@@ -10,4 +10,4 @@ from harness.drivers import registry
 from harness.drivers.locust import phases, results, running, summarising
 
 DRIVER = registry.DriverSpec(name="locust", phases=phases.PHASES, tables=results.TABLES, run_phase=running.run,
-                             summary_metrics=summarising.metrics)
+                             summary_metrics=summarising.metrics, ratio_metrics=summarising.RATIO_METRICS)

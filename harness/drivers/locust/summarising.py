@@ -10,6 +10,10 @@ from harness.drivers.locust import results
 from loadtests import naming, settings as ls
 
 
+RATIO_METRICS = ("load.position_query_p",)
+"""Position-query latency percentiles: their indexed/snapshot ratio is the comparison's headline."""
+
+
 def request_mode(name: str) -> str:
     """The load mode of a request name (`GET clusterqueues/pendingworkloads visibility-cq` -> `visibility-cq`)."""
     return naming.parse(name).mode

@@ -73,6 +73,7 @@ class Recorder:
     name = "recorder"
     phases = (locustphases.ChurnPhase,)
     tables = ("steps",)
+    ratio_metrics = ()
 
     def __init__(self, fail: BaseException | None = None) -> None:
         self.fail = fail
