@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.cli import cluster, compare, etcd, load, report, run, scheduler, toolchain
+from harness.cli import capacity, cluster, compare, etcd, load, report, run, scheduler, toolchain
 from harness.errors import KqbenchError
 
 
@@ -19,6 +19,7 @@ def cli() -> None:
 cli.add_command(toolchain.group)
 cli.add_command(cluster.group)
 cli.add_command(run.command)
+cli.add_command(capacity.command)
 cli.add_command(report.command)
 cli.add_command(compare.command)
 cli.add_command(load.command)

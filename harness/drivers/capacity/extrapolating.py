@@ -29,6 +29,8 @@ LARGE_PENDING = 100_000
 LARGE_ADMISSIONS_PER_SECOND = 500.0
 """The churn of a 100k-node cluster: the admission rate the reference scheduler is built to sustain
 there (its 100k benchmark reaches 474-505/s on this machine)."""
+BEYOND = 1e9
+"""Predicted break points past a billion pending are reported as never (a fit on noise)."""
 SATURATED = 1.1
 """A step saturated the apiserver when it demanded 10% more writes than were delivered."""
 COLUMNS = ("design", "model", "fitted", "measured_max_held", "measured_first_broken", "predicted_break_here",
@@ -68,6 +70,7 @@ def _solve(f, target: float, low: float = 1.0, high: float = 1e9) -> float:
 
 
 def _row(design: dict, model: str, fitted: str, here: float, large: float, at_large: float, capacity: pd.Series):
+    here, large, at_large = (math.inf if v > BEYOND else v for v in (here, large, at_large))
     verdict = "unknown" if math.isnan(at_large) else ("breaks" if at_large <= LARGE_PENDING else "holds")
     return {"design": design["design"], "model": model, "fitted": fitted,
             "measured_max_held": capacity.get("max_held", math.nan),

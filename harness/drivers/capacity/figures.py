@@ -1,9 +1,9 @@
 """One step's figures from what was measured during it (pure): three boundary scrapes of the
 apiserver and the scheduler, the Locust history, and process samples.
 
-Windows: refusals and throttling count over the whole step (a write refused while filling is a
-position users never see); rates, latencies and staleness over the hold, when pending is at its
-target. Locust keeps exact percentiles per sampling interval only, so a window's p99 is pooled from
+Windows: refusals, throttling and admissions count over the whole step (a write refused while
+filling is a position users never see; admissions come in waves); write rates, latencies and
+staleness over the hold, when pending is at its target. Locust keeps exact percentiles per sampling interval only, so a window's p99 is pooled from
 the intervals' quantiles (`pooled_quantile`).
 """
 
@@ -23,6 +23,7 @@ REFUSED_REASONS = frozenset({"TooLarge", "Invalid", "413", "422"})
 """The scheduler's failure reasons for a write the apiserver or etcd refused outright (not 429)."""
 BYSTANDER_MODE = "bystander"
 SINGLE_OBJECT_VERBS = ("GET", "PATCH", "PUT", "POST", "DELETE")
+LONG_RUNNING = ("WATCH", "CONNECT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +84,22 @@ def from_scrapes(boundaries: Boundaries) -> dict[str, float | None]:
 
     writes = counter(sched_hold, "kqbench_positions_writes_total")
     changes = counter(sched_hold, "kqbench_positions_changes_total")
-    throttled = [counter(api_step, "apiserver_request_total", lambda labels: labels.get("code") == "429"),
+    # Watches are left out of both counts: a watch answered 429 is a watcher re-establishing while a
+    # CRD's storage re-initialises (the scheduler's restart re-applies its CRDs), not a throttled client.
+    throttled = [counter(api_step, "apiserver_request_total",
+                         lambda labels: labels.get("code") == "429" and labels.get("verb") not in LONG_RUNNING),
                  counter(api_step, "apiserver_flowcontrol_rejected_requests_total")]
     return {
         "pending": gauge(boundaries.end.get(catalog.SCHEDULER), "kqbench_scheduler_pending_workloads"),
         "refused_position_writes": counter(sched_step, "kqbench_positions_write_failures_total",
                                            lambda labels: labels.get("reason") in REFUSED_REASONS),
         "staleness_p99_seconds": histogram_quantile(sched_hold, "kqbench_positions_staleness_seconds", 0.99),
-        "requests": counter(api_step, "apiserver_request_total"),
+        "requests": counter(api_step, "apiserver_request_total", lambda labels: labels.get("verb") not in LONG_RUNNING),
         "throttled_requests": None if throttled[0] is None else throttled[0] + (throttled[1] or 0.0),
-        "admissions_per_second": per_second(counter(sched_hold, "kqbench_scheduler_admitted_total")),
+        # Over the whole step: admissions come in waves as quota frees (runtimes end together after
+        # a fill), and a hold of a minute or less would compare the phase of a wave, not a design.
+        "admissions_per_second": _rate(counter(sched_step, "kqbench_scheduler_admitted_total"),
+                                       boundaries.seconds(catalog.SCHEDULER, whole_step=True)),
         "position_writes_per_second": per_second(writes),
         # status-field counts each position change it must write; the others coalesce by design,
         # so what they write is what they need.
@@ -100,6 +107,10 @@ def from_scrapes(boundaries: Boundaries) -> dict[str, float | None]:
         "position_write_bytes_per_second": per_second(counter(sched_hold, "kqbench_positions_write_bytes_total")),
         "largest_object_bytes": gauge(boundaries.end.get(catalog.SCHEDULER), "kqbench_positions_largest_object_bytes"),
     }
+
+
+def _rate(value: float | None, seconds: float) -> float | None:
+    return None if value is None or not seconds > 0 else value / seconds
 
 
 def pooled_quantile(rows: pd.DataFrame, q: float) -> float:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
 from harness.drivers.capacity import conditions, searching
+from harness.scenarios import base
 
 
-class CapacityPhase(BaseModel):
+class CapacityPhase(base.Model):
     """Raise `vary` from `from` to `to` (geometric, then bisection) until a break condition holds.
 
     Each step: delete every Workload and restart the scheduler (a fresh start, see the README), fill
@@ -17,7 +18,7 @@ class CapacityPhase(BaseModel):
     then judge the step from what the hold measured.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)  # `from`/`to` or start/stop
 
     kind: Literal["capacity"] = "capacity"
     vary: Literal["queue.pending"] = "queue.pending"

@@ -47,13 +47,15 @@ def figure(steps: pd.DataFrame) -> bytes:
             if values.isna().all():
                 continue
             drawn = True
-            ax.plot(rows["load"], values, marker=".", color=color, label=name)
             if column == "position_writes_demanded_per_second":
-                ax.plot(rows["load"], rows["position_writes_per_second"].astype(float), color=color, linestyle=":")
+                ax.plot(rows["load"], values, color=color, linestyle="--")
+                values = rows["position_writes_per_second"].astype(float)
+            ax.plot(rows["load"], values, marker=".", color=color, label=name)
             broken = rows[~rows["held"].astype(bool)]
             if not broken.empty:
                 first = broken.nsmallest(1, "load")
-                ax.plot(first["load"], first[column].astype(float) * scale, marker="x", markersize=12, color=color,
+                marked = "position_writes_per_second" if column == "position_writes_demanded_per_second" else column
+                ax.plot(first["load"], first[marked].astype(float) * scale, marker="x", markersize=12, color=color,
                         linestyle="none")
         if not drawn:
             ax.text(0.5, 0.5, "not measured in this run", ha="center", va="center", color="gray", transform=ax.transAxes)

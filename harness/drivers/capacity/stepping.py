@@ -31,6 +31,10 @@ FILL_SLACK = 1.15
 """Fill budget over the nominal `load / create rate`: creates queue behind admissions' writes."""
 FILL_FLOOR_SECONDS = 15.0
 POLL_SECONDS = 2.0
+RESET_SECONDS = 10.0
+"""Deleting an empty namespace's Workloads and restarting the scheduler (measured: 6-10 s)."""
+DELETE_PER_SECOND = 1000.0
+"""Workloads kube-apiserver deletes per second in a delete-collection on this machine (estimate)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,3 +149,9 @@ class Stepper:
                     return
         except BaseException as error:  # reported by the step, not lost in a thread
             hold.error = error
+
+
+def estimate_seconds(settings: StepSettings, loads: Sequence[int]) -> float:
+    """A dry estimate of a search's duration over `loads` (reset + fill budget + hold per step)."""
+    return sum(RESET_SECONDS + load / DELETE_PER_SECOND + settings.fill_budget(load) + settings.hold_seconds
+               for load in loads)

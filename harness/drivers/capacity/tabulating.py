@@ -41,6 +41,21 @@ def design(strategy: str, no_client_limit: bool) -> str:
     return f"{strategy}, no client limit" if no_client_limit else strategy
 
 
+def variants(strategies: list[str] | tuple[str, ...], qps: float = 50.0, burst: int = 100) -> list[dict]:
+    """What a capacity run sweeps over the scheduler section: aggregated-indexed first (the others
+    are compared with it), status-field twice (Kueue's client limit, then none). Each variant is
+    merged into the scenario's section, so unnamed fields keep the scenario's values."""
+    ordered = sorted(dict.fromkeys(strategies), key=lambda s: s != conditions.REFERENCE_STRATEGY)
+    found = []
+    for strategy in ordered:
+        if strategy == "status-field":
+            found.append({"strategy": strategy, "qps": qps, "burst": burst, "no_client_limit": False})
+            found.append({"strategy": strategy, "no_client_limit": True})
+        else:
+            found.append({"strategy": strategy})
+    return found
+
+
 def plan_row(name: str, strategy: str, limit: str, vary: str, plan: searching.SearchPlan, hold_seconds: float,
              thresholds: conditions.BreakThresholds) -> pd.DataFrame:
     row = {"design": name, "strategy": strategy, "client_limit": limit, "vary": vary, "start": plan.start,

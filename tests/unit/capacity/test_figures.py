@@ -39,11 +39,11 @@ def boundaries(live: Scheduler, during_fill, during_hold) -> figures.Boundaries:
                               {catalog.APISERVER: api[2], catalog.SCHEDULER: end})
 
 
-def test_scrape_figures_take_refusals_over_the_step_and_rates_over_the_hold():
+def test_scrape_figures_take_refusals_and_admissions_over_the_step_and_writes_over_the_hold():
     def fill(s):
         s.publish.failed("TooLarge")
         s.publish.failed("TooManyRequests")
-        s.metrics.admitted_total.labels("cq-0").inc(1000)  # not in the hold: not in the rate
+        s.metrics.admitted_total.labels("cq-0").inc(1000)  # admissions count over the whole step
 
     def hold(s):
         s.metrics.admitted_total.labels("cq-0").inc(600)
@@ -58,7 +58,7 @@ def test_scrape_figures_take_refusals_over_the_step_and_rates_over_the_hold():
 
     found = figures.from_scrapes(boundaries(Scheduler(), fill, hold))
     assert found["refused_position_writes"] == 2
-    assert found["admissions_per_second"] == pytest.approx(10.0)
+    assert found["admissions_per_second"] == pytest.approx(16.0)
     assert found["position_writes_per_second"] == pytest.approx(50.0)
     assert found["position_writes_demanded_per_second"] == pytest.approx(100.0)
     assert found["position_write_bytes_per_second"] == pytest.approx(3500.0)
@@ -82,7 +82,7 @@ def test_a_missing_scheduler_scrape_leaves_its_figures_unmeasured_not_zero():
     gone = figures.Boundaries(bounds.start, {**bounds.hold, catalog.SCHEDULER: samples.failed(catalog.SCHEDULER, 40, "x")},
                               bounds.end)
     found = figures.from_scrapes(gone)
-    assert found["admissions_per_second"] is None and found["staleness_p99_seconds"] is None
+    assert found["position_writes_per_second"] is None and found["staleness_p99_seconds"] is None
     assert found["refused_position_writes"] == 0  # the whole-step window still has its two scrapes
 
 
@@ -127,3 +127,18 @@ def test_processes_and_combine_into_step_figures():
              ((1, "kube-apiserver", 100), (2, "kube-apiserver", 300), (2, "etcd", 50))]
     combined = figures.combine({"pending": 10.0, "staleness_p99_seconds": None}, figures.from_processes(procs))
     assert combined == conditions.StepFigures(pending=10.0, apiserver_rss_bytes=300.0, etcd_rss_bytes=50.0)
+
+
+def test_throttling_counts_requests_but_not_watches_reestablishing():
+    def api(t, watch_429, get_429, gets):
+        request = "apiserver_request_total"
+        values = {(request, samples.labels_of({"verb": "WATCH", "code": "429"})): watch_429,
+                  (request, samples.labels_of({"verb": "WATCH", "code": "200"})): 50.0,
+                  (request, samples.labels_of({"verb": "GET", "code": "429"})): get_429,
+                  (request, samples.labels_of({"verb": "GET", "code": "200"})): gets}
+        return samples.Scrape(catalog.APISERVER, t, values)
+
+    bounds = figures.Boundaries({catalog.APISERVER: api(0, 0, 0, 0)}, {catalog.APISERVER: api(1, 0, 0, 0)},
+                                {catalog.APISERVER: api(2, 5, 2, 998)})
+    found = figures.from_scrapes(bounds)
+    assert (found["throttled_requests"], found["requests"]) == (2, 1000)

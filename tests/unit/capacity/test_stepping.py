@@ -73,7 +73,7 @@ def test_a_step_resets_fills_holds_and_is_judged_on_what_the_hold_measured():
     verdict = step(2000)
     assert world.log == ["reset", "capacity-00-fill", "load 2000 for 98s", "capacity-00-hold"]
     assert verdict.broken == (conditions.QUERY,)
-    assert verdict.figures["admissions_per_second"] == pytest.approx(10.0)
+    assert verdict.figures["admissions_per_second"] == pytest.approx(10.0)  # 600 over the 60 s step
     assert verdict.figures["largest_object_bytes"] == 200_000
     assert verdict.figures["etcd_rss_bytes"] == 500
     assert emitted == ["capacity-00-load"]

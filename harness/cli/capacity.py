@@ -1,0 +1,129 @@
+"""`kqbench capacity SCENARIO`: where each position design breaks, found by a search per design."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from harness.drivers.capacity import phases as capacityphases, searching, stepping, tabulating
+from harness.errors import KqbenchError
+from harness.results import runs, tables as tidy
+from harness.running import adapters, runner
+from harness.scenarios import loading, models
+
+STRATEGY_CHOICES = click.Choice(list(models.STRATEGIES))
+
+
+def capacity_phase(scenario: models.Scenario) -> tuple[str, capacityphases.CapacityPhase]:
+    found = [(name, phase) for name, phase in scenario.phases.items() if isinstance(phase, capacityphases.CapacityPhase)]
+    if len(found) != 1:
+        raise KqbenchError(f"scenario {scenario.name!r} has {len(found)} capacity phases: give it exactly one "
+                           "(`phases: {capacity: {from: 1000, to: 32000}}`)")
+    return found[0]
+
+
+def overrides_for(scenario: models.Scenario, vary: str | None, start: int | None, stop: int | None,
+                  strategies: tuple[str, ...]) -> list[str]:
+    """--set items that carry the command's options into the scenario (so run.json records them)."""
+    name, _ = capacity_phase(scenario)
+    items = []
+    for key, value in (("vary", vary), ("from", start), ("to", stop)):
+        if value is not None:
+            items.append(f"phases.{name}.{key}={value}")
+    if strategies:
+        section = scenario.scheduler
+        items.append("sweep.scheduler=" + json.dumps(tabulating.variants(strategies, section.qps, section.burst)))
+    return items
+
+
+def estimate(loaded: loading.Loaded) -> tuple[float, float]:
+    """(seconds if every design holds to `to`, seconds if every design breaks at its last geometric step)."""
+    low = high = 0.0
+    for case in loaded.cases:
+        _, phase = capacity_phase(case.scenario)
+        settings = stepping.StepSettings("capacity", phase.hold_seconds, phase.fill_timeout_seconds,
+                                         case.scenario.load.rates.create_per_second, "", phase.thresholds)
+        plan = phase.plan()
+        geometric = plan.geometric_loads()
+        bisections = searching.steps_needed(plan) - len(geometric)
+        middle = (geometric[-2] + geometric[-1]) // 2 if len(geometric) > 1 else geometric[-1]
+        low += stepping.estimate_seconds(settings, geometric)
+        high += stepping.estimate_seconds(settings, [*geometric, *[middle] * max(0, bisections)])
+    return low, high
+
+
+@click.command("capacity")
+@click.argument("scenario")
+@click.option("--vary", type=click.Choice(["queue.pending"]), default=None,
+              help="The load axis raised step by step (pending Workloads; churn goes on at load.rates).")
+@click.option("--from", "start", type=click.IntRange(min=1), default=None, help="First load tried (default: the scenario's).")
+@click.option("--to", "stop", type=click.IntRange(min=1), default=None, help="Largest load tried (default: the scenario's).")
+@click.option("--strategies", default=None, metavar="S1,S2",
+              help=f"Designs to search, comma-separated from: {', '.join(models.STRATEGIES)}. "
+                   "aggregated-indexed runs first (the admissions condition compares with it); status-field runs "
+                   "twice, with Kueue's client limit and without one. Default: the scenario's sweep.")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
+@click.option("--out", "out_parent", type=click.Path(file_okay=False, path_type=Path), default=runs.RUNS_DIR,
+              show_default=True, help="Parent folder of run folders.")
+@click.option("--dry-run", is_flag=True, help="List the designs and a duration estimate, start nothing.")
+def command(scenario, vary, start, stop, strategies, overrides, out_parent, dry_run) -> None:
+    """Search, per design, the largest load that holds before a break condition (see the README).
+
+    One cluster per design, reused across steps. Each step deletes every Workload and restarts the
+    scheduler, fills to the step's pending with churn, queries and bystanders, holds, and is judged.
+    Progress is printed per step; Ctrl-C keeps every finished step. Writes capacity.csv and
+    report.html into the run folder.
+    """
+    chosen = tuple(s.strip() for s in strategies.split(",") if s.strip()) if strategies else ()
+    unknown = [s for s in chosen if s not in models.STRATEGIES]
+    if unknown:
+        raise click.BadParameter(f"{', '.join(unknown)} is not a strategy: use {', '.join(models.STRATEGIES)}",
+                                 param_hint="--strategies")
+    base = loading.load(scenario, list(overrides))
+    loaded = loading.load(scenario, [*overrides, *overrides_for(base.scenario, vary, start, stop, chosen)])
+    low, high = estimate(loaded)
+    console = Console(stderr=True)
+    console.print(f"{len(loaded.cases)} design(s); estimated {low / 60:.0f}-{high / 60:.0f} min of steps "
+                  "(holds to `to` .. breaks near it), plus about 1 min per design to start its cluster", highlight=False)
+    if dry_run:
+        for case in loaded.cases:
+            _, phase = capacity_phase(case.scenario)
+            click.echo(f"{case.id}: {phase.plan().describe()}")
+        return
+    result = runner.run(loaded, adapters.hooks_for(loaded.scenario), runner.RunOptions(out_parent, True),
+                        say=lambda text: console.print(text, highlight=False, markup=False))
+    tables = tidy.read(result.folder)
+    capacity = tabulating.capacity(tables)
+    stopped = {c.id for c in result.record.cases if c.status in ("interrupted", "skipped")}
+    if stopped and not capacity.empty:
+        steps = tables[tabulating.STEPS]
+        designs = set(steps.loc[steps["case"].isin(stopped), "design"])
+        capacity.loc[capacity["design"].isin(designs), "conclusion"] = searching.INTERRUPTED
+    capacity.to_csv(result.folder / tabulating.CAPACITY_CSV, index=False)
+    _print(console, capacity)
+    click.echo(f"results: {result.folder}")
+    if result.report:
+        click.echo(f"report: {result.report}")
+    if result.interrupted:
+        raise KeyboardInterrupt("capacity search interrupted; finished steps kept")
+    if result.record.status != "ok":
+        sys.exit(1)
+
+
+def _print(console: Console, capacity) -> None:
+    table = Table(title="capacity: largest load held before a break condition")
+    for column in ("design", "conclusion", "max held", "first broken", "broke on"):
+        table.add_column(column)
+    for row in capacity.itertuples(index=False):
+        table.add_row(row.design, row.conclusion, _int(row.max_held), _int(row.first_broken), row.broke_on or "-")
+    console.print(table)
+
+
+def _int(value: float) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.0f}"

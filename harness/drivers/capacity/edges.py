@@ -1,0 +1,132 @@
+"""The capacity step's I/O on a real cluster: delete Workloads, restart the scheduler, scrape,
+sample processes, run Locust. Everything here is bounded in time; the scheduler this module
+starts is stopped by `close()`, which the driver calls in a `finally`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from pathlib import Path
+
+from harness import kubeconfig, rest
+from harness.clusters import state
+from harness.drivers.capacity import stepping
+from harness.errors import KqbenchError
+from harness.metrics import catalog, samples, sampling, scraping
+from scheduler.api import groups
+
+WORKLOADS = groups.PATH + "/namespaces/{namespace}/workloads"
+PENDING_METRIC = "kqbench_scheduler_pending_workloads"
+
+
+class ClusterEdges:
+    """One design's cluster and scheduler across the steps of its search."""
+
+    def __init__(self, cluster: state.ClusterInfo, scenario, scheduler, out_dir: Path, reset_timeout: float,
+                 start_scheduler, run_load) -> None:
+        self.cluster = cluster
+        self.scenario = scenario
+        self.out_dir = Path(out_dir)
+        self.reset_timeout = reset_timeout
+        self.creds = kubeconfig.load(cluster.kubeconfig)
+        self._start_scheduler = start_scheduler
+        self._run_load = run_load
+        self.original = scheduler
+        self.scheduler = scheduler
+        self.restarts = 0
+        self.namespaces = sorted({ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()}) or [
+            "kqbench-churn"]
+        self.apiserver = [t for t in scraping.targets(cluster) if t.source == catalog.APISERVER]
+
+    def edges(self) -> stepping.Edges:
+        return stepping.Edges(reset=self.reset, scrape=self.scrape, processes=self.processes, pending=self.pending,
+                              run_load=self.run_load, mark_phase=lambda name: None)
+
+    # -- reset ------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Delete every Workload (one delete-collection per namespace, then wait until none is
+        left), then restart the scheduler on the same /metrics port (the run's collector keeps
+        scraping it; its counters restart from zero, which the collector reads as a restart)."""
+        deadline = time.monotonic() + self.reset_timeout
+        for namespace in self.namespaces:
+            try:
+                rest.request(self.creds, "DELETE", WORKLOADS.format(namespace=namespace),
+                             timeout=max(1.0, min(60.0, deadline - time.monotonic())))
+            except OSError:
+                pass  # a delete-collection that outlives its request goes on in the apiserver: wait below
+        left = self._remaining()
+        while left and time.monotonic() < deadline:
+            time.sleep(1.0)
+            left = self._remaining()
+        if left:
+            raise KqbenchError(f"Workloads still present in {', '.join(left)} after {self.reset_timeout:.0f}s of "
+                               "deleting: raise reset_timeout_seconds")
+        self._restart()
+
+    def _remaining(self) -> list[str]:
+        left = []
+        for namespace in self.namespaces:
+            try:
+                status, body = rest.get(self.creds, WORKLOADS.format(namespace=namespace) + "?limit=1", timeout=30)
+            except OSError:
+                left.append(namespace)
+                continue
+            if status != 200 or json.loads(body).get("items"):
+                left.append(namespace)
+        return left
+
+    def _restart(self) -> None:
+        metrics_port = _port(self.scheduler.metrics_url() if self.scheduler else None)
+        if self.scheduler is not None:
+            self.scheduler.stop()
+        self.scheduler = None
+        self.scheduler = self._start_scheduler(self.cluster, self.scenario.scheduler, self.out_dir, metrics_port)
+        self.restarts += 1
+
+    def close(self) -> None:
+        """Stop the scheduler this driver started (the runner stops the one it started)."""
+        if self.scheduler is not None and self.scheduler is not self.original:
+            self.scheduler.stop()
+
+    # -- measuring --------------------------------------------------------------------------
+
+    def scrape(self) -> dict[str, samples.Scrape]:
+        found = {}
+        targets = list(self.apiserver)
+        if self.scheduler is not None and self.scheduler.metrics_url():
+            targets.append(scraping.scheduler_target(self.scheduler.metrics_url()))
+        for target in targets:
+            t = time.monotonic()
+            try:
+                found[target.source] = samples.parse(scraping.fetch(target, 30.0), target.source, t)
+            except KqbenchError as error:
+                found[target.source] = samples.failed(target.source, t, str(error))
+        return found
+
+    def processes(self):
+        pids = dict(self.cluster.pids)
+        if self.scheduler is not None and self.scheduler.pid():
+            pids["scheduler"] = self.scheduler.pid()
+        return sampling.sample(pids, time.monotonic())
+
+    def pending(self) -> float | None:
+        if self.scheduler is None or not self.scheduler.metrics_url():
+            return None
+        try:
+            text = scraping.fetch(scraping.scheduler_target(self.scheduler.metrics_url()), 10.0)
+        except KqbenchError:
+            return None
+        from harness import schedulerproc
+
+        return schedulerproc.metric_sum(text, PENDING_METRIC)
+
+    def run_load(self, pending: int, seconds: float, name: str) -> stepping.LoadOutcome:
+        return self._run_load(self.cluster, self.scenario, pending, seconds, self.out_dir / name)
+
+
+def _port(url: str | None) -> int:
+    """The port of a /metrics URL (0: pick a free one)."""
+    return urllib.parse.urlparse(url).port or 0 if url else 0
