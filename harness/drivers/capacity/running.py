@@ -73,7 +73,7 @@ def progress(step: searching.Step) -> str:
 def restart_reference(cluster, section, log_dir: Path, metrics_port: int):
     """Start the reference scheduler on a given /metrics port (the run's collector scrapes it) and,
     for the visibility strategies, wait until kube-apiserver reaches its new visibility port."""
-    from harness import aggregation, kubeconfig, schedulerproc
+    from harness import apiservice, kubeconfig, schedulerproc
     from harness.clusters import ports as portpicking
     from harness.implementations import reference
 
@@ -83,7 +83,7 @@ def restart_reference(cluster, section, log_dir: Path, metrics_port: int):
     handle = reference.ReferenceScheduler(schedulerproc.launch(settings, schedulerproc.log_path_of(cluster, log_dir)))
     if strategies.get(section.strategy).visibility_api:
         try:
-            aggregation.wait_available(kubeconfig.load(cluster.kubeconfig))
+            apiservice.wait_available(kubeconfig.load(cluster.kubeconfig))
         except BaseException:
             handle.stop()
             raise
