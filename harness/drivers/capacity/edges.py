@@ -10,7 +10,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from harness import kubeconfig, rest
+from harness import kubeconfig, rest, waiting
 from harness.clusters import state
 from harness.drivers.capacity import stepping
 from harness.errors import KqbenchError
@@ -57,13 +57,9 @@ class ClusterEdges:
                              timeout=max(1.0, min(60.0, deadline - time.monotonic())))
             except OSError:
                 pass  # a delete-collection that outlives its request goes on in the apiserver: wait below
-        left = self._remaining()
-        while left and time.monotonic() < deadline:
-            time.sleep(1.0)
-            left = self._remaining()
-        if left:
-            raise KqbenchError(f"Workloads still present in {', '.join(left)} after {self.reset_timeout:.0f}s of "
-                               "deleting: raise reset_timeout_seconds")
+        waiting.poll(lambda: not self._remaining(), timeout=max(1.0, deadline - time.monotonic()), interval=1.0,
+                     failure=lambda: f"Workloads still present in {', '.join(self._remaining())} after "
+                                     f"{self.reset_timeout:.0f}s of deleting: raise reset_timeout_seconds")
         self._restart()
 
     def _remaining(self) -> list[str]:
