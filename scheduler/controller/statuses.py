@@ -14,6 +14,7 @@ import time
 
 from scheduler.api import groups
 from scheduler.core import activation, queuestatus
+from scheduler.core.quantities import format_quantity
 from scheduler.core.workloads import Workload
 
 GROUP_VERSION = groups.API_VERSION
@@ -85,6 +86,18 @@ def queue_status(kind: str, name: str, namespace: str | None, status: queuestatu
     active = status.active
     active_condition = keep_transition(condition("Active", active.status, active.reason, active.message, now),
                                        previous)
-    return {"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata,
-            "status": {"pendingWorkloads": status.pending, "reservingWorkloads": status.admitted,
-                       "admittedWorkloads": status.admitted, "conditions": [active_condition]}}
+    body = {"pendingWorkloads": status.pending, "reservingWorkloads": status.admitted,
+            "admittedWorkloads": status.admitted, "conditions": [active_condition]}
+    if kind == "ClusterQueue":
+        flavors = flavors_usage(status.usage)
+        body |= {"flavorsUsage": flavors, "flavorsReservation": flavors}
+    return {"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata, "status": body}
+
+
+def flavors_usage(usage: tuple[queuestatus.ResourceUsage, ...]) -> list[dict]:
+    """Kueue's status.flavorsUsage: one entry per flavor, its resources with total and borrowed."""
+    flavors: dict[str, list[dict]] = {}
+    for u in usage:
+        flavors.setdefault(u.flavor, []).append(
+            {"name": u.resource, "total": format_quantity(u.total), "borrowed": format_quantity(u.borrowed)})
+    return [{"name": name, "resources": resources} for name, resources in flavors.items()]

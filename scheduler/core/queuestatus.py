@@ -1,5 +1,9 @@
 """ClusterQueue and LocalQueue status as Kueue reports it: counts and the Active condition.
 
+A ClusterQueue's status also carries ``flavorsUsage`` and ``flavorsReservation`` (equal here: no
+admission checks), one entry per flavor of its resource groups in spec order with every covered
+resource, zeros included, as Kueue writes them: Kueue's own performance recorder reads the first
+flavor's first resource, so the order is part of the contract.
 ``kubectl kueue list clusterqueue`` prints ``status.pendingWorkloads``, ``admittedWorkloads`` and
 whether the ``Active`` condition is True; ``list localqueue`` the counts. Reasons and messages are
 Kueue's (pkg/cache/scheduler ``inactiveReason``, the LocalQueue reconciler), so a reader of either
@@ -8,7 +12,7 @@ scheduler's objects sees the same text. Pure: reads a ``QueueManager``, changes 
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
 from scheduler.core.kinds import ClusterQueue, LocalQueue
@@ -30,11 +34,35 @@ class Active:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceUsage:
+    flavor: str
+    resource: str
+    total: int
+    """Quota held by admitted workloads (milli-units)."""
+    borrowed: int
+    """The part of `total` above the queue's nominal quota (borrowed from its cohort)."""
+
+
+@dataclass(frozen=True, slots=True)
 class QueueStatus:
     pending: int
     admitted: int
     """Admitted and quota-reserving are the same here: there are no admission checks."""
     active: Active
+    usage: tuple[ResourceUsage, ...] = ()
+    """ClusterQueues only: per flavor and resource, in spec order."""
+
+
+def cluster_queue_usage(cq: ClusterQueue, used: Mapping[tuple[str, str], int]) -> tuple[ResourceUsage, ...]:
+    """Usage per flavor and covered resource of `cq`, in its spec's order, zeros included."""
+    out = []
+    for group in cq.resource_groups:
+        for flavor in group.flavors:
+            nominal = {r.name: r.nominal for r in flavor.resources}
+            for resource in group.covered_resources:
+                total = used.get((flavor.name, resource), 0)
+                out.append(ResourceUsage(flavor.name, resource, total, max(0, total - nominal.get(resource, 0))))
+    return tuple(out)
 
 
 def cluster_queue_active(cq: ClusterQueue, known_flavors: Container[str]) -> Active:
@@ -76,7 +104,8 @@ def queue_statuses(manager: QueueManager) -> tuple[dict[str, QueueStatus], dict[
         admitted = list(manager.admitted_in([name]))
         cq = manager.quotas.cluster_queues[name]
         cluster_queues[name] = QueueStatus(manager.pending_count(name), len(admitted),
-                                           cluster_queue_active(cq, manager.flavors))
+                                           cluster_queue_active(cq, manager.flavors),
+                                           cluster_queue_usage(cq, manager.quotas.usage.get(name, {})))
         for key, count in manager.pending_by_local_queue(name).items():
             lq_counts.setdefault(key, [0, 0])[0] += count
         for entry in admitted:

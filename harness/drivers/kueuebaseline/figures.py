@@ -9,9 +9,12 @@ monitoring time). *Wall time* is the wall time of the scheduler process (minimal
 runner stops once generation is done and no ClusterQueue has pending or reserving workloads.
 
 Ours: times are taken by the generator's clock when it sees the event (sub-second, as Kueue's
-recorder does); a ClusterQueue's usage is the sum of CPU of its admitted, not yet finished
-workloads (what flavorsUsage reports), so the integral is sum(cpu x admitted duration); the window
-and the wall time both run from the start of generation to the last Finished.
+recorder does). *CQ usage* is read as Kueue's recorder reads it, from each ClusterQueue's
+status.flavorsUsage (first flavor, first resource) as its informer sees it change, held until the
+next change, over the window from the first to the last ClusterQueue event; both implementations
+write that status, so the figure means the same for both (`usage_from_status`). The usage integral
+from the Workloads themselves (sum of cpu x admitted duration, from the start of generation to the
+last Finished) stays beside it as `cq_usage_percent_from_workloads`.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ KUEUE_RANGESPEC = {
 }
 """Averages of 5 trial runs in the comments of kueue's test/performance/scheduler/configs/baseline/rangespec.yaml
 (the version read for this port): wall 351116.4 ms, usage 58.7 %, admission 215468 / 76768 / 6666 ms."""
-UNITS = {"wall_seconds": "s", "cq_usage_percent": "%"}
+UNITS = {"wall_seconds": "s", "cq_usage_percent": "%", "cq_usage_percent_from_workloads": "%"}
 
 
 @dataclass(slots=True)
@@ -74,6 +77,39 @@ class WorkloadRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class QueueEvent:
+    """One ClusterQueue as an informer saw it (Kueue's recorder CQEvent, the fields the usage needs)."""
+
+    t: float
+    cluster_queue: str
+    cpu_used_milli: int
+    """status.flavorsUsage[0].resources[0].total (0 when the status has none yet)."""
+    cpu_quota_milli: int
+    """spec.resourceGroups[0].flavors[0].resources[0].nominalQuota."""
+
+
+def usage_from_status(events: list[QueueEvent]) -> float | None:
+    """CQ usage in percent as Kueue's recorder computes it (None without events or quota).
+
+    Per ClusterQueue, the CPU of one event is held until its next event (mCPU x s); the sum over
+    queues is divided by the summed nominal quota (each queue's last event) times the window from
+    the first event of any queue to the last event of any queue.
+    """
+    last: dict[str, QueueEvent] = {}
+    used = 0.0
+    for event in sorted(events, key=lambda e: e.t):
+        before = last.get(event.cluster_queue)
+        if before is not None and before.cpu_used_milli > 0:
+            used += before.cpu_used_milli * (event.t - before.t)
+        last[event.cluster_queue] = event
+    if not last:
+        return None
+    quota = sum(e.cpu_quota_milli for e in last.values())
+    window = max(e.t for e in last.values()) - min(e.t for e in events)
+    return 100.0 * used / (quota * window) if quota and window > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
 class ClassFigures:
     workload_class: str
     count: int
@@ -94,7 +130,11 @@ class Figures:
     end: float
     wall_seconds: float
     cq_usage_percent: float
+    """From ClusterQueue status when any queue reported flavorsUsage, else from the Workloads."""
     classes: tuple[ClassFigures, ...] = field(default_factory=tuple)
+    cq_usage_percent_from_workloads: float | None = None
+    cq_usage_source: str = "workloads"
+    """Where cq_usage_percent comes from: `flavorsUsage` (as Kueue's recorder) or `workloads`."""
 
     @property
     def complete(self) -> bool:
@@ -103,6 +143,8 @@ class Figures:
     def metrics(self) -> dict[str, float]:
         """The comparable numbers by Kueue's names (time to admission per class)."""
         out = {"wall_seconds": self.wall_seconds, "cq_usage_percent": self.cq_usage_percent}
+        if self.cq_usage_percent_from_workloads is not None:
+            out["cq_usage_percent_from_workloads"] = self.cq_usage_percent_from_workloads
         for c in self.classes:
             if c.mean_time_to_admission_seconds is not None:
                 out[f"time_to_admission_seconds[{c.workload_class}]"] = c.mean_time_to_admission_seconds
@@ -117,7 +159,7 @@ def _quantile(values: list[float], q: float) -> float | None:
 
 
 def compute(records: list[WorkloadRecord], nominal_milli: dict[str, int], start: float,
-            end: float | None = None) -> Figures:
+            end: float | None = None, queue_events: list[QueueEvent] | None = None) -> Figures:
     """Figures over records; `start` is when generation began, `end` defaults to the last Finished.
 
     Workloads still admitted at `end` count as admitted until `end`; never-admitted ones are left out
@@ -144,8 +186,12 @@ def compute(records: list[WorkloadRecord], nominal_milli: dict[str, int], start:
             mean_time_to_admission_seconds=statistics.fmean(waits) if waits else None,
             p50_time_to_admission_seconds=_quantile(waits, 0.5), p90_time_to_admission_seconds=_quantile(waits, 0.9),
             mean_time_to_finish_seconds=statistics.fmean(runs) if runs else None))
+    mine = [e for e in queue_events or () if e.cluster_queue in nominal_milli]
+    from_status = usage_from_status(mine) if any(e.cpu_used_milli for e in mine) else None
     return Figures(workloads=len(records), finished=len(finishes), start=start, end=end, wall_seconds=end - start,
-                   cq_usage_percent=usage, classes=tuple(classes))
+                   cq_usage_percent=usage if from_status is None else from_status, classes=tuple(classes),
+                   cq_usage_percent_from_workloads=usage,
+                   cq_usage_source="workloads" if from_status is None else "flavorsUsage")
 
 
 def _class_order(name: str) -> tuple[int, str]:

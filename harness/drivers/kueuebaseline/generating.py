@@ -5,6 +5,8 @@ One asyncio loop in the harness process, as Kueue's runner is one process next t
   recorded, so a run that could not keep the arrival pattern says so);
 - an informer on Workloads records, by this process's clock, when each one is first seen admitted
   and when it loses its quota (eviction) — sub-second, unlike the API's 1 s timestamps;
+- an informer on ClusterQueues records each status change (the CPU in status.flavorsUsage), which
+  is where Kueue's recorder reads usage from;
 - a timer per admission applies Finished=True (server-side apply, our own field manager, so the
   scheduler's QuotaReserved/Admitted conditions stay) `runtime` after the admission was seen.
 The run ends when every Workload finished, or at the phase's `seconds` (then figures say incomplete).
@@ -22,6 +24,7 @@ import aiohttp
 from harness.drivers.kueuebaseline import figures as figs, plans
 from loadtests import settings as load_settings, workloads as wl
 from scheduler.controller import informing
+from scheduler.core import quantities
 from scheduler.kube import client as kube
 
 FIELD_MANAGER = "kqbench-kueue-baseline"
@@ -47,6 +50,8 @@ class Outcome:
     create_failures: int = 0
     finish_failures: int = 0
     timed_out: bool = False
+    queue_events: list[figs.QueueEvent] = field(default_factory=list)
+    """Every ClusterQueue state the informer saw, by this process's clock."""
     api_times: dict[str, list[str]] = field(default_factory=dict)
     """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
 
@@ -61,6 +66,26 @@ def _condition(obj: dict, kind: str) -> dict | None:
 def _true(obj: dict, kind: str) -> bool:
     c = _condition(obj, kind)
     return c is not None and c.get("status") == "True"
+
+
+def _first_quantity(entries: list, *path: str) -> int:
+    """The milli-value at entries[0].<path...>[0].<last> (Kueue's recorder reads the first flavor's
+    first resource), 0 when absent."""
+    node = entries
+    for key in path[:-1]:
+        if not node:
+            return 0
+        node = (node[0] or {}).get(key) or []
+    return quantities.parse_quantity(node[0].get(path[-1], 0)) if node else 0
+
+
+def queue_event(obj: dict, now: float) -> figs.QueueEvent:
+    """A ClusterQueue object as Kueue's recorder reads it (RecordCQState)."""
+    status, spec = obj.get("status") or {}, obj.get("spec") or {}
+    groups = spec.get("resourceGroups") or []
+    quota = _first_quantity(groups, "flavors", "resources", "nominalQuota")
+    used = _first_quantity(status.get("flavorsUsage") or [], "resources", "total")
+    return figs.QueueEvent(now, (obj.get("metadata") or {}).get("name", ""), used, quota)
 
 
 def finished_apply(namespace: str, name: str, now: float) -> dict:
@@ -145,6 +170,14 @@ class Generator:
         if self._created_all and all(r.finished is not None for r in self.outcome.records.values()):
             self._all_finished.set()
 
+    def _on_queue_list(self, items: list[dict]) -> None:
+        for obj in items:
+            self._on_queue_event("ADDED", obj)
+
+    def _on_queue_event(self, kind: str, obj: dict) -> None:
+        if kind != "DELETED":
+            self.outcome.queue_events.append(queue_event(obj, self.clock()))
+
     # -- write side ---------------------------------------------------------------------------
     def _spawn(self, coroutine) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -213,11 +246,14 @@ class Generator:
     async def run(self) -> Outcome:
         stop = asyncio.Event()
         informer = informing.Informer(self.client, f"{BASE}/workloads", self._on_list, self._on_event)
+        queues = informing.Informer(self.client, f"{BASE}/clusterqueues", self._on_queue_list, self._on_queue_event)
         watching = asyncio.create_task(informer.run(stop))
+        watching_queues = asyncio.create_task(queues.run(stop))
         progress = asyncio.create_task(self._progress())
         creating = None
         try:
             await asyncio.wait_for(informer.synced.wait(), timeout=60)
+            await asyncio.wait_for(queues.synced.wait(), timeout=60)
             self.outcome.start = self.clock()
             creating = asyncio.create_task(self._create_all())
             remaining = self.settings.max_seconds - (self.clock() - self.outcome.start)
@@ -227,11 +263,11 @@ class Generator:
                 self.outcome.timed_out = True
         finally:
             stop.set()
-            for task in (creating, progress, watching, *self._tasks):
+            every = (creating, progress, watching, watching_queues, *self._tasks)
+            for task in every:
                 if task is not None:
                     task.cancel()
-            await asyncio.gather(*(t for t in (creating, progress, watching, *self._tasks) if t is not None),
-                                 return_exceptions=True)
+            await asyncio.gather(*(t for t in every if t is not None), return_exceptions=True)
         return self.outcome
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from harness.drivers import registry
-from harness.drivers.kueuebaseline import tabulating
+from harness.drivers.kueuebaseline import summarising, tabulating
 
 TITLE = "kueue-baseline: admissions over time and time to admission per class"
 CLASSES = ("small", "medium", "large")
@@ -22,6 +22,22 @@ NOTE = ("Ours: the kqbench reference scheduler (Python, one process) against a r
         "workload and definitions (see harness/drivers/kueuebaseline/figures.py); different scheduler and machine, so the "
         "comparison is of shape, not of speed. Times are from the generator's clock (sub-second); the kqbench_api_1s "
         "column recomputes them from API timestamps, which have 1 s resolution.")
+PEER_NOTE = ("Both implementations ran in this run (a sweep over scheduler.implementation), one after the other on "
+             "this machine with the same generator: ours / Kueue's below is the like-for-like comparison. CQ usage is "
+             "read from ClusterQueue status.flavorsUsage for both, as Kueue's recorder reads it.")
+
+
+def ratio_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per reference case that has a Kueue counterpart: each figure, ours, Kueue's, ours / Kueue's."""
+    if not {"implementation", "case"} <= set(frame.columns):
+        return pd.DataFrame()
+    rows = []
+    kueue = frame[frame["implementation"] == "kueue"].drop_duplicates("metric").set_index("metric")["kqbench"]
+    for case in frame.loc[frame["implementation"] == "reference", "case"].unique():
+        ours = frame[frame["case"] == case].drop_duplicates("metric").set_index("metric")["kqbench"]
+        rows += [{"case": case, "metric": m, "ours": ours.get(m), "kueue": kueue.get(m), "ours_over_kueue": r}
+                 for m, r in summarising.ratios_to_kueue(frame, case).items()]
+    return pd.DataFrame(rows)
 
 
 def figure(workloads: pd.DataFrame) -> bytes:
@@ -55,6 +71,11 @@ def section(tables: registry.Tables, cpus: int | str = "?") -> registry.ReportSe
     classes = tables.get(tabulating.CLASSES_TABLE)
     parts = [f"<h2>kueue-baseline: ours vs Kueue's published figures</h2><p>{html.escape(NOTE.format(cpus=cpus))}</p>",
              shown.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep="")]
+    ratios = ratio_table(frame)
+    if not ratios.empty:
+        parts.append(f"<h3>ours / Kueue, same run, same machine</h3><p>{html.escape(PEER_NOTE)}</p>")
+        parts.append(ratios.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}",
+                                    na_rep=""))
     if classes is not None and not classes.empty:
         parts.append(classes.drop(columns=[c for c in ("phase",) if c in classes.columns])
                      .to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))

@@ -18,7 +18,8 @@ def run(context: registry.PhaseContext) -> None:
         f"(classes {', '.join(f'{c.name} x{c.count}/{c.interval_seconds:g}s' for c in plan.classes)}), "
         f"bounded at {settings.max_seconds:.0f}s")
     outcome = generating.generate(kubeconfig.load(context.cluster.kubeconfig), plan, settings, say)
-    figures = figs.compute(list(outcome.records.values()), plan.nominal_milli, outcome.start)
+    figures = figs.compute(list(outcome.records.values()), plan.nominal_milli, outcome.start,
+                           queue_events=outcome.queue_events)
     lags = sorted(outcome.lags) or [0.0]
     api_metrics = tabulating.api_time_to_admission(outcome.records, outcome.api_times)
     api_wall = tabulating.api_wall_seconds(outcome.api_times)
@@ -29,7 +30,8 @@ def run(context: registry.PhaseContext) -> None:
               "evictions": float(sum(c.evictions for c in figures.classes)),
               "create_failures": float(outcome.create_failures), "finish_failures": float(outcome.finish_failures),
               "creation_lag_p50_seconds": lags[len(lags) // 2],
-              "creation_lag_max_seconds": lags[-1]}
+              "creation_lag_max_seconds": lags[-1],
+              "cq_usage_from_flavors_usage": float(figures.cq_usage_source == "flavorsUsage")}
     frame = tabulating.figures_frame(figures, api_metrics, extras)
     classes = tabulating.classes_frame(figures)
     workloads = tabulating.workloads_frame(outcome.records, outcome.api_times, outcome.start)
@@ -45,4 +47,5 @@ def run(context: registry.PhaseContext) -> None:
         + ("" if figures.complete else f" (INCOMPLETE: {figures.finished}/{plan.total} finished)"))
     for name, table in ((tabulating.FIGURES_TABLE, frame), (tabulating.CLASSES_TABLE, classes),
                         (tabulating.WORKLOADS_TABLE, workloads)):
-        context.emit(name, table.assign(phase=context.phase_name))
+        # which scheduler made these figures: a sweep over scheduler.implementation puts both in one run
+        context.emit(name, table.assign(phase=context.phase_name, implementation=context.scenario.scheduler.implementation))

@@ -1,4 +1,9 @@
-"""The kueue-baseline driver's summary metrics: Kueue's figures by Kueue's names (pure)."""
+"""The kueue-baseline driver's summary metrics: Kueue's figures by Kueue's names (pure).
+
+When the run holds the same phase for the reference scheduler and for real Kueue (a sweep over
+`scheduler.implementation`), the reference case also gets `kueue.ratio_to_kueue.<figure>`: ours /
+Kueue's, measured in the same run on the same machine.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,9 @@ BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admiss
           "time_to_admission_seconds[medium]": "lower", "time_to_admission_seconds[large]": "lower",
           "complete": "higher", "evictions": "lower"}
 """Rows of the kueue_baseline table that become summary entries, and which direction is better."""
+RATIOS = ("wall_seconds", "cq_usage_percent", "time_to_admission_seconds[small]",
+          "time_to_admission_seconds[medium]", "time_to_admission_seconds[large]")
+"""Figures whose ours / Kueue's ratio is summarised (the goals: wall and time to admission <= 1)."""
 
 
 def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
@@ -18,8 +26,31 @@ def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
     if frame is None or frame.empty or "case" not in frame.columns:
         return []
     out = []
-    for _, row in frame[frame["case"] == case].iterrows():
+    mine = frame[frame["case"] == case]
+    for _, row in mine.iterrows():
         metric = str(row["metric"])
         if metric in BETTER and pd.notna(row["kqbench"]):
             out.append(registry.Metric(f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), BETTER[metric]))
+    for metric, value in ratios_to_kueue(frame, case).items():
+        out.append(registry.Metric(f"kueue.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric]))
+    return out
+
+
+def ratios_to_kueue(frame: pd.DataFrame, case: str) -> dict[str, float]:
+    """Ours / Kueue's per figure, for a reference case of a run that also ran Kueue (else empty).
+
+    Kueue's case is the one Kueue ran with the same phase; with several, none is picked (no guess).
+    """
+    if "implementation" not in frame.columns:
+        return {}
+    mine = frame[(frame["case"] == case) & (frame["implementation"] == "reference")]
+    theirs = frame[(frame["implementation"] == "kueue") & frame["phase"].isin(set(mine["phase"]))]
+    if mine.empty or theirs["case"].nunique() != 1:
+        return {}
+    ours_by, theirs_by = (f.set_index("metric")["kqbench"] for f in (mine, theirs))
+    out = {}
+    for metric in RATIOS:
+        a, b = ours_by.get(metric), theirs_by.get(metric)
+        if a is not None and b is not None and pd.notna(a) and pd.notna(b) and b:
+            out[metric] = float(a) / float(b)
     return out

@@ -73,3 +73,42 @@ def test_figures_frame_and_markdown():
     assert frame.set_index("metric").loc["evictions", "unit"] == "count"
     text = tabulating.markdown(frame)
     assert text.splitlines()[0].startswith("| metric | unit | kqbench") and "| wall_seconds | s | 3 | 3 | 351 |" in text
+
+
+def _cq(name, used=None, quota="20"):
+    status = {} if used is None else {"flavorsUsage": [{"name": "default", "resources": [
+        {"name": "cpu", "total": used, "borrowed": "0"}]}]}
+    return {"metadata": {"name": name}, "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+        {"name": "default", "resources": [{"name": "cpu", "nominalQuota": quota}]}]}]}, "status": status}
+
+
+def test_a_cluster_queue_is_read_as_kueues_recorder_reads_it():
+    from harness.drivers.kueuebaseline import generating
+
+    assert generating.queue_event(_cq("cq-1", "20500m"), 5.0) == figs.QueueEvent(5.0, "cq-1", 20500, 20000)
+    assert generating.queue_event(_cq("cq-1"), 5.0) == figs.QueueEvent(5.0, "cq-1", 0, 20000)
+    assert generating.queue_event({"metadata": {"name": "bare"}}, 1.0) == figs.QueueEvent(1.0, "bare", 0, 0)
+
+
+def test_usage_from_status_holds_each_value_until_the_next_event_over_the_whole_window():
+    E = figs.QueueEvent
+    events = [E(0.0, "a", 0, 10_000), E(0.0, "b", 0, 10_000),
+              E(10.0, "a", 10_000, 10_000),   # a full from 10 s to 30 s
+              E(20.0, "b", 5_000, 10_000),    # b half full from 20 s to 40 s
+              E(30.0, "a", 0, 10_000), E(40.0, "b", 0, 10_000)]
+    # used: a 10000 x 20 + b 5000 x 20 = 300000; quota 20000 over 40 s = 800000
+    assert figs.usage_from_status(events) == pytest.approx(37.5)
+    assert figs.usage_from_status([]) is None
+
+
+def test_figures_prefer_the_status_usage_and_keep_the_workloads_one_beside_it():
+    record = figs.WorkloadRecord("w", "a", "small", 10_000, created=0.0)
+    record.on_admitted(0.0)
+    record.on_released(10.0, finished=True)
+    E = figs.QueueEvent
+    status = [E(0.0, "a", 10_000, 20_000), E(10.0, "a", 0, 20_000), E(10.0, "other", 5_000, 1)]
+    result = figs.compute([record], {"a": 20_000}, start=0.0, queue_events=status)
+    assert (result.cq_usage_source, result.cq_usage_percent, result.cq_usage_percent_from_workloads) == (
+        "flavorsUsage", 50.0, 50.0)
+    assert figs.compute([record], {"a": 20_000}, start=0.0, queue_events=[E(0.0, "a", 0, 20_000)]).cq_usage_source \
+        == "workloads"

@@ -28,3 +28,30 @@ def test_section_has_both_columns_the_note_and_a_figure():
     assert "kueue_published" in text and "351" in text and "2-CPU machine" in text and "1 s resolution" in text
     assert "<th>phase</th>" not in text
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _both_implementations():
+    """The same phase run by the reference scheduler and by Kueue: ours twice as fast to admit small ones."""
+    rows = []
+    for case, implementation, small, wall in (("a", "reference", 10.0, 100.0), ("b", "kueue", 20.0, 80.0)):
+        rows += [{"metric": "time_to_admission_seconds[small]", "unit": "s", "kqbench": small},
+                 {"metric": "wall_seconds", "unit": "s", "kqbench": wall},
+                 {"metric": "complete", "unit": "count", "kqbench": 1.0}]
+        for row in rows[-3:]:
+            row |= {"case": case, "implementation": implementation, "phase": "churn"}
+    return pd.DataFrame(rows)
+
+
+def test_a_run_with_both_implementations_gives_the_reference_case_its_ratios_to_kueue():
+    from harness.drivers.kueuebaseline import summarising
+
+    frame = _both_implementations()
+    tables = {tabulating.FIGURES_TABLE: frame}
+    ratios = {m.name: m.value for m in summarising.metrics(tables, "a") if ".ratio_to_kueue." in m.name}
+    assert ratios == {"kueue.ratio_to_kueue.time_to_admission_seconds[small]": 0.5,
+                      "kueue.ratio_to_kueue.wall_seconds": 1.25}
+    assert not [m for m in summarising.metrics(tables, "b") if ".ratio_to_kueue." in m.name]
+    table = reporting.ratio_table(frame)
+    assert set(table["ours_over_kueue"]) == {0.5, 1.25}
+    single = frame[frame["implementation"] == "reference"]
+    assert summarising.ratios_to_kueue(single, "a") == {}

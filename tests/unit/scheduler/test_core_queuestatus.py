@@ -55,7 +55,8 @@ def _two_local_queues():
 
 def test_counts_per_queue_follow_admissions():
     cqs, lqs = queuestatus.queue_statuses(_two_local_queues())
-    assert cqs == {"cq": queuestatus.QueueStatus(pending=3, admitted=3, active=READY)}
+    assert cqs == {"cq": queuestatus.QueueStatus(pending=3, admitted=3, active=READY,
+                                                 usage=(queuestatus.ResourceUsage("default", "cpu", 3000, 0),))}
     assert (lqs[("ns", "lq-a")].pending, lqs[("ns", "lq-a")].admitted) == (1, 3)
     assert (lqs[("ns", "lq-b")].pending, lqs[("ns", "lq-b")].admitted) == (2, 0)
     assert lqs[("ns", "lq-orphan")] == queuestatus.QueueStatus(
@@ -82,3 +83,14 @@ def test_a_stopped_cluster_queue_makes_its_local_queues_inactive_and_keeps_its_p
     cqs, lqs = queuestatus.queue_statuses(manager)
     assert cqs["cq"].pending == 3 and cqs["cq"].active.reason == "Stopped"
     assert lqs[("ns", "lq-a")].active.reason == "ClusterQueueIsInactive"
+
+
+def test_usage_lists_every_flavor_and_covered_resource_in_spec_order_with_what_is_borrowed():
+    cq = ClusterQueueBuilder("cq").flavors(("on-demand", {"cpu": "2", "memory": "1Gi"}), ("spot", {"cpu": "4"})).obj()
+    used = {("on-demand", "cpu"): 3500, ("spot", "cpu"): 1000}
+    assert queuestatus.cluster_queue_usage(cq, used) == (
+        queuestatus.ResourceUsage("on-demand", "cpu", 3500, 1500),
+        queuestatus.ResourceUsage("on-demand", "memory", 0, 0),
+        queuestatus.ResourceUsage("spot", "cpu", 1000, 0),
+        queuestatus.ResourceUsage("spot", "memory", 0, 0),
+    )

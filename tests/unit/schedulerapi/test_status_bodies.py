@@ -65,3 +65,13 @@ def test_queue_status_carries_counts_and_the_active_condition():
     assert (active["type"], active["status"], active["reason"]) == ("Active", "False", "Stopped")
     lq = statuses.queue_status("LocalQueue", "lq", "ns", status, None, NOW)
     assert lq["metadata"] == {"name": "lq", "namespace": "ns"}
+
+
+def test_cluster_queue_status_carries_flavors_usage_as_kueue_writes_it():
+    usage = (queuestatus.ResourceUsage("default", "cpu", 20500, 500), queuestatus.ResourceUsage("spot", "cpu", 0, 0))
+    status = queuestatus.QueueStatus(0, 3, queuestatus.Active(True, "Ready", "Can admit new workloads"), usage)
+    body = statuses.queue_status("ClusterQueue", "cq", None, status, None, NOW)["status"]
+    assert body["flavorsUsage"] == body["flavorsReservation"] == [
+        {"name": "default", "resources": [{"name": "cpu", "total": "20500m", "borrowed": "500m"}]},
+        {"name": "spot", "resources": [{"name": "cpu", "total": "0", "borrowed": "0"}]}]
+    assert "flavorsUsage" not in statuses.queue_status("LocalQueue", "lq", "ns", status, None, NOW)["status"]
