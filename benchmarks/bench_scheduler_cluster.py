@@ -1,294 +1,313 @@
-"""Benchmark: the reference scheduler against a real kube-apiserver with many Workloads.
+"""Benchmark: the scheduler on a real kube-apiserver with many pending Workloads, ours beside real Kueue.
 
-Measures (issue 4 goals in brackets):
-  - start-up: time until the controller has listed N existing Workloads   [<= 60 s at 100k]
-  - visibility: page of 100 through kube-apiserver, C concurrent readers   [p99 <= 20 ms]
-  - admission rate when quota allows                                        [>= 500 /s]
-Writes JSON to results/benchmarks/scheduler-cluster/ with the command that produced it.
+For each implementation (`--implementation reference,kueue`, one fresh cluster each, one after the
+other on the same machine), with N pending one-CPU Workloads in one ClusterQueue of zero quota and
+10 LocalQueues:
+  - start-up, and "every Workload processed" as a bounded milestone: the scheduler holds all N as
+    pending and, for Kueue, has written its Pending condition to each (where it stopped is recorded);
+  - scheduler CPU and RSS per pending Workload, apiserver writes per pending Workload, etcd bytes per
+    Workload (read from etcd itself);
+  - a page of 100 through kube-apiserver with R readers back to back: on an idle queue, and under
+    churn (a create and a delete several times a second, so no cached page survives); the proxy
+    ceiling (aggregated discovery, which the scheduler answers without work) in the same run;
+    ours again with its page cache off (`page_cache: false`, a restart through the same settings);
+  - admissions/s when the quota is raised to N (bounded), with apiserver writes per admission.
+Writes one JSON per implementation and `summary.json` / `summary.md` with the ratios ours / Kueue
+into --out (default results/peer/scheduler-cluster-N), each file as soon as it is known.
 
-    .venv/bin/python benchmarks/bench_scheduler_cluster.py --workloads 100000 --readers 50
+    .venv/bin/python benchmarks/bench_scheduler_cluster.py --workloads 20000 --readers 50
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
-import concurrent.futures
-import itertools
 import json
 import os
-import random
-import ssl
-import statistics
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import aiohttp
 import orjson
+import scheduler_cluster_figures as figs
+import scheduler_cluster_reading as reading
 
-from harness import apiservice, kubeconfig, posting, rest, schedulerproc
-from harness.clusters import bringup, kwok, spec as specs, state
+from harness import apiservice, kubeconfig, posting, rest
+from harness.clusters import bringup, spec as specs
+from harness.implementations import registry as implementations
+from harness.implementations.kueue import starting as kueue_starting
+from harness.metrics import etcdreading
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.results import runs
+from harness.scenarios import models
 from scheduler.api import groups
 
 BASE = groups.PATH
 VISIBILITY = groups.VISIBILITY_PATH
+WORKLOADS = f"{BASE}/namespaces/default/workloads"
+POLL_SECONDS = 3.0
 
 
-def cluster_queue(cpu: str) -> dict:
+def cluster_queue(cpu: int) -> dict:
     return {"apiVersion": groups.API_VERSION, "kind": "ClusterQueue", "metadata": {"name": "cq"},
-            "spec": {"queueingStrategy": "BestEffortFIFO", "resourceGroups": [{
+            # namespaceSelector {} selects every namespace; in Kueue's API a missing one selects none
+            "spec": {"queueingStrategy": "BestEffortFIFO", "namespaceSelector": {}, "resourceGroups": [{
                 "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
-                    {"name": "cpu", "nominalQuota": cpu}]}]}]}}
+                    {"name": "cpu", "nominalQuota": str(cpu)}]}]}]}}
 
 
-def workload(i: int) -> dict:
-    return {"apiVersion": groups.API_VERSION, "kind": "Workload",
-            "metadata": {"name": f"wl-{i:06d}", "namespace": "default"},
+def workload(name: str, i: int) -> dict:
+    # spec.priority always: Kueue v0.17's visibility API fails a whole ClusterQueue without it
+    return {"apiVersion": groups.API_VERSION, "kind": "Workload", "metadata": {"name": name, "namespace": "default"},
             "spec": {"queueName": f"lq-{i % 10}", "priority": i % 7, "podSets": [{
                 "name": "main", "count": 1,
                 "template": {"spec": {"containers": [{"name": "c", "image": "x",
                                                       "resources": {"requests": {"cpu": "1"}}}]}}}]}}
 
 
-async def read_pages(creds, readers: int, seconds: float, path, direct=None, per_reader_rate: float = 0.0) -> list[float]:
-    """Concurrent readers for `seconds`; `path` is a string or a function of the request number.
+class Bench:
+    """One implementation on one fresh cluster."""
 
-    direct=(url, ssl_context, headers) skips kube-apiserver; per_reader_rate > 0 paces each reader
-    (open loop: a reader that falls behind does not catch up in a burst), 0 reads back to back.
-    """
-    latencies: list[float] = []
-    deadline = time.monotonic() + seconds
-    server, context, headers = direct or (creds.server, creds.ssl_context(), {})
-    connector = aiohttp.TCPConnector(ssl=context, limit=readers)
-    path_of = path if callable(path) else (lambda _n: path)
-    numbers = itertools.count()
-    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
-        async def reader(k: int):
-            interval = 1.0 / per_reader_rate if per_reader_rate else 0.0
-            next_at = time.monotonic() + (k * interval / readers)  # spread the readers' phases
-            while time.monotonic() < deadline:
-                if interval:
-                    await asyncio.sleep(max(0.0, next_at - time.monotonic()))
-                    next_at = max(next_at + interval, time.monotonic())
-                started = time.perf_counter()
-                async with session.get(server + path_of(next(numbers))) as response:
-                    body = await response.read()
-                    assert response.status == 200, body[:200]
-                latencies.append(time.perf_counter() - started)
-        await asyncio.gather(*(reader(k) for k in range(readers)))
-    return latencies
+    def __init__(self, implementation: str, args: argparse.Namespace, out: Path, say: LineProgress) -> None:
+        self.implementation, self.args, self.out, self.say = implementation, args, out, say
+        self.n = args.workloads
+        self.result: dict = {"implementation": implementation, "workloads": self.n, "readers": args.readers,
+                             "arms": {}}
+        self.handle = None
+        self.info = self.creds = None
 
+    # -- the scheduler -------------------------------------------------------------------------
+    def start_scheduler(self, page_cache: bool = True) -> float:
+        section = models.SchedulerSection(implementation=self.implementation, strategy="aggregated-indexed",
+                                          no_client_limit=self.args.kueue_qps is None or self.implementation != "kueue",
+                                          qps=self.args.kueue_qps or 50.0, page_cache=page_cache)
+        started = time.monotonic()
+        self.handle = implementations.get(self.implementation).start(self.info, section, self.out / "logs")
+        apiservice.wait_available(self.creds, timeout=120)
+        return round(time.monotonic() - started, 2)
 
-def tcp_passive_opens() -> int:
-    """Machine-wide TCP connections accepted so far (the readers keep theirs open, so a phase's
-    delta is mostly kube-apiserver opening new connections to our server)."""
-    lines = [line.split() for line in Path("/proc/net/snmp").read_text().splitlines() if line.startswith("Tcp:")]
-    return int(lines[1][lines[0].index("PassiveOpens")])
+    def metrics_text(self) -> str:
+        return self.handle.process.metrics_text(timeout=30)
 
+    def pending(self) -> float:
+        return figs.metric_sum(self.metrics_text(), figs.PENDING_GAUGES[self.implementation])
 
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    def admitted(self) -> float:
+        return figs.metric_sum(self.metrics_text(), figs.ADMITTED_COUNTERS[self.implementation])
 
+    def apiserver_writes(self) -> dict[str, float]:
+        status, body = rest.get(self.creds, "/metrics", timeout=60)
+        return figs.apiserver_writes(body.decode()) if status == 200 else {}
 
-def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
-    import psutil
+    def pids(self) -> dict[str, int]:
+        return {**self.info.pids, "scheduler": self.handle.pid(), "benchmark-client": os.getpid()}
 
-    result = {}
-    for name, pid in pids.items():
+    # -- steps ----------------------------------------------------------------------------------
+    def setup(self) -> None:
+        name = f"peer-{self.implementation[:3]}"
+        self.cluster_name = name
+        self.info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], self.say)
+        self.result["versions"] = self.info.versions
+        self.creds = kubeconfig.load(self.info.kubeconfig)
+        if self.implementation == "kueue":
+            kueue_starting.install_api(self.info)
+        else:
+            apiservice.install_crds(self.creds)
+        rest.apply(self.creds, f"{BASE}/resourceflavors/default",
+                   {"apiVersion": groups.API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": "default"}})
+        rest.apply(self.creds, f"{BASE}/clusterqueues/cq", cluster_queue(0))
+        for i in range(10):
+            rest.apply(self.creds, f"{BASE}/namespaces/default/localqueues/lq-{i}", {
+                "apiVersion": groups.API_VERSION, "kind": "LocalQueue",
+                "metadata": {"name": f"lq-{i}", "namespace": "default"}, "spec": {"clusterQueue": "cq"}})
+        jobs = [(WORKLOADS, lambda i=i: orjson.dumps(workload(f"wl-{i:06d}", i))) for i in range(self.n)]
+        seconds = posting.post_all(self.creds, jobs, 64, timeout=1800,
+                                   progress=lambda done, total: self.say("workloads", f"created {done}/{total}"))
+        self.result["create"] = {"seconds": round(seconds, 1), "per_second": round(self.n / seconds, 1),
+                                 "etcd_bytes_per_workload": self.etcd_bytes_per_workload()}
+
+    def etcd_bytes_per_workload(self) -> float | None:
+        if not self.info.etcd_url:
+            return None
+        sizes = [size for _, size in etcdreading.read_sizes(self.info.etcd_url, "/registry/kueue.x-k8s.io/workloads/")]
+        return round(sum(sizes) / len(sizes), 1) if sizes else None
+
+    def wait(self, name: str, target: int, progress: Callable[[], float], bound: float) -> figs.Milestone:
+        """Poll `progress` until it reaches `target` or `bound` seconds pass; record where it stood."""
+        t0, samples, reached = time.monotonic(), [], False
+        while True:
+            done = progress()
+            samples.append((round(time.monotonic() - t0, 1), done))
+            self.say(name, f"{done:.0f}/{target} after {samples[-1][0]:.0f}s")
+            if done >= target:
+                reached = True
+                break
+            if time.monotonic() - t0 >= bound:
+                break
+            time.sleep(POLL_SECONDS)
+        return figs.milestone(name, target, samples, reached)
+
+    def process(self) -> None:
+        """Start the scheduler on the N Workloads and time until every one is processed."""
+        writes0 = self.apiserver_writes()
+        self.result["startup_seconds"] = self.start_scheduler()
+        self.say("scheduler", f"{self.implementation} ready in {self.result['startup_seconds']} s", True)
+        pid = self.handle.pid()
+        per_pending_writes = figs.STATUS_WRITES_PER_PENDING[self.implementation]
+
+        def processed() -> float:
+            pending = self.pending()
+            if not per_pending_writes:
+                return pending
+            marked = figs.delta(self.apiserver_writes(), writes0).get("workloads/status", 0.0)
+            return min(pending, marked / per_pending_writes)
+
+        started = time.monotonic()
+        milestone = self.wait("processed", self.n, processed, self.args.process_seconds)
+        seconds = self.result["startup_seconds"] + (time.monotonic() - started)
+        cpu = reading.cpu_seconds({"scheduler": pid}).get("scheduler", 0.0)  # all of it: the process is new
+        rss = reading.rss_bytes(pid)
+        writes = figs.delta(self.apiserver_writes(), writes0)
+        text = self.metrics_text()
+        self.result["processed"] = {
+            "milestone": milestone.to_dict(), "seconds_from_start": round(seconds, 1),
+            "scheduler_cpu_seconds": round(cpu, 2), "scheduler_rss_bytes": rss,
+            "scheduler_rss_mib": round(rss / 2**20, 1), **figs.per_pending(cpu, rss, self.n),
+            "pending_gauge": figs.metric_sum(text, figs.PENDING_GAUGES[self.implementation]),
+            "apiserver_writes": writes, "apiserver_writes_per_pending_workload": figs.per(sum(writes.values()), self.n),
+            "idle_cores": self.idle_cores(10.0)}
+        if self.implementation == "kueue":
+            self.result["processed"]["kueue_pending_by_status"] = {
+                s: figs.metric_sum(text, "kueue_pending_workloads", status=s) for s in ("active", "inadmissible")}
+        self.result["etcd"] = {"bytes_per_workload": self.etcd_bytes_per_workload(),
+                               "bytes_per_workload_as_created": self.result["create"]["etcd_bytes_per_workload"]}
+
+    def idle_cores(self, seconds: float) -> dict[str, float]:
+        """Cores each process uses with nothing asked of the scheduler (still catching up shows here)."""
+        before = reading.cpu_seconds(self.pids())
+        time.sleep(seconds)
+        return reading.cpu_share(before, reading.cpu_seconds(self.pids()), seconds)
+
+    def read(self, label: str, path: str, churn: bool = False) -> None:
+        args = self.args
+        churning = reading.Churn(lambda name: workload(name, 3), WORKLOADS, args.churn_rate) if churn else None
+        pids, pages = self.pids(), self.page_counts()
+        before = reading.cpu_seconds(pids)
+        latencies, failures = asyncio.run(reading.read_pages(
+            self.creds.server, self.creds.ssl_context(), args.readers, args.read_seconds, path, churn=churning,
+            headers=self.creds.headers()))
+        arm = figs.latency_summary(latencies, args.read_seconds)
+        arm |= {"failed": failures, "cores_used": reading.cpu_share(before, reading.cpu_seconds(pids), args.read_seconds)}
+        if pages:
+            after = self.page_counts()
+            arm["page_cache"] = {k: after[k] - pages[k] for k in after}
+        if churning:
+            arm["churn"] = churning.figures(args.read_seconds)
+        self.result["arms"][label] = arm
+        self.say("visibility", f"{self.implementation} {label}: {arm}", True)
+
+    def page_counts(self) -> dict[str, float]:
+        if self.implementation != "reference":
+            return {}
+        text = self.metrics_text()
+        return {o: figs.metric_sum(text, "kqbench_visibility_pages_total", cache=o) for o in ("hit", "miss")}
+
+    def read_arms(self, suffix: str = "") -> None:
+        page = f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset={self.n // 2}"
+        self.read("cq_page_idle" + suffix, page)
+        self.read("cq_page_churn" + suffix, page, churn=True)
+
+    def admit(self) -> None:
+        before_writes, first = self.apiserver_writes(), self.admitted()
+        pids = self.pids()
+        cpu = reading.cpu_seconds(pids)
+        rest.apply(self.creds, f"{BASE}/clusterqueues/cq", cluster_queue(self.n + 100))
+        t0 = time.monotonic()
+        milestone = self.wait("admitted", self.n, lambda: self.admitted() - first, self.args.admit_seconds)
+        elapsed = time.monotonic() - t0
+        writes = figs.delta(self.apiserver_writes(), before_writes)
+        admitted = milestone.done
+        self.result["admissions"] = {
+            "milestone": milestone.to_dict(), "admitted": admitted,
+            "per_second": round(admitted / milestone.seconds, 1) if milestone.seconds else None,
+            "apiserver_writes": writes, "apiserver_writes_per_admission": figs.per(sum(writes.values()), admitted),
+            "cores_used": reading.cpu_share(cpu, reading.cpu_seconds(pids), elapsed)}
+        self.say("admission", f"{self.implementation}: {self.result['admissions']['per_second']} admissions/s", True)
+
+    def run(self) -> dict:
         try:
-            times = psutil.Process(pid).cpu_times()
-            result[name] = times.user + times.system
-        except psutil.NoSuchProcess:
-            pass
-    return result
+            self.setup()
+            self.process()
+            self.save()
+            self.read_arms()
+            self.read("proxy_ceiling", VISIBILITY)
+            self.save()
+            if self.implementation == "reference" and not self.args.skip_no_page_cache:
+                self.handle.stop()
+                self.start_scheduler(page_cache=False)
+                self.wait("restarted", self.n, self.pending, self.args.process_seconds)
+                self.read_arms("_no_page_cache")
+                self.save()
+            self.admit()
+        except Exception as error:  # the figures so far are kept, with where it stopped
+            self.result["error"] = f"{type(error).__name__}: {error}"
+            raise
+        finally:
+            if self.handle is not None:
+                self.handle.stop()
+            if self.info is not None:
+                bringup.down(self.cluster_name)
+            self.save()
+        return self.result
 
-
-def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
-    """Cores each process used over a window (1.0 = one core busy the whole time)."""
-    return {name: round((after[name] - before.get(name, 0.0)) / seconds, 2) for name in after}
-
-
-def page_counts(handle) -> dict[str, float]:
-    """Visibility pages answered so far, by cache outcome (hit / miss)."""
-    text = handle.metrics_text()
-    return {outcome: schedulerproc.metric_sum(text, "kqbench_visibility_pages_total", cache=outcome)
-            for outcome in ("hit", "miss")}
-
-
-def save_profile(profile: bytes, out: Path, top: int = 40) -> list[str]:
-    """Write the pprof file next to the results; return its top functions by cumulative CPU."""
-    target = out / "apiserver-admissions.pprof"
-    target.write_bytes(profile)
-
-    def top_by(*order: str) -> str:
-        return subprocess.run(["go", "tool", "pprof", "-top", *order, f"-nodecount={top}", str(target)],
-                              capture_output=True, text=True, timeout=120).stdout
-
-    by_cumulative = top_by("-cum")
-    (out / "apiserver-admissions-top.txt").write_text(top_by() + "\n" + by_cumulative)
-    return by_cumulative.splitlines()
-
-
-def summarize_collapsed(path: Path, top: int = 30) -> list[str]:
-    """py-spy's collapsed stacks -> the functions with the largest share of busy samples (inclusive)."""
-    inclusive: collections.Counter = collections.Counter()
-    total = 0
-    for line in path.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        total += int(count)
-        for frame in set(stack.split(";")):
-            inclusive[frame] += int(count)
-    return [f"{n / total:6.1%}  {frame}" for frame, n in inclusive.most_common(top)] if total else []
-
-
-def admitted_total(handle) -> float:
-    return schedulerproc.metric_sum(handle.metrics_text(), "kqbench_scheduler_admitted_total")
+    def save(self) -> None:
+        (self.out / f"{self.implementation}.json").write_text(json.dumps(self.result, indent=2) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workloads", type=int, default=100_000)
+    parser.add_argument("--implementation", default="reference,kueue",
+                        help="comma-separated, run in this order on fresh clusters (default: reference,kueue)")
+    parser.add_argument("--workloads", type=int, default=20_000)
     parser.add_argument("--readers", type=int, default=50)
     parser.add_argument("--read-seconds", type=float, default=20.0)
-    parser.add_argument("--admit-seconds", type=float, default=30.0)
-    parser.add_argument("--paced-rate", type=float, default=4.0, help="requests/s per reader in the paced arm")
-    parser.add_argument("--profile-apiserver", action="store_true",
-                        help="record kube-apiserver's CPU profile during admissions (pprof + top functions)")
-    parser.add_argument("--profile-scheduler", action="store_true",
-                        help="sample the scheduler with py-spy during admissions (collapsed stacks + top functions)")
-    parser.add_argument("--max-unwritten", type=int, default=None,
-                        help="the scheduler's --max-unwritten (default: its own); a huge value lets deciding run ahead")
-    parser.add_argument("--strategy", default="aggregated-indexed")
-    parser.add_argument("--out", default="results/benchmarks/scheduler-cluster")
+    parser.add_argument("--churn-rate", type=float, default=25.0,
+                        help="create+delete pairs per second in the churn arms")
+    parser.add_argument("--process-seconds", type=float, default=300.0,
+                        help="bound on waiting for every Workload to be processed")
+    parser.add_argument("--admit-seconds", type=float, default=60.0, help="bound on the admission window")
+    parser.add_argument("--kueue-qps", type=float, default=None,
+                        help="Kueue's client QPS (default: no client limit for both, as ours runs)")
+    parser.add_argument("--skip-no-page-cache", action="store_true", help="leave out our page-cache-off arms")
+    parser.add_argument("--out", default=None, help="default: results/peer/scheduler-cluster-N")
     args = parser.parse_args()
-    progress = LineProgress(interval=5.0)
-    name = "bench-sched"
-    result: dict = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "workloads": args.workloads,
-                    "max_unwritten": args.max_unwritten, "git_sha": runs.git_sha(),
-                    "strategy": args.strategy, "readers": args.readers, "machine": bringup.machine()}
-    handle = scheduler_profiler = None
-    profiling = concurrent.futures.ThreadPoolExecutor(1)  # kube-apiserver's CPU profile is a blocking GET
-    Path(args.out).mkdir(parents=True, exist_ok=True)
+    chosen = [i.strip() for i in args.implementation.split(",") if i.strip()]
+    unknown = [i for i in chosen if i not in implementations.implementations()]
+    if unknown or not chosen:
+        parser.error(f"--implementation {args.implementation!r}: use reference, kueue or both comma-separated")
+    out = Path(args.out or f"results/peer/scheduler-cluster-{args.workloads}")
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    say = LineProgress(interval=10.0)
+    header = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "git_sha": runs.git_sha(),
+              "machine": bringup.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    results: dict[str, dict] = {}
     try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], progress)
-        result["versions"] = info.versions
-        creds = kubeconfig.load(info.kubeconfig)
-        apiservice.install_crds(creds)
-        rest.apply(creds, f"{BASE}/resourceflavors/default",
-                   {"apiVersion": groups.API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": "default"}})
-        rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue("0"))
-        for i in range(10):
-            rest.apply(creds, f"{BASE}/namespaces/default/localqueues/lq-{i}", {
-                "apiVersion": groups.API_VERSION, "kind": "LocalQueue",
-                "metadata": {"name": f"lq-{i}", "namespace": "default"}, "spec": {"clusterQueue": "cq"}})
-        jobs = [(f"{BASE}/namespaces/default/workloads", lambda i=i: orjson.dumps(workload(i)))
-                for i in range(args.workloads)]
-        seconds = posting.post_all(creds, jobs, 64, timeout=1800,
-                                   progress=lambda done, total: progress("workloads", f"created {done}/{total}"))
-        result["create_seconds"] = round(seconds, 1)
-        result["create_per_second"] = round(args.workloads / seconds, 1)
-
-        started = time.monotonic()
-        extra = ("--max-unwritten", str(args.max_unwritten)) if args.max_unwritten else ()
-        handle = schedulerproc.start(info, strategy=args.strategy, qps=None, ready_timeout=600, extra_args=extra)
-        result["startup_seconds"] = round(time.monotonic() - started, 2)
-        progress("scheduler", f"ready with {args.workloads} workloads in {result['startup_seconds']} s", True)
-        apiservice.wait_available(creds)
-
-        pids = {**info.pids, "scheduler": handle.process.pid, "benchmark-client": os.getpid()}
-        # The same page straight to the visibility server as the front proxy would ask: what the
-        # server costs on its own, apart from kube-apiserver's proxying.
-        proxy = kwok.pki_dir(info.name)
-        direct_context = ssl.create_default_context(cafile=str(state.state_root() / "pki" / info.name / "visibility-ca.crt"))
-        direct_context.check_hostname = False
-        direct_context.load_cert_chain(proxy / "front-proxy-client.crt", proxy / "front-proxy-client.key")
-        direct = (f"https://127.0.0.1:{handle.visibility_port}", direct_context,
-                  {"X-Remote-User": "admin", "X-Remote-Group": "system:masters"})
-        cq_page = f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset=50000"
-        offsets = random.Random(0)
-
-        def random_page(_n: int) -> str:
-            return f"{VISIBILITY}/clusterqueues/cq/pendingworkloads?limit=100&offset={offsets.randrange(args.workloads - 100)}"
-
-        arms = [  # (label, path, direct, per-reader rate)
-            ("cluster_queue_page_100", cq_page, None, 0.0),
-            ("local_queue_page_100",
-             f"{VISIBILITY}/namespaces/default/localqueues/lq-3/pendingworkloads?limit=100&offset=5000", None, 0.0),
-            # every request a different page: the page cache rarely helps, each page is encoded
-            ("cluster_queue_random_page_100", random_page, None, 0.0),
-            # readers that poll at a fixed rate, as dashboards and `watch kubectl` do, instead of back to back
-            ("cluster_queue_page_100_paced", cq_page, None, args.paced_rate),
-            ("cluster_queue_page_100_direct_to_server", cq_page, direct, 0.0),
-            # the same readers on requests that cost our server nothing or are not proxied at all:
-            # what this machine allows any request through kube-apiserver
-            ("ceiling_aggregated_discovery", VISIBILITY, None, 0.0),
-            ("ceiling_apiserver_version", "/version", None, 0.0),
-        ]
-        for label, path, how, rate in arms:
-            before, opens, pages = cpu_seconds(pids), tcp_passive_opens(), page_counts(handle)
-            latencies = asyncio.run(read_pages(creds, args.readers, args.read_seconds, path, how, rate))
-            cores = cpu_share(before, cpu_seconds(pids), args.read_seconds)
-            after = page_counts(handle)
-            result[label] = {"requests": len(latencies), "per_second": round(len(latencies) / args.read_seconds, 1),
-                             "per_reader_rate": rate,
-                             "p50_ms": round(quantile(latencies, 0.5) * 1e3, 2),
-                             "p90_ms": round(quantile(latencies, 0.9) * 1e3, 2),
-                             "p99_ms": round(quantile(latencies, 0.99) * 1e3, 2),
-                             "mean_ms": round(statistics.fmean(latencies) * 1e3, 2), "cores_used": cores,
-                             "tcp_connections_accepted": tcp_passive_opens() - opens,
-                             "page_cache": {k: after.get(k, 0) - pages.get(k, 0) for k in after}}
-            progress("visibility", f"{label}: {result[label]}", True)
-
-        profiler = None
-        if args.profile_scheduler:
-            scheduler_profiler = subprocess.Popen(
-                [str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(handle.process.pid),
-                 "-d", str(int(args.admit_seconds) - 5), "-r", "100", "--format", "raw",
-                 "-o", str(Path(args.out) / "scheduler-admissions.collapsed")],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if args.profile_apiserver:
-            profiler = profiling.submit(
-                rest.get, creds, f"/debug/pprof/profile?seconds={int(args.admit_seconds) - 5}", args.admit_seconds + 30)
-        rest.apply(creds, f"{BASE}/clusterqueues/cq", cluster_queue(str(args.workloads)))
-        first = admitted_total(handle)
-        before = cpu_seconds(pids)
-        t0 = time.monotonic()
-        samples = []
-        while time.monotonic() - t0 < args.admit_seconds:
-            time.sleep(2)
-            samples.append((round(time.monotonic() - t0, 1), admitted_total(handle) - first))
-        result["admissions"] = {"window_seconds": args.admit_seconds, "admitted": samples[-1][1],
-                                "per_second": round(samples[-1][1] / samples[-1][0], 1), "samples": samples,
-                                "cores_used": cpu_share(before, cpu_seconds(pids), time.monotonic() - t0)}
-        progress("admission", f"{result['admissions']['per_second']} admissions/s", True)
-        if profiler:
-            result["admissions"]["apiserver_profile_top"] = save_profile(profiler.result()[1], Path(args.out))
-        if scheduler_profiler:
-            scheduler_profiler.wait(timeout=60)
-            result["admissions"]["scheduler_profile_top"] = summarize_collapsed(
-                Path(args.out) / "scheduler-admissions.collapsed")
-        result["scheduler_metrics_excerpt"] = [l for l in handle.metrics_text().splitlines()
-                                               if l.startswith("kqbench_visibility_request_duration_seconds_count")
-                                               or l.startswith("kqbench_scheduler_cycle_duration_seconds_count")]
+        for implementation in chosen:
+            bench = Bench(implementation, args, out, say)
+            try:
+                results[implementation] = bench.run()
+            except Exception as error:  # noqa: BLE001 - the other implementation still runs
+                results[implementation] = bench.result
+                print(f"{implementation} stopped: {error}", file=sys.stderr)
     finally:
-        if scheduler_profiler and scheduler_profiler.poll() is None:
-            scheduler_profiler.kill()
-        if handle:
-            handle.stop()
-        bringup.down(name)
-        profiling.shutdown(cancel_futures=True)
-        out = Path(args.out)
-        suffix = f"-max-unwritten-{args.max_unwritten}" if args.max_unwritten else ""
-        target = out / f"scheduler-cluster-{args.strategy}-{args.workloads}{suffix}.json"
-        target.write_text(json.dumps(result, indent=2) + "\n")
-        print(f"wrote {target}")
+        found = figs.ratios(results.get("reference", {}), results.get("kueue", {}))
+        summary = {**header, "results": {k: f"{k}.json" for k in results}, "ratios": found}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (out / "summary.md").write_text(f"`{header['command']}` (git {header['git_sha']})\n\n"
+                                        + figs.markdown(results, found))
+        print(f"wrote {out}/summary.json")
 
 
 if __name__ == "__main__":

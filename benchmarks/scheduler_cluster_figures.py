@@ -1,0 +1,196 @@
+"""The scheduler-on-the-cluster benchmark's figures (pure: numbers in, numbers out).
+
+One implementation's run gives latencies per read arm, counters read before and after a window,
+process samples and milestones; this module turns them into the JSON the benchmark writes and,
+for two implementations measured on the same machine, the ratios the goals are stated in.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+MUTATING_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
+"""apiserver_request_total verbs that write to etcd (APPLY: server-side apply)."""
+
+PENDING_GAUGES = {"reference": "kqbench_scheduler_pending_workloads", "kueue": "kueue_pending_workloads"}
+ADMITTED_COUNTERS = {"reference": "kqbench_scheduler_admitted_total", "kueue": "kueue_admitted_workloads_total"}
+STATUS_WRITES_PER_PENDING = {"reference": 0, "kueue": 1}
+"""Status writes an implementation makes to each Workload it finds pending (Kueue: the
+QuotaReserved=False/Pending condition; ours publishes positions through its own API only)."""
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def latency_summary(latencies: list[float], seconds: float) -> dict:
+    """Requests, rate and latency quantiles (ms) of one read arm; empty arms say so."""
+    if not latencies:
+        return {"requests": 0, "per_second": 0.0}
+    ms = [v * 1e3 for v in latencies]
+    return {"requests": len(ms), "per_second": round(len(ms) / seconds, 1),
+            "p50_ms": round(quantile(ms, 0.5), 2), "p90_ms": round(quantile(ms, 0.9), 2),
+            "p99_ms": round(quantile(ms, 0.99), 2), "max_ms": round(max(ms), 2),
+            "mean_ms": round(statistics.fmean(ms), 2)}
+
+
+def metric_sum(text: str, name: str, **labels: str) -> float:
+    """Sum of a metric's samples whose labels include `labels` (Prometheus text)."""
+    return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
+               if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()))
+
+
+def apiserver_writes(text: str) -> dict[str, float]:
+    """Mutating requests kube-apiserver served so far, by resource[/subresource] (all clients)."""
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name != "apiserver_request_total" or sample.labels.get("verb") not in MUTATING_VERBS:
+                continue
+            resource = sample.labels.get("resource", "")
+            if sample.labels.get("subresource"):
+                resource += "/" + sample.labels["subresource"]
+            out[resource] = out.get(resource, 0.0) + sample.value
+    return out
+
+
+def delta(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
+    """Per-key growth between two counter readings (keys that did not grow are left out)."""
+    return {k: after[k] - before.get(k, 0.0) for k in sorted(after) if after[k] - before.get(k, 0.0) > 0}
+
+
+def per(total: float, count: float, digits: int = 3) -> float | None:
+    return round(total / count, digits) if count else None
+
+
+@dataclass(frozen=True, slots=True)
+class Milestone:
+    """A bounded wait: reached or not, when, and where it stood when it stopped."""
+
+    name: str
+    target: int
+    reached: bool
+    seconds: float
+    """Until reached, or until the bound when not."""
+    done: float
+    """How far it got (e.g. Workloads seen or marked) when it stopped."""
+    rate_per_second: float
+    estimated_seconds: float | None
+    """Not reached: seconds to the target at the rate seen so far (None when nothing moved)."""
+
+    def to_dict(self) -> dict:
+        return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def milestone(name: str, target: int, samples: list[tuple[float, float]], reached: bool) -> Milestone:
+    """From (seconds since start, progress) samples of a bounded wait."""
+    seconds, done = samples[-1] if samples else (0.0, 0.0)
+    rate = done / seconds if seconds > 0 else 0.0
+    estimate = None if reached or rate <= 0 else round(target / rate, 1)
+    return Milestone(name, target, reached, seconds, done, round(rate, 2), estimate)
+
+
+def ratio(ours: float | None, theirs: float | None) -> float | None:
+    if ours is None or theirs is None or theirs == 0:
+        return None
+    return round(ours / theirs, 4)
+
+
+def _get(result: Mapping, *path: str) -> float | None:
+    node = result
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node if isinstance(node, (int, float)) else None
+
+
+GOALS = {
+    "visibility_p99_under_churn_ours_over_kueue": ("<=", 0.1),
+    "visibility_p99_under_churn_ours_over_proxy_ceiling": ("<=", 1.5),
+    "admissions_per_second_ours_over_kueue": (">=", 1.0),
+}
+
+
+def ratios(ours: Mapping, kueue: Mapping) -> dict:
+    """The issue's ratios from the two implementations' results (None where a figure is missing)."""
+    out = {
+        "visibility_p99_under_churn_ours_over_kueue":
+            ratio(_get(ours, "arms", "cq_page_churn", "p99_ms"), _get(kueue, "arms", "cq_page_churn", "p99_ms")),
+        "visibility_p99_under_churn_no_page_cache_ours_over_kueue":
+            ratio(_get(ours, "arms", "cq_page_churn_no_page_cache", "p99_ms"),
+                  _get(kueue, "arms", "cq_page_churn", "p99_ms")),
+        "visibility_p99_idle_ours_over_kueue":
+            ratio(_get(ours, "arms", "cq_page_idle", "p99_ms"), _get(kueue, "arms", "cq_page_idle", "p99_ms")),
+        "visibility_p99_under_churn_ours_over_proxy_ceiling":
+            ratio(_get(ours, "arms", "cq_page_churn", "p99_ms"), _get(ours, "arms", "proxy_ceiling", "p99_ms")),
+        "visibility_p99_under_churn_no_page_cache_ours_over_proxy_ceiling":
+            ratio(_get(ours, "arms", "cq_page_churn_no_page_cache", "p99_ms"),
+                  _get(ours, "arms", "proxy_ceiling", "p99_ms")),
+        "admissions_per_second_ours_over_kueue":
+            ratio(_get(ours, "admissions", "per_second"), _get(kueue, "admissions", "per_second")),
+        "rss_at_pending_ours_over_kueue":
+            ratio(_get(ours, "processed", "scheduler_rss_bytes"), _get(kueue, "processed", "scheduler_rss_bytes")),
+        "seconds_to_every_workload_processed_ours_over_kueue":
+            ratio(_seconds_to_processed(ours), _seconds_to_processed(kueue)),
+        "apiserver_writes_per_admission_ours_over_kueue":
+            ratio(_get(ours, "admissions", "apiserver_writes_per_admission"),
+                  _get(kueue, "admissions", "apiserver_writes_per_admission")),
+        "etcd_bytes_per_workload_ours_over_kueue":
+            ratio(_get(ours, "etcd", "bytes_per_workload"), _get(kueue, "etcd", "bytes_per_workload")),
+    }
+    out["goals"] = {name: {"goal": f"{op} {bound}", "met": None if out[name] is None else
+                           (out[name] <= bound if op == "<=" else out[name] >= bound)}
+                    for name, (op, bound) in GOALS.items()}
+    return out
+
+
+def _seconds_to_processed(result: Mapping) -> float | None:
+    """Seconds from the scheduler's start until every Workload was processed; when the bound
+    stopped the wait, start-up plus the estimate at the rate seen (so a slow peer is not flattered)."""
+    processed = result.get("processed")
+    node = processed.get("milestone") if isinstance(processed, Mapping) else None
+    if not node:
+        return None
+    startup = result.get("startup_seconds") or 0.0
+    if node["reached"]:
+        return round(startup + node["seconds"], 2)
+    return None if node.get("estimated_seconds") is None else round(startup + node["estimated_seconds"], 2)
+
+
+def per_pending(cpu_seconds: float, rss_bytes: float, pending: int) -> dict:
+    """The scheduler's cost per pending Workload it holds (CPU ms to take it in, RSS bytes to keep it)."""
+    return {"cpu_ms_per_pending_workload": per(cpu_seconds * 1e3, pending),
+            "rss_bytes_per_pending_workload": per(rss_bytes, pending, 1)}
+
+
+def markdown(results: Mapping[str, Mapping], found: Mapping) -> str:
+    """A short table of both implementations' headline figures and the ratios."""
+    rows = [("page of 100, idle queue: p99 ms", ("arms", "cq_page_idle", "p99_ms")),
+            ("page of 100, under churn: p99 ms", ("arms", "cq_page_churn", "p99_ms")),
+            ("page of 100, under churn, no page cache: p99 ms", ("arms", "cq_page_churn_no_page_cache", "p99_ms")),
+            ("pages/s under churn", ("arms", "cq_page_churn", "per_second")),
+            ("proxy ceiling (aggregated discovery): p99 ms", ("arms", "proxy_ceiling", "p99_ms")),
+            ("every Workload processed: s from start", ("processed", "seconds_from_start")),
+            ("  reached within the bound (1 = yes)", ("processed", "milestone", "reached")),
+            ("RSS at pending: MiB", ("processed", "scheduler_rss_mib")),
+            ("CPU ms per pending Workload", ("processed", "cpu_ms_per_pending_workload")),
+            ("admissions/s", ("admissions", "per_second")),
+            ("apiserver writes per admission", ("admissions", "apiserver_writes_per_admission")),
+            ("etcd bytes per Workload", ("etcd", "bytes_per_workload"))]
+    names = list(results)
+    lines = ["| figure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for label, path in rows:
+        lines.append(f"| {label} | " + " | ".join(_cell(_get(results[n], *path)) for n in names) + " |")
+    lines += ["", "| ratio | value |", "|---|---|"]
+    lines += [f"| {k} | {_cell(v)} |" for k, v in found.items() if k != "goals"]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"

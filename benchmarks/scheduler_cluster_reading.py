@@ -1,0 +1,137 @@
+"""Readers of the visibility API through kube-apiserver, with or without churn on the queue.
+
+Readers run back to back (or paced) for a fixed time; churn, when asked, creates a new pending
+Workload and deletes the oldest one it created at a steady rate in the same event loop, so the
+queue's membership changes many times a second and no cached page outlives a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+import orjson
+import psutil
+
+
+@dataclass(slots=True)
+class Churn:
+    """Creates and deletes in one queue at `per_second` pairs; counts what it managed."""
+
+    workload: Callable[[str], dict]
+    """name -> the Workload to create."""
+    collection: str
+    """The Workloads' collection path (POST), `{collection}/{name}` deletes."""
+    per_second: float
+    in_flight: int = 16
+    created: int = 0
+    deleted: int = 0
+    failed: int = 0
+    names: list[str] = field(default_factory=list)
+
+    async def run(self, session: aiohttp.ClientSession, server: str, deadline: float) -> None:
+        """One create per tick, each followed by the delete of the previous one; ticks do not wait
+        for the answers (up to `in_flight` at once), so the rate holds while the apiserver is slow."""
+        interval, slots, tasks = 1.0 / self.per_second, asyncio.Semaphore(self.in_flight), []
+        next_at = time.monotonic()
+        for k in itertools.count():
+            if time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            next_at = max(next_at + interval, time.monotonic())
+            await slots.acquire()
+            tasks.append(asyncio.ensure_future(self._change(session, server, f"churn-{k:07d}", slots)))
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _change(self, session: aiohttp.ClientSession, server: str, name: str, slots: asyncio.Semaphore) -> None:
+        try:
+            async with session.post(server + self.collection, data=orjson.dumps(self.workload(name)),
+                                    headers={"Content-Type": "application/json"}) as response:
+                await response.read()
+                if response.status != 201:
+                    self.failed += 1
+                    return
+                self.created += 1
+                self.names.append(name)
+            if len(self.names) > 1:  # keep one in the queue: membership changes, its size does not
+                old = self.names.pop(0)
+                async with session.delete(f"{server}{self.collection}/{old}") as response:
+                    await response.read()
+                    self.deleted += response.status in (200, 202)
+                    self.failed += response.status not in (200, 202)
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            self.failed += 1
+        finally:
+            slots.release()
+
+    def figures(self, seconds: float) -> dict:
+        return {"asked_per_second": self.per_second, "created": self.created, "deleted": self.deleted,
+                "failed": self.failed, "changes_per_second": round((self.created + self.deleted) / seconds, 1)}
+
+
+async def read_pages(server: str, context, readers: int, seconds: float, path: str,
+                     per_reader_rate: float = 0.0, churn: Churn | None = None,
+                     headers: dict | None = None) -> tuple[list[float], int]:
+    """Concurrent readers of `path` for `seconds`; returns (latencies of 200s, failed requests).
+
+    per_reader_rate > 0 paces each reader (open loop: one that falls behind does not catch up in
+    a burst); 0 reads back to back. A failed request counts, and its reader goes on.
+    """
+    latencies: list[float] = []
+    failures = 0
+    deadline = time.monotonic() + seconds
+    connector = aiohttp.TCPConnector(ssl=context, limit=readers + 4)
+    timeout = aiohttp.ClientTimeout(total=max(60.0, seconds))
+    async with aiohttp.ClientSession(connector=connector, headers=headers or {}, timeout=timeout) as session:
+        async def reader(k: int):
+            nonlocal failures
+            interval = 1.0 / per_reader_rate if per_reader_rate else 0.0
+            next_at = time.monotonic() + (k * interval / readers)  # spread the readers' phases
+            while time.monotonic() < deadline:
+                if interval:
+                    await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                    next_at = max(next_at + interval, time.monotonic())
+                started = time.perf_counter()
+                try:
+                    async with session.get(server + path) as response:
+                        await response.read()
+                        ok = response.status == 200
+                except (aiohttp.ClientError, asyncio.TimeoutError):
+                    ok = False
+                if ok:
+                    latencies.append(time.perf_counter() - started)
+                else:
+                    failures += 1
+                    await asyncio.sleep(0.05)
+        tasks = [reader(k) for k in range(readers)]
+        if churn is not None:
+            tasks.append(churn.run(session, server, deadline))
+        await asyncio.gather(*tasks)
+    return latencies, failures
+
+
+def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    result = {}
+    for name, pid in pids.items():
+        try:
+            times = psutil.Process(pid).cpu_times()
+            result[name] = times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return result
+
+
+def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
+    """Cores each process used over a window (1.0 = one core busy the whole time)."""
+    return {name: round((after[name] - before.get(name, 0.0)) / seconds, 2) for name in after}
+
+
+def rss_bytes(pid: int) -> int:
+    try:
+        return psutil.Process(pid).memory_info().rss
+    except psutil.NoSuchProcess:
+        return 0
