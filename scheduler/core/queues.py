@@ -15,7 +15,8 @@ Workload life cycle, as the manager sees it::
                           on record until the controller writes the eviction), as in Kueue's cache
 
 Any release of quota ("capacity changed") unparks the parked workloads and lifts StrictFIFO
-blocks in the ClusterQueue and its cohort, as Kueue's QueueInadmissibleWorkloads does.
+blocks in the ClusterQueue and its cohort, as Kueue's QueueInadmissibleWorkloads does; so does a
+changed ClusterQueue or Cohort spec, but not an update that leaves the spec as it was.
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ class QueueManager:
         self.priority_classes.pop(name, None)
 
     def add_cohort(self, cohort: Cohort) -> None:
+        if self.quotas.cohorts.get(cohort.name) == cohort:
+            return  # only its status or metadata changed: no capacity moved (Kueue compares the spec)
         self.quotas.set_cohort(cohort)
         self._capacity_changed(self.quotas.cohort_members(cohort.name))
 
@@ -101,6 +104,10 @@ class QueueManager:
     def add_cluster_queue(self, cq: ClusterQueue) -> None:
         """Add or update a ClusterQueue; its LocalQueues' workloads become pending in it."""
         old = self.quotas.cluster_queues.get(cq.name)
+        if old == cq:
+            # Only status or metadata changed, mostly the counts this scheduler writes itself: as in
+            # Kueue (requeue on a spec change only), parked workloads stay parked.
+            return
         touched = set(self.quotas.neighbours(cq.name)) if old is not None else set()
         self.quotas.set_cluster_queue(cq)
         queue = self._pending.get(cq.name)

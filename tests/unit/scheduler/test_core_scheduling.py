@@ -2,6 +2,7 @@
 
 import dataclasses
 
+from scheduler.core import conversion, kinds
 from scheduler.core.decisions import Admit, Preempt, Wait
 from scheduler.core.scheduling import decide_cycle, run_cycle
 from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, manager_with, q
@@ -189,3 +190,55 @@ def test_a_head_that_cannot_reclaim_holds_back_what_it_waits_for():
 def test_a_head_that_can_always_reclaim_lets_neighbours_borrow():
     decisions = run_cycle(_head_waiting_for_its_own_quota(reclaim="Any"), now=10)
     assert ("Admit", "borrower") in _summary(decisions)
+
+
+def _parked_beside_a_neighbour():
+    """a parks 'waiting' (2 cpu) because b borrows a's quota; b is a cohort neighbour."""
+    a = ClusterQueueBuilder("a").flavors(("default", {"cpu": "2"})).cohort("co").obj()
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "2"})).cohort("co").obj()
+    manager = manager_with(a, b, local_queues={"la": "a", "lb": "b"})
+    admit(manager, WorkloadBuilder("b-runner").queue("lb").request(cpu="3").obj(), "b")
+    manager.add_workload(WorkloadBuilder("waiting").queue("la").request(cpu="2").obj())
+    assert _summary(run_cycle(manager, now=10)) == [("Park", "waiting")]
+    return manager
+
+
+def _cluster_queue_object(name, status):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": name, "resourceVersion": str(len(status) + 7)},
+            "spec": {"cohortName": "co", "queueingStrategy": "BestEffortFIFO", "resourceGroups": [{
+                "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+                    {"name": "cpu", "nominalQuota": "2"}]}]}]},
+            "status": status}
+
+
+def test_a_status_only_update_of_a_cluster_queue_leaves_parked_workloads_parked():
+    # The scheduler's own count writes come back as watch events; Kueue requeues only on a spec change.
+    manager = _parked_beside_a_neighbour()
+    for name in ("a", "b"):
+        status = {"pendingWorkloads": 1, "admittedWorkloads": 1,
+                  "conditions": [{"type": "Active", "status": "True", "reason": "Ready"}]}
+        manager.update_cluster_queue(conversion.cluster_queue_from_dict(_cluster_queue_object(name, status)))
+    assert manager.is_parked(("ns", "waiting"))
+    assert decide_cycle(manager) == []
+
+
+def test_a_spec_change_of_a_neighbour_returns_parked_workloads():
+    manager = _parked_beside_a_neighbour()
+    obj = _cluster_queue_object("b", {})
+    obj["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "3"
+    manager.update_cluster_queue(conversion.cluster_queue_from_dict(obj))
+    assert not manager.is_parked(("ns", "waiting"))
+    assert _summary(decide_cycle(manager)) == [("Admit", "waiting")]  # the cohort grew to 5 cpu, b uses 3
+
+
+def test_an_unchanged_cohort_leaves_parked_workloads_parked_and_a_changed_one_returns_them():
+    manager = _parked_beside_a_neighbour()
+    manager.add_cohort(kinds.Cohort("co"))
+    assert not manager.is_parked(("ns", "waiting"))  # a new Cohort object: capacity may have changed
+    run_cycle(manager, now=11)
+    assert manager.is_parked(("ns", "waiting"))
+    manager.update_cohort(kinds.Cohort("co"))
+    assert manager.is_parked(("ns", "waiting"))
+    manager.update_cohort(kinds.Cohort("co", parent="root"))
+    assert not manager.is_parked(("ns", "waiting"))
