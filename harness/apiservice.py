@@ -136,18 +136,26 @@ def register_visibility(creds: Credentials, files: ServingFiles, port: int) -> N
         rest.apply(creds, path, obj)
 
 
+def unavailable_reason(creds: Credentials) -> str | None:
+    """None when kube-apiserver reports every visibility APIService Available, else why one is not."""
+    for version in documents.VERSIONS:
+        obj = rest.get_json(creds, f"/apis/apiregistration.k8s.io/v1/apiservices/{version}.{documents.GROUP}")
+        condition = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Available"), {})
+        if condition.get("status") != "True":
+            return f"{version}: {condition.get('message', 'no Available condition yet')}"
+    return None
+
+
 def wait_available(creds: Credentials, timeout: float = 60.0) -> None:
-    """Wait until kube-apiserver reports the visibility APIServices Available (it reached our server)."""
-    last = [""]
+    """Wait until kube-apiserver reports the visibility APIServices Available (it reached our server).
+    A loaded kube-apiserver may time out or answer 5xx meanwhile: that is asked again, not fatal."""
+    last = ["no answer yet"]
 
     def available() -> bool:
-        ok = True
-        for version in documents.VERSIONS:
-            obj = rest.get_json(creds, f"/apis/apiregistration.k8s.io/v1/apiservices/{version}.{documents.GROUP}")
-            condition = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Available"), {})
-            if condition.get("status") != "True":
-                ok = False
-                last[0] = condition.get("message", "no Available condition yet")
-        return ok
+        try:
+            last[0] = unavailable_reason(creds) or ""
+        except (OSError, KqbenchError) as error:
+            last[0] = f"{type(error).__name__}: {error}"
+        return not last[0]
 
     waiting.poll(available, timeout, 0.5, lambda: f"visibility APIService not Available after {timeout:.0f}s: {last[0]}")
