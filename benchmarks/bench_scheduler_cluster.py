@@ -34,7 +34,7 @@ import scheduler_cluster_figures as figs
 import scheduler_cluster_reading as reading
 
 from harness import apiservice, kubeconfig, posting, rest
-from harness.clusters import bringup, spec as specs
+from harness.clusters import bringup, spec as specs, state
 from harness.implementations import registry as implementations
 from harness.implementations.kueue import starting as kueue_starting
 from harness.metrics import etcdreading
@@ -48,6 +48,7 @@ BASE = groups.PATH
 VISIBILITY = groups.VISIBILITY_PATH
 WORKLOADS = f"{BASE}/namespaces/default/workloads"
 POLL_SECONDS = 3.0
+LOG_DIR = state.state_root() / "logs"
 
 
 def cluster_queue(cpu: int) -> dict:
@@ -74,7 +75,7 @@ class Bench:
         self.implementation, self.args, self.out, self.say = implementation, args, out, say
         self.n = args.workloads
         self.result: dict = {"implementation": implementation, "workloads": self.n, "readers": args.readers,
-                             "arms": {}}
+                             "log_dir": str(LOG_DIR), "arms": {}}
         self.handle = None
         self.info = self.creds = None
 
@@ -84,7 +85,8 @@ class Bench:
                                           no_client_limit=self.args.kueue_qps is None or self.implementation != "kueue",
                                           qps=self.args.kueue_qps or 50.0, page_cache=page_cache)
         started = time.monotonic()
-        self.handle = implementations.get(self.implementation).start(self.info, section, self.out / "logs")
+        # logs stay in the kqbench state folder: Kueue's grows by megabytes and results are committed
+        self.handle = implementations.get(self.implementation).start(self.info, section, LOG_DIR)
         apiservice.wait_available(self.creds, timeout=120)
         return round(time.monotonic() - started, 2)
 
@@ -288,7 +290,8 @@ def main() -> None:
     if unknown or not chosen:
         parser.error(f"--implementation {args.implementation!r}: use reference, kueue or both comma-separated")
     out = Path(args.out or f"results/peer/scheduler-cluster-{args.workloads}")
-    (out / "logs").mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
     say = LineProgress(interval=10.0)
     header = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "git_sha": runs.git_sha(),
               "machine": bringup.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
