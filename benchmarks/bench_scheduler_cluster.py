@@ -243,16 +243,18 @@ class Bench:
             self.setup()
             self.process()
             self.save()
-            self.read_arms()
-            self.read("proxy_ceiling", VISIBILITY)
-            self.save()
-            if self.implementation == "reference" and not self.args.skip_no_page_cache:
+            if self.args.read_seconds > 0:
+                self.read_arms()
+                self.read("proxy_ceiling", VISIBILITY)
+                self.save()
+            if self.args.read_seconds > 0 and self.implementation == "reference" and not self.args.skip_no_page_cache:
                 self.handle.stop()
                 self.start_scheduler(page_cache=False)
                 self.wait("restarted", self.n, self.pending, self.args.process_seconds)
                 self.read_arms("_no_page_cache")
                 self.save()
-            self.admit()
+            if self.args.admit_seconds > 0:
+                self.admit()
         except Exception as error:  # the figures so far are kept, with where it stopped
             self.result["error"] = f"{type(error).__name__}: {error}"
             raise
@@ -274,12 +276,13 @@ def main() -> None:
                         help="comma-separated, run in this order on fresh clusters (default: reference,kueue)")
     parser.add_argument("--workloads", type=int, default=20_000)
     parser.add_argument("--readers", type=int, default=50)
-    parser.add_argument("--read-seconds", type=float, default=20.0)
+    parser.add_argument("--read-seconds", type=float, default=20.0, help="each read arm; 0 skips the reads")
     parser.add_argument("--churn-rate", type=float, default=25.0,
                         help="create+delete pairs per second in the churn arms")
     parser.add_argument("--process-seconds", type=float, default=300.0,
                         help="bound on waiting for every Workload to be processed")
-    parser.add_argument("--admit-seconds", type=float, default=60.0, help="bound on the admission window")
+    parser.add_argument("--admit-seconds", type=float, default=60.0,
+                        help="bound on the admission window; 0 skips admissions")
     parser.add_argument("--kueue-qps", type=float, default=None,
                         help="Kueue's client QPS (default: no client limit for both, as ours runs)")
     parser.add_argument("--skip-no-page-cache", action="store_true", help="leave out our page-cache-off arms")

@@ -94,3 +94,11 @@ def test_tiny_runs_with_kueue(kueue_build, binaries, state_dir, tmp_path):
     record = json.loads((folder / "run.json").read_text())
     assert record["status"] == "ok", record["cases"]
     assert record["scenario"]["scheduler"]["implementation"] == "kueue"
+    # Kueue's own /metrics reached the run's tables as source kueue, scraped with the starter's token
+    import pandas as pd
+
+    scrapes = pd.read_csv(folder / "tables" / "scrapes.csv", keep_default_na=False)
+    kueue_scrapes = scrapes[scrapes["source"] == "kueue"]
+    assert len(kueue_scrapes) >= 2 and (kueue_scrapes["error"] == "").all(), kueue_scrapes.to_string()
+    summary = pd.read_csv(folder / "tables" / "summary.csv")
+    assert {"kueue_build_info", "kueue_pending_workloads"} <= set(summary.loc[summary["source"] == "kueue", "metric"])
