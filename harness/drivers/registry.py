@@ -23,7 +23,7 @@ PhaseContext, what a run function gets (one object, so that adding a field break
   the runner adds it). The runner keeps emitted tables also when the case fails or is interrupted, so
   a driver that emits after every step loses at most the step that was running.
 
-Adding a driver: a new folder whose package exports `DRIVER`, and one line in `DRIVERS` below.
+Adding a driver: a new folder whose package exports `DRIVER`, and one line in `_DRIVER_PACKAGES` below.
 Driver packages import `harness.scenarios.models` for annotations only (under TYPE_CHECKING):
 models builds its Phase union from this registry, so a runtime import would be circular.
 """
