@@ -27,6 +27,7 @@ LIST = "list_p99"
 THROTTLED = "throttled"
 QUERY = "query_p99"
 ADMISSIONS = "admissions_vs_indexed"
+FILL_SHORT = "fill_short"
 
 
 class BreakThresholds(BaseModel):
@@ -50,6 +51,10 @@ class BreakThresholds(BaseModel):
     admissions_share_of_indexed: PositiveFloat = 0.9
     """Admissions/s below this share of aggregated-indexed's at the same load: the design slows the
     scheduler itself (10% is above the spread of repeated runs here, about 6%)."""
+    min_fill_share: PositiveFloat = 0.8
+    """Pending at the start of the hold below this share of the step's target: the apiserver could
+    not take the churn's creates at this load, so the step never held its load (the churn's own
+    view lags admissions by a refresh period, ~100-200 Workloads here: hence not 1.0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,8 @@ class StepFigures:
     etcd_rss_bytes: float | None = None
     admissions_share_of_indexed: float | None = None
     """Set by the post-pass: admissions/s over aggregated-indexed's at the same load."""
+    fill_share: float | None = None
+    """Pending the scheduler reported when the hold began, over the step's target."""
 
     def as_dict(self) -> dict[str, float]:
         """The measured figures only (for tables and verdicts)."""
@@ -109,6 +116,8 @@ class _Condition:
     threshold: str
     unit: str
     says: str
+    below: bool = False
+    """Broken when the figure falls below the threshold (else when it rises above)."""
 
 
 # In the order a capacity table names them when several break at once: hard failures first.
@@ -119,6 +128,7 @@ CONDITIONS: tuple[_Condition, ...] = (
     _Condition(QUERY, "query_p99_seconds", "query_p99_seconds", "s", "position query p99"),
     _Condition(BYSTANDER, "bystander_p99_seconds", "bystander_p99_seconds", "s", "bystander p99"),
     _Condition(LIST, "list_p99_seconds", "list_p99_seconds", "s", "LIST p99"),
+    _Condition(FILL_SHORT, "fill_share", "min_fill_share", "", "pending at the hold / target", below=True),
 )
 NAMES = tuple(c.name for c in CONDITIONS) + (ADMISSIONS,)
 
@@ -129,10 +139,10 @@ def evaluate(thresholds: BreakThresholds, figures: StepFigures) -> tuple[Breach,
     for condition in CONDITIONS:
         value = getattr(figures, condition.figure)
         limit = float(getattr(thresholds, condition.threshold))
-        if value is None or math.isnan(value) or value <= limit:
+        if value is None or math.isnan(value) or (value >= limit if condition.below else value <= limit):
             continue
-        found.append(Breach(condition.name, value, limit,
-                            f"{condition.says} {_fmt(value, condition.unit)} > {_fmt(limit, condition.unit)}"))
+        found.append(Breach(condition.name, value, limit, f"{condition.says} {_fmt(value, condition.unit)} "
+                                                          f"{'<' if condition.below else '>'} {_fmt(limit, condition.unit)}"))
     return tuple(found)
 
 

@@ -25,11 +25,12 @@ from harness.drivers.capacity import conditions, figures, searching
 from harness.errors import KqbenchError
 from harness.metrics import samples, summarising
 
-REACHED = 0.97
-"""Share of the target pending at which the hold starts (churn admits while it fills)."""
-FILL_SLACK = 1.15
-"""Fill budget over the nominal `load / create rate`: creates queue behind admissions' writes."""
-FILL_FLOOR_SECONDS = 15.0
+REACHED = 0.9
+"""Share of the target pending at which the hold starts: the churn's own count lags admissions by
+its refresh period, so the scheduler's count settles a little below the target."""
+FILL_SLACK = 1.3
+"""Fill budget over the nominal `load / create rate`: creates queue behind the design's writes."""
+FILL_FLOOR_SECONDS = 20.0
 POLL_SECONDS = 2.0
 RESET_SECONDS = 10.0
 """Deleting an empty namespace's Workloads and restarting the scheduler (measured: 6-10 s)."""
@@ -79,7 +80,6 @@ class _Hold:
     scrape: dict[str, samples.Scrape] | None = None
     at: float | None = None
     processes: Sequence[summarising.ProcessSample] = ()
-    pending_reached: bool = False
     pending: float | None = None
     error: BaseException | None = None
 
@@ -127,13 +127,9 @@ class Stepper:
             figures.from_scrapes(figures.Boundaries(start, hold.scrape, end)),
             figures.from_history(outcome.history, hold.at - launched, self.settings.query_mode),
             figures.from_processes([*started_processes, *hold.processes, *ended_processes]),
+            {"fill_share": None if hold.pending is None else hold.pending / load},
         )
-        verdict = conditions.verdict(self.settings.thresholds, measured)
-        if not hold.pending_reached:
-            note = f"pending reached {hold.pending or 0:.0f} of {load} within the fill budget"
-            verdict = searching.Verdict(verdict.broken, "; ".join(d for d in (verdict.detail, note) if d),
-                                        verdict.figures)
-        return verdict
+        return conditions.verdict(self.settings.thresholds, measured)
 
     def _watch(self, load: int, deadline: float, index: int, hold: _Hold, stop: threading.Event) -> None:
         """Mark the hold when pending reaches the target or the fill budget is spent (whichever first)."""
@@ -145,7 +141,7 @@ class Stepper:
                     self.edges.mark_phase(self.phase_of(index, "hold"))
                     hold.scrape, hold.at = self.edges.scrape(), self.edges.clock()
                     hold.processes = list(self.edges.processes())
-                    hold.pending_reached, hold.pending = reached, pending
+                    hold.pending = pending
                     return
         except BaseException as error:  # reported by the step, not lost in a thread
             hold.error = error

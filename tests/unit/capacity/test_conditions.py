@@ -13,7 +13,7 @@ DEFAULTS = conditions.BreakThresholds()
 def test_defaults_are_the_ones_the_capacity_report_states():
     assert (DEFAULTS.refused_position_writes, DEFAULTS.staleness_p99_seconds, DEFAULTS.bystander_p99_seconds,
             DEFAULTS.list_p99_seconds, DEFAULTS.throttled_share, DEFAULTS.query_p99_seconds,
-            DEFAULTS.admissions_share_of_indexed) == (0, 30.0, 1.0, 30.0, 0.001, 1.0, 0.9)
+            DEFAULTS.admissions_share_of_indexed, DEFAULTS.min_fill_share) == (0, 30.0, 1.0, 30.0, 0.001, 1.0, 0.9, 0.8)
 
 
 @pytest.mark.parametrize("figures, broken", [
@@ -26,6 +26,8 @@ def test_defaults_are_the_ones_the_capacity_report_states():
     ({"requests": 10_000, "throttled_requests": 10}, ()),
     ({"requests": 10_000, "throttled_requests": 11}, (conditions.THROTTLED,)),
     ({"throttled_requests": 50}, ()),  # without a request count there is no share to judge
+    ({"fill_share": 0.85}, ()),
+    ({"fill_share": 0.5}, (conditions.FILL_SHORT,)),
     ({"query_p99_seconds": 2.0, "refused_position_writes": 3, "staleness_p99_seconds": 100.0},
      (conditions.WRITE_REFUSED, conditions.STALENESS, conditions.QUERY)),
 ])

@@ -71,7 +71,7 @@ def test_a_step_resets_fills_holds_and_is_judged_on_what_the_hold_measured():
     step = stepping.Stepper(SETTINGS, world.edges(), on_tables=lambda phase, tables: emitted.append(phase),
                             poll_seconds=0.01)
     verdict = step(2000)
-    assert world.log == ["reset", "capacity-00-fill", "load 2000 for 98s", "capacity-00-hold"]
+    assert world.log == ["reset", "capacity-00-fill", "load 2000 for 106s", "capacity-00-hold"]
     assert verdict.broken == (conditions.QUERY,)
     assert verdict.figures["admissions_per_second"] == pytest.approx(10.0)  # 600 over the 60 s step
     assert verdict.figures["largest_object_bytes"] == 200_000
@@ -80,11 +80,12 @@ def test_a_step_resets_fills_holds_and_is_judged_on_what_the_hold_measured():
     assert step.phase_of(step.index, "fill") == "capacity-01-fill"
 
 
-def test_a_refused_write_breaks_and_a_short_fill_is_said():
+def test_a_refused_write_breaks_and_so_does_a_fill_that_never_reached_its_load():
     world = World(reach=False, refuse=True)
     verdict = stepping.Stepper(SETTINGS, world.edges(), poll_seconds=0.01)(1000)
-    assert verdict.broken[0] == conditions.WRITE_REFUSED
-    assert verdict.detail.endswith("; pending reached 0 of 1000 within the fill budget")
+    assert verdict.broken == (conditions.WRITE_REFUSED, conditions.QUERY, conditions.FILL_SHORT)
+    assert verdict.detail.endswith("; pending at the hold / target 0 < 80.00%")
+    assert verdict.figures["fill_share"] == 0
 
 
 def test_a_failing_reset_fails_the_step_which_the_search_counts_as_broken():
