@@ -7,6 +7,9 @@ One asyncio loop in the harness process, as Kueue's runner is one process next t
   and when it loses its quota (eviction) — sub-second, unlike the API's 1 s timestamps;
 - an informer on ClusterQueues records each status change (the CPU in status.flavorsUsage), which
   is where Kueue's recorder reads usage from;
+- an evicted Workload that still holds its quota gets it released (QuotaReserved=False, no admission),
+  as Kueue's runner does in the job controller's place: real Kueue leaves that to a job controller,
+  and bare Workloads have none (the reference scheduler releases itself, so this never fires for it);
 - a timer per admission applies Finished=True (server-side apply, our own field manager, so the
   scheduler's QuotaReserved/Admitted conditions stay) `runtime` after the admission was seen.
 The run ends when every Workload finished, or at the phase's `seconds` (then figures say incomplete).
@@ -48,6 +51,8 @@ class Outcome:
     lags: list[float] = field(default_factory=list)
     """Seconds each create was sent after its due time."""
     create_failures: int = 0
+    evictions_released: int = 0
+    """Evicted Workloads whose quota the generator released (Kueue: it leaves that to a job controller)."""
     finish_failures: int = 0
     timed_out: bool = False
     queue_events: list[figs.QueueEvent] = field(default_factory=list)
@@ -86,6 +91,25 @@ def queue_event(obj: dict, now: float) -> figs.QueueEvent:
     quota = _first_quantity(groups, "flavors", "resources", "nominalQuota")
     used = _first_quantity(status.get("flavorsUsage") or [], "resources", "total")
     return figs.QueueEvent(now, (obj.get("metadata") or {}).get("name", ""), used, quota)
+
+
+def eviction_release(obj: dict, now: float) -> dict:
+    """The status merge patch that finishes an eviction as Kueue's runner does
+    (UnsetQuotaReservationWithCondition): QuotaReserved=False/Pending, no admission, Admitted=False;
+    guarded by the resourceVersion it was computed from."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+    conditions = []
+    for c in (obj.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "QuotaReserved":
+            c = {**c, "status": "False", "reason": "Pending", "message": "Evicted by the test runner",
+                 "lastTransitionTime": stamp}
+        elif c.get("type") == "Admitted" and c.get("status") == "True":
+            c = {**c, "status": "False", "reason": "NoReservation", "message": "The workload has no reservation",
+                 "lastTransitionTime": stamp}
+        conditions.append(c)
+    meta = obj.get("metadata") or {}
+    return {"metadata": {"resourceVersion": meta.get("resourceVersion", "")},
+            "status": {"admission": None, "conditions": conditions}}
 
 
 def finished_apply(namespace: str, name: str, now: float) -> dict:
@@ -129,6 +153,8 @@ class Generator:
         self._tasks: set[asyncio.Task] = set()
         self._all_finished = asyncio.Event()
         self._created_all = False
+        self._releasing: set[str] = set()
+        """Evictions being finished (one release in flight per Workload)."""
 
     # -- watch side ---------------------------------------------------------------------------
     def _on_list(self, items: list[dict]) -> None:
@@ -149,6 +175,10 @@ class Generator:
             api[1] = reserved.get("lastTransitionTime", "")
         if _true(obj, "Finished"):
             api[2] = finished.get("lastTransitionTime", "")
+        if _true(obj, "Evicted") and _true(obj, "QuotaReserved") and not _true(obj, "Finished") \
+                and record.name not in self._releasing:
+            self._releasing.add(record.name)
+            self._spawn(self._release(meta.get("namespace", ""), obj))
         if _true(obj, "Finished"):
             self._finished(record, now)
         elif _true(obj, "Admitted") and (obj.get("status") or {}).get("admission"):
@@ -202,6 +232,20 @@ class Generator:
                 return
         if self._timers.get(record.name) == epoch:
             self._finished(record, self.clock())
+
+    async def _release(self, namespace: str, obj: dict) -> None:
+        """Finish an eviction; a refused write (conflict: the object moved on) waits for the next event."""
+        name = obj["metadata"]["name"]
+        path = f"{BASE}/namespaces/{namespace}/workloads/{name}/status"
+        try:
+            async with self._slots:
+                await self.client.request("PATCH", path, eviction_release(obj, self.clock()),
+                                          "application/merge-patch+json")
+            self.outcome.evictions_released += 1
+        except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
+            pass
+        finally:
+            self._releasing.discard(name)
 
     async def _create(self, creation: plans.Creation) -> None:
         path = f"{BASE}/namespaces/{creation.queue.namespace}/workloads"

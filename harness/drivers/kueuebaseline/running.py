@@ -28,7 +28,8 @@ def run(context: registry.PhaseContext) -> None:
     extras = {"workloads": float(figures.workloads), "finished": float(figures.finished),
               "complete": float(figures.complete and not outcome.timed_out),
               "evictions": float(sum(c.evictions for c in figures.classes)),
-              "create_failures": float(outcome.create_failures), "finish_failures": float(outcome.finish_failures),
+              "create_failures": float(outcome.create_failures),
+              "generator_released_evictions": float(outcome.evictions_released), "finish_failures": float(outcome.finish_failures),
               "creation_lag_p50_seconds": lags[len(lags) // 2],
               "creation_lag_max_seconds": lags[-1],
               "cq_usage_from_flavors_usage": float(figures.cq_usage_source == "flavorsUsage")}

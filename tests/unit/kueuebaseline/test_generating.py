@@ -102,3 +102,35 @@ def test_eviction_disarms_the_finish_and_counts():
         assert record.finished is not None and len(api.calls) == writes + 1
         assert not gen._all_finished.is_set()  # the two small ones never got admitted
     asyncio.run(scenario())
+
+
+def _evicted(name: str) -> dict:
+    """Kueue's view of a preempted bare Workload: Evicted, but still holding its quota."""
+    obj = _admitted(name)
+    obj["metadata"] |= {"namespace": "kqbench-churn", "resourceVersion": "42"}
+    obj["status"]["conditions"].append({"type": "Evicted", "status": "True", "reason": "Preempted"})
+    return obj
+
+
+def test_an_evicted_workload_that_keeps_its_quota_is_released_as_kueues_runner_does():
+    async def scenario():
+        gen, clock, api = _generator()
+        await gen._create_all()
+        await _settle(gen)
+        writes = len(api.calls)
+        gen._on_event("MODIFIED", _admitted("large-lq-0"))
+        gen._on_event("MODIFIED", _evicted("large-lq-0"))
+        gen._on_event("MODIFIED", _evicted("large-lq-0"))  # the same state again: one release in flight
+        await _settle(gen)
+        releases = [c for c in api.calls[writes:] if c[0] == "PATCH" and c[2].get("status", {}).get("admission", 1) is None]
+        assert len(releases) == 1 and gen.outcome.evictions_released == 1
+        method, path, body = releases[0]
+        assert path.endswith("/namespaces/kqbench-churn/workloads/large-lq-0/status")
+        assert body["metadata"]["resourceVersion"] == "42"
+        states = {c["type"]: (c["status"], c.get("reason")) for c in body["status"]["conditions"]}
+        assert states == {"QuotaReserved": ("False", "Pending"), "Admitted": ("False", "NoReservation"),
+                          "Evicted": ("True", "Preempted")}
+        gen._on_event("MODIFIED", _admitted("large-lq-0"))  # not evicted: nothing to release
+        await _settle(gen)
+        assert gen.outcome.evictions_released == 1
+    asyncio.run(scenario())
