@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from harness import apiservice, kubeconfig, rest
@@ -95,8 +96,6 @@ def test_tiny_runs_with_kueue(kueue_build, binaries, state_dir, tmp_path):
     assert record["status"] == "ok", record["cases"]
     assert record["scenario"]["scheduler"]["implementation"] == "kueue"
     # Kueue's own /metrics reached the run's tables as source kueue, scraped with the starter's token
-    import pandas as pd
-
     scrapes = pd.read_csv(folder / "tables" / "scrapes.csv", keep_default_na=False)
     kueue_scrapes = scrapes[scrapes["source"] == "kueue"]
     assert len(kueue_scrapes) >= 2 and (kueue_scrapes["error"] == "").all(), kueue_scrapes.to_string()
