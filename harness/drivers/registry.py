@@ -18,6 +18,8 @@ PhaseContext, what a run function gets (one object, so that adding a field break
 - `scheduler`: the running scheduler (`pid()`, `metrics_url()`, `metrics_endpoint()`, `alive()`), None when the scenario runs none;
 - `mark_phase(name)`: starts a measured sub-phase (e.g. `capacity/step-3`); the measurements split
   their per-phase numbers at every mark, and the driver's tables should say the same name;
+- `watch_process(component, pid)`: the measurements sample this process from now on (a driver that
+  restarts the scheduler names the new one, so its RSS and CPU stay in the run's tables);
 - `say(line)`: one progress line on the terminal;
 - `emit(table, frame)`: hands a table to the runner as soon as it exists (without the `case` column,
   the runner adds it). The runner keeps emitted tables also when the case fails or is interrupted, so
@@ -84,6 +86,7 @@ class PhaseContext:
     out_dir: Path
     scheduler: implementations.SchedulerHandle | None = None
     mark_phase: Callable[[str], None] = lambda name: None
+    watch_process: Callable[[str, int], None] = lambda component, pid: None
     say: Callable[[str], None] = print
     emit: Callable[[str, pd.DataFrame], None] = lambda table, frame: None
 

@@ -157,6 +157,10 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
         if st.measurements is not None:
             st.measurements.mark_phase(name)
 
+    def watch_process(component: str, pid: int) -> None:
+        if st.measurements is not None:
+            st.measurements.watch_process(component, pid)
+
     def emit(table: str, frame: pd.DataFrame) -> None:
         # kept in the case's state at once: a failed or interrupted case still writes what was emitted
         tidy.append(st.tables, table, frame)
@@ -168,7 +172,8 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
                 return
             context = drivers.PhaseContext(cluster=st.info, scenario=scenario, phase_name=phase_name, phase=phase,
                                            out_dir=case_dir / phase_name, scheduler=st.scheduler,
-                                           mark_phase=mark_phase, say=say, emit=emit)
+                                           mark_phase=mark_phase, watch_process=watch_process, say=say,
+                                           emit=emit)
             hooks.drivers.for_kind(phase.kind).run(context)
         return action
 

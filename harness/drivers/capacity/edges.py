@@ -25,7 +25,7 @@ class ClusterEdges:
     """One design's cluster and scheduler across the steps of its search."""
 
     def __init__(self, cluster: state.ClusterInfo, scenario, scheduler, out_dir: Path, reset_timeout: float,
-                 start_scheduler, run_load) -> None:
+                 start_scheduler, run_load, watch_process=lambda component, pid: None) -> None:
         self.cluster = cluster
         self.scenario = scenario
         self.out_dir = Path(out_dir)
@@ -33,6 +33,7 @@ class ClusterEdges:
         self.creds = kubeconfig.load(cluster.kubeconfig)
         self._start_scheduler = start_scheduler
         self._run_load = run_load
+        self._watch_process = watch_process
         self.original = scheduler
         self.scheduler = scheduler
         self.restarts = 0
@@ -81,6 +82,8 @@ class ClusterEdges:
         self.scheduler = None
         self.scheduler = self._start_scheduler(self.cluster, self.scenario.scheduler, self.out_dir, metrics_port)
         self.restarts += 1
+        if self.scheduler.pid():  # the run's process samples follow the new scheduler
+            self._watch_process("scheduler", self.scheduler.pid())
 
     def close(self) -> None:
         """Stop the scheduler this driver started (the runner stops the one it started)."""

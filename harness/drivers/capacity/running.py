@@ -30,7 +30,8 @@ def run(context: registry.PhaseContext) -> None:
     context.emit(tabulating.PLANS, tabulating.plan_row(name, section.strategy, limit, phase.vary, plan,
                                                        phase.hold_seconds, phase.thresholds))
     world = clusteredges.ClusterEdges(context.cluster, context.scenario, context.scheduler, context.out_dir,
-                                      phase.reset_timeout_seconds, restart_reference, run_locust)
+                                      phase.reset_timeout_seconds, restart_reference, run_locust,
+                                      context.watch_process)
     settings = stepping.StepSettings(context.phase_name, phase.hold_seconds, phase.fill_timeout_seconds,
                                      context.scenario.load.rates.create_per_second,
                                      strategies.get(section.strategy).query_mode, phase.thresholds)

@@ -83,6 +83,7 @@ class Recorder:
         self.contexts.append(context)
         for step in range(2):
             context.mark_phase(f"{context.phase_name}/step-{step}")
+            context.watch_process("scheduler", 1000 + step)
             context.emit("steps", pd.DataFrame([{"phase": context.phase_name, "step": step}]))
         if self.fail is not None:
             raise self.fail
@@ -105,7 +106,7 @@ class Marks:
         self.marks.append(phase)
 
     def watch_process(self, component, pid):
-        pass
+        WATCHED.append((component, pid))
 
     def watch_metrics(self, source, url, bearer_token=""):
         pass
@@ -118,6 +119,7 @@ class Marks:
 
 
 MARKS: list[list[str]] = []
+WATCHED: list[tuple[str, int]] = []
 SCENARIO = "name: t\ncluster: {name: adopted, reuse: true}\nscheduler: {enabled: false}\nphases:\n  churn: {seconds: 1}\n"
 
 
@@ -133,6 +135,7 @@ def test_the_runner_keeps_emitted_tables_whatever_the_end(tmp_path, monkeypatch,
     _adopted_cluster(tmp_path, monkeypatch)
     driver = Recorder(fail)
     MARKS.clear()
+    WATCHED.clear()
     result = runner.run(loading.parse(SCENARIO, "t.yaml"),
                         hooks.Hooks(measurements=Marks, drivers=registry.Registry((driver,))),
                         runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
@@ -140,6 +143,7 @@ def test_the_runner_keeps_emitted_tables_whatever_the_end(tmp_path, monkeypatch,
     steps = tidy.read(result.folder)["steps"]
     assert list(steps["step"]) == [0, 1] and set(steps["case"]) == {"r0"}
     assert MARKS == [["setup", "churn", "churn/step-0", "churn/step-1"]]
+    assert WATCHED == [("scheduler", 1000), ("scheduler", 1001)]  # a restarted scheduler is followed
     [context] = driver.contexts
     assert (context.phase_name, context.phase.seconds, context.scheduler) == ("churn", 1, None)
     assert context.out_dir == result.folder / "cases" / "r0" / "churn"
