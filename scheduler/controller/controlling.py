@@ -238,8 +238,8 @@ class Controller:
                 result = await self.client.request(
                     "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
                     admission_status(workload, decision.admission, now), "application/apply-patch+yaml")
-            except kube.ApiError as error:
-                self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
+            except kube.FAILURES as error:
+                self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                 self.manager.cancel_admission(workload.key)
                 self._touch()
                 return
@@ -256,8 +256,8 @@ class Controller:
                     result = await self.client.request(
                         "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
                         eviction_status(target, preemptor, now), "application/apply-patch+yaml")
-                except kube.ApiError as error:
-                    self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
+                except kube.FAILURES as error:
+                    self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                     return
         finally:
             self._evictions_in_flight.discard(target.key)
@@ -284,8 +284,8 @@ class Controller:
                     result = await self.client.request(
                         "PATCH", f"{path}/status?fieldManager={manager}&force=true", body,
                         "application/apply-patch+yaml")
-                except kube.ApiError as error:
-                    self.metrics.write_failures.labels("workloads/status", str(error.status)).inc()
+                except kube.FAILURES as error:
+                    self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                     return
         finally:
             self._status_writes_in_flight.discard(workload.key)
@@ -342,13 +342,16 @@ class Controller:
                 pass
 
     # -- queue status: counts and the Active condition ------------------------------------
-    async def _write_queue_status(self, path: str, kind: str, body: dict) -> None:
+    async def _write_queue_status(self, key: str, path: str, kind: str, body: dict,
+                                  status: queuestatus.QueueStatus) -> None:
         async with self._writes:
             try:
                 await self.client.request("PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body,
                                           "application/apply-patch+yaml")
-            except kube.ApiError as error:
-                self.metrics.write_failures.labels(f"{kind.lower()}s/status", str(error.status)).inc()
+            except kube.FAILURES as error:
+                self.metrics.write_failures.labels(f"{kind.lower()}s/status", kube.failure_code(error)).inc()
+                if self._status_written.get(key) is status:
+                    del self._status_written[key]  # not written after all: the next round writes it again
 
     def _write_queue_status_if_changed(self, key: str, path: str, kind: str, name: str, namespace: str | None,
                                        status: queuestatus.QueueStatus) -> None:
@@ -356,7 +359,7 @@ class Controller:
             return
         self._status_written[key] = status
         body = statuses.queue_status(kind, name, namespace, status, self._queue_conditions.get(key), self.clock())
-        self._spawn(self._write_queue_status(path, kind, body))
+        self._spawn(self._write_queue_status(key, path, kind, body, status))
 
     async def _status_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

@@ -37,6 +37,15 @@ class Gone(ApiError):
     """410: the resourceVersion is too old; relist."""
 
 
+FAILURES = (ApiError, aiohttp.ClientError, asyncio.TimeoutError)
+"""What a request raises when kube-apiserver refuses it, times out or drops the connection."""
+
+
+def failure_code(error: BaseException) -> str:
+    """The metrics label of a failed request: its HTTP status, or "transport"."""
+    return str(error.status) if isinstance(error, ApiError) else "transport"
+
+
 @dataclass(frozen=True, slots=True)
 class ListResult:
     items: list[dict]

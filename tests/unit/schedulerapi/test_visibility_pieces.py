@@ -3,6 +3,7 @@
 import asyncio
 import base64
 
+import aiohttp
 import pytest
 from multidict import CIMultiDict
 
@@ -136,6 +137,17 @@ def test_token_bucket_allows_a_burst_then_paces_at_qps():
 ])
 def test_write_metrics_group_by_resource(path, resource):
     assert kube.resource_of(path) == resource
+
+
+@pytest.mark.parametrize("error, code", [
+    (kube.ApiError(429, b'{"message": "slow down"}', "PATCH x"), "429"),
+    (aiohttp.ServerDisconnectedError(), "transport"),
+    (asyncio.TimeoutError(), "transport"),
+])
+def test_a_refused_timed_out_or_dropped_write_is_a_failure_with_its_label(error, code):
+    # Anything else escaping a write task would leave a decided admission unwritten for good.
+    assert isinstance(error, kube.FAILURES)
+    assert kube.failure_code(error) == code
 
 
 def test_registration_points_an_apiservice_per_version_at_an_externalname_service():
