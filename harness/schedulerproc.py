@@ -16,7 +16,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness import apiservice, kubeconfig, waiting
-from harness.clusters import ports as portpicking, state
+from harness.clusters import ports as portpicking, processes, state
 from harness.errors import KqbenchError
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
@@ -47,14 +47,7 @@ class SchedulerProcess:
 
     def stop(self, grace_seconds: float = 15.0) -> int:
         """SIGTERM, wait, then SIGKILL; returns the exit code."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=grace_seconds)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        return self.process.returncode
+        return processes.terminate(self.process, grace_seconds)
 
     def kill(self) -> None:
         """Die without cleaning up (the restart test's crash)."""

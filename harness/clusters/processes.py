@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 
@@ -73,3 +74,15 @@ def stop(processes: list[psutil.Process], grace_seconds: float = 10.0) -> list[i
             pass
     time.sleep(0.2)
     return [p.pid for p in remaining if _alive(p)]
+
+
+def terminate(process: subprocess.Popen, grace_seconds: float = 15.0) -> int:
+    """Stop a child we started: SIGTERM, wait, then SIGKILL; safe to call twice; returns its exit code."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace_seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+    return process.returncode

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import kubeconfig
-from harness.clusters import ports as portpicking, state
+from harness.clusters import ports as portpicking, processes, state
 from harness.errors import KqbenchError
 from harness.implementations import registry
 from harness.implementations.kueue import installing, manifests, readiness
@@ -69,13 +69,7 @@ class KueueProcess:
 
     def stop(self, grace_seconds: float = 15.0) -> None:
         """SIGTERM, wait, then SIGKILL; safe to call twice."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=grace_seconds)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        processes.terminate(self.process, grace_seconds)
 
 
 def pick_ports() -> manifests.Ports:
