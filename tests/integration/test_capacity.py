@@ -19,6 +19,7 @@ def capacity_run(binaries, state_dir, tmp_path_factory):
     result = run_cli("capacity", "capacity-positions", "--strategies", "aggregated-indexed,single-object",
                      "--from", "100", "--to", "400", "--out", str(out),
                      "--set", "cluster.nodes=1", "--set", "phases.capacity.hold_seconds=10",
+                     "--set", "phases.capacity.factor=2",
                      "--set", "phases.capacity.absolute_resolution=50",
                      # at 100-400 pending the churn's lag behind admissions is a large share of the target
                      "--set", "phases.capacity.thresholds.min_fill_share=0.3",

@@ -24,7 +24,7 @@ def test_dry_run_lists_designs_and_an_estimate_that_grows_with_the_range():
     result = CliRunner().invoke(cli.command, ["capacity-positions", "--strategies", "aggregated-indexed",
                                               "--to", "4000", "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert "strategy=aggregated-indexed,r0: geometric x2 from 1000 to 4000" in result.output
+    assert "strategy=aggregated-indexed,r0: geometric x4 from 1000 to 4000" in result.output
     small = cli.estimate(loading.load("capacity-positions", ["phases.capacity.to=4000"]))
     large = cli.estimate(loading.load("capacity-positions"))
     assert small[0] < large[0] and large[0] <= large[1]
