@@ -36,6 +36,8 @@ class ClusterEdges:
         self._watch_process = watch_process
         self.original = scheduler
         self.scheduler = scheduler
+        self.metrics_port = _port(scheduler.metrics_url() if scheduler else None)
+        """Every scheduler of this search serves /metrics here, where the run's collector scrapes."""
         self.restarts = 0
         self.namespaces = sorted({ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()}) or [
             "kqbench-churn"]
@@ -48,9 +50,14 @@ class ClusterEdges:
     # -- reset ------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Delete every Workload (one delete-collection per namespace, then wait until none is
-        left), then restart the scheduler on the same /metrics port (the run's collector keeps
-        scraping it; its counters restart from zero, which the collector reads as a restart)."""
+        """Stop the scheduler, delete every Workload (one delete-collection per namespace, then
+        wait until none is left), then start the scheduler again on the same /metrics port (the
+        run's collector keeps scraping it; its counters restart from zero, which the collector reads
+        as a restart). Stopping first matters: a status-field scheduler without a client limit
+        keeps the apiserver busy with position writes for the Workloads being deleted, and the
+        delete then outlasted 300 s at 4000 pending."""
+        if self.scheduler is not None:
+            self.scheduler.stop()
         deadline = time.monotonic() + self.reset_timeout
         for namespace in self.namespaces:
             try:
@@ -61,7 +68,7 @@ class ClusterEdges:
         waiting.poll(lambda: not self._remaining(), timeout=max(1.0, deadline - time.monotonic()), interval=1.0,
                      failure=lambda: f"Workloads still present in {', '.join(self._remaining())} after "
                                      f"{self.reset_timeout:.0f}s of deleting: raise reset_timeout_seconds")
-        self._restart()
+        self._start()
 
     def _remaining(self) -> list[str]:
         left = []
@@ -75,12 +82,9 @@ class ClusterEdges:
                 left.append(namespace)
         return left
 
-    def _restart(self) -> None:
-        metrics_port = _port(self.scheduler.metrics_url() if self.scheduler else None)
-        if self.scheduler is not None:
-            self.scheduler.stop()
-        self.scheduler = None
-        self.scheduler = self._start_scheduler(self.cluster, self.scenario.scheduler, self.out_dir, metrics_port)
+    def _start(self) -> None:
+        self.scheduler = None  # stopped by reset: a failed start leaves none to stop twice
+        self.scheduler = self._start_scheduler(self.cluster, self.scenario.scheduler, self.out_dir, self.metrics_port)
         self.restarts += 1
         if self.scheduler.pid():  # the run's process samples follow the new scheduler
             self._watch_process("scheduler", self.scheduler.pid())
