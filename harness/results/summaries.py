@@ -22,8 +22,9 @@ from harness.metrics import headlines
 from harness.results import runs
 from scheduler.publishing import strategies
 
-SCHEMA_VERSION = 1
-"""summary.json format; readers refuse newer ones. 1: first format."""
+SCHEMA_VERSION = 2
+"""summary.json format; readers refuse newer ones. 1: first format. 2: entries may carry `low`,
+`high` (95% interval of `value`) and `n` (samples behind it); a version-1 entry reads with them None."""
 RATIO_PAIRS = ((strategies.AGGREGATED_INDEXED, strategies.AGGREGATED_SNAPSHOT),)
 """(numerator, denominator) strategies whose latency ratio is reported at every shared point."""
 
@@ -37,6 +38,12 @@ class Entry:
     better: str
     """lower | higher."""
     samples: list[float] = field(default_factory=list)
+    low: float | None = None
+    """Lower bound of the 95% interval of `value` (None: not estimated, e.g. a version-1 file)."""
+    high: float | None = None
+    """Upper bound of the 95% interval of `value`."""
+    n: int | None = None
+    """Samples behind the estimate: requests for latency quantiles, repeats for rates."""
 
     @property
     def key(self) -> str:

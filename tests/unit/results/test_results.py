@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -122,6 +123,21 @@ def test_summary_json_versioned(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps(data))
     with pytest.raises(KqbenchError, match="newer"):
         summaries.read(tmp_path)
+
+
+def test_summary_entries_carry_interval_and_sample_count(tmp_path):
+    entry = summaries.Entry("m", "p", 1.0, "ms", "lower", [1.0], low=0.8, high=1.3, n=1000)
+    summaries.write(tmp_path, summaries.Summary("r", "s", "ok", {entry.key: entry}))
+    back = summaries.read(tmp_path).entries["m @ p"]
+    assert (back.low, back.high, back.n) == (0.8, 1.3, 1000)
+    assert summaries.read(tmp_path).schema_version == summaries.SCHEMA_VERSION == 2
+
+
+def test_version_1_summary_reads_without_intervals():
+    baseline = Path(__file__).resolve().parents[3] / "results" / "baselines" / "quick.summary.json"
+    summary = summaries.read(baseline)
+    assert summary.schema_version == 1 and summary.entries
+    assert all(e.low is None and e.high is None and e.n is None for e in summary.entries.values())
 
 
 def test_measurements_meta_is_saved_with_the_tables_and_checked(tmp_path):
