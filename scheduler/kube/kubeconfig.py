@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import os
+import shutil
 import ssl
 import tempfile
 from dataclasses import dataclass
@@ -49,21 +51,72 @@ def _materialise(data_b64: str | None, path: str | None, base: Path, suffix: str
 
 
 def credential_file(data: bytes, suffix: str) -> Path:
-    """A file holding `data`, one per distinct content in a private folder of this user: loading a
-    kubeconfig again reuses it, so repeated loads leave no new files behind (and other processes, such
-    as Locust workers, can open the path while this one runs)."""
-    folder = Path(tempfile.gettempdir()) / f"kqbench-credentials-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    info = folder.stat()
-    if info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise KubeconfigError(f"{folder} is not private to this user: remove it and try again")
+    """A 0600 file holding `data` in this process's private folder, removed when the process exits.
+
+    One file per distinct content: loading a kubeconfig again reuses it, so repeated loads leave no new
+    files behind. The folder is per process so that one process's exit never removes a key another
+    still uses (Locust workers open the parent's paths while it runs); folders of processes that died
+    without running their exit hooks (kill -9) are removed by the next process that loads one."""
+    folder = _process_folder()
     path = folder / f"{hashlib.sha256(data).hexdigest()[:40]}{suffix}"
     if not path.is_file():
-        partial = folder / f".{path.name}.{os.getpid()}"
+        partial = folder / f".{path.name}.partial"
         with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
             handle.write(data)
         partial.replace(path)  # atomic: a concurrent reader never sees half a key
     return path
+
+
+def credentials_root() -> Path:
+    """The folder of this user's per-process credential folders."""
+    return Path(tempfile.gettempdir()) / f"kqbench-credentials-{os.getuid()}"
+
+
+def _private_folder(folder: Path) -> Path:
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise KubeconfigError(f"{folder} is not private to this user: remove it and try again")
+    return folder
+
+
+def _process_folder() -> Path:
+    root = _private_folder(credentials_root())
+    folder = root / str(os.getpid())
+    if not folder.is_dir():
+        remove_stale_folders(root)
+        _private_folder(folder)
+        atexit.register(_remove_own, folder)
+    return folder
+
+
+def _remove_own(folder: Path) -> None:
+    # a forked child inherits the parent's exit hooks: it must not remove the parent's folder
+    if folder.name == str(os.getpid()):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_stale_folders(root: Path) -> list[Path]:
+    """Remove the credential folders of processes that are gone; returns what was removed."""
+    removed = []
+    for folder in root.iterdir():
+        if folder.name.isdigit() and not _alive(int(folder.name)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        elif folder.is_file():  # left by versions that wrote keys straight into the root
+            folder.unlink(missing_ok=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process holds the number: not ours to judge
+        return True
+    return True
 
 
 def load(path: str | Path, context: str | None = None) -> Credentials:
