@@ -66,9 +66,15 @@ class CollectorMeasurements:
         return hooks.Measured(frames.tables(), frames.meta)
 
 
+def invariant_checker(cluster: state.ClusterInfo) -> hooks.InvariantChecker:
+    from harness.invariants import reading
+
+    return reading.checker_for(cluster)
+
+
 def default_hooks() -> hooks.Hooks:
     return hooks.Hooks(scheduler=start_scheduler, measurements=CollectorMeasurements, drivers=registry.drivers(),
-                       install_queues=install_queues)
+                       install_queues=install_queues, invariants=invariant_checker)
 
 
 def hooks_for(scenario: models.Scenario) -> hooks.Hooks:

@@ -48,6 +48,11 @@ class Measurements(Protocol):
         """Stop and return the tables (observations-shaped `samples`, `summary`, `slo`, `census`, ...) and their meta."""
 
 
+class InvariantChecker(Protocol):
+    def check(self, phase: str) -> pd.DataFrame:
+        """The `invariants` table rows of the checks after `phase` (never raises for an unreadable API)."""
+
+
 class MeasurementsFactory(Protocol):
     def __call__(self, cluster: state.ClusterInfo, measurements: models.MeasurementsSection) -> Measurements: ...
 
@@ -62,5 +67,7 @@ class Hooks:
     """Who runs each phase kind; None: phases only mark their time (the measurements still split at them)."""
     install_queues: Callable[[state.ClusterInfo, models.QueuesSection], None] | None = None
     """Installs the scenario's queue objects (and the Kueue CRDs when no scheduler installed any)."""
+    invariants: Callable[[state.ClusterInfo], InvariantChecker] | None = None
+    """Checks the queueing objects after every phase (one checker per case: it keeps their history)."""
     notes: list[str] = field(default_factory=list)
     """Why a piece is missing, for run.json and the terminal."""

@@ -18,6 +18,7 @@ import pandas as pd
 
 from harness.clusters import bringup, state
 from harness.drivers import registry as drivers
+from harness.invariants import reading as invariantreading
 from harness.progress import LineProgress
 from harness.results import runs, summaries, tables as tidy
 from harness.running import hooks as hookspecs, phases
@@ -49,6 +50,7 @@ class _CaseState:
     tables: dict[str, list[pd.DataFrame]] = field(default_factory=dict)
     meta: dict | None = None
     """The measurements' meta of the case (saved with the tables)."""
+    invariants: hookspecs.InvariantChecker | None = None
 
 
 def cluster_name(run_id: str, index: int) -> str:
@@ -174,8 +176,23 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
                                            out_dir=case_dir / phase_name, scheduler=st.scheduler,
                                            mark_phase=mark_phase, watch_process=watch_process, say=say,
                                            emit=emit)
-            hooks.drivers.for_kind(phase.kind).run(context)
+            try:
+                hooks.drivers.for_kind(phase.kind).run(context)
+            except Exception:
+                check_invariants(phase_name)
+                raise
+            check_invariants(phase_name)
         return action
+
+    def check_invariants(phase_name: str) -> None:
+        if hooks.invariants is None or st.info is None or not scenario.measurements.invariants:
+            return
+        st.invariants = st.invariants or hooks.invariants(st.info)
+        found = st.invariants.check(phase_name)
+        emit(invariantreading.TABLE, found)
+        failed = found[found["status"] != invariantreading.PASSED]
+        if not failed.empty:
+            say(f"  ! invariants after {phase_name}: {len(failed)} failed or unread ({', '.join(sorted(set(failed['check'])))})")
 
     steps = [phases.Step("cluster", "cluster", cluster_up)]
     if hooks.scheduler is not None:

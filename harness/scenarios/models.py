@@ -296,6 +296,8 @@ class LoadSection(_Model):
 class MeasurementsSection(_Model):
     scrape_interval_seconds: PositiveFloat = 5.0
     census: bool = True
+    invariants: bool = True
+    """Check the queueing objects after every phase (harness.invariants): a few paginated LISTs each."""
 
 
 class ArmSpec(_Model):

@@ -42,6 +42,18 @@ def test_the_schedulers_own_metrics_are_in_the_tables(tiny_run):
     assert set(scheduler["phase"]) >= {"fill", "churn"}
 
 
+def test_invariants_were_checked_after_every_phase_and_held(tiny_run):
+    import pandas as pd
+
+    table = pd.read_parquet(tiny_run / "tables" / "invariants.parquet")
+    record = json.loads((tiny_run / "run.json").read_text())
+    phases = list(record["scenario"]["phases"])
+    assert list(table[table["case"] == record["cases"][0]["id"]]["phase"].unique()) == phases
+    assert set(table["status"]) == {"passed"}, table[table["status"] != "passed"].to_dict("records")
+    summary = json.loads((tiny_run / "summary.json").read_text())
+    assert all(entry["value"] == 0 for key, entry in summary["metrics"].items() if key.startswith("invariants."))
+
+
 def test_compare_with_itself_passes(tiny_run):
     result = run_cli("compare", str(tiny_run), str(tiny_run), "--thresholds", "ci/thresholds.yaml")
     assert result.returncode == 0, result.stdout + result.stderr

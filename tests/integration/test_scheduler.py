@@ -201,6 +201,18 @@ def test_queue_status_counts(admitted_run):
     assert sum(s["pendingWorkloads"] for s in cqs.values()) == 500 - len(expected)
 
 
+def test_invariants_hold_across_the_kill_and_restart(admitted_run):
+    from harness.invariants import checking, reading
+
+    history = checking.AdmissionHistory()
+    assert history.observe(admitted_run.before_restart.values()) == []
+    snapshot = reading.read(admitted_run.creds)
+    assert history.observe(snapshot.workloads) == [], "a workload admitted before the kill was admitted again"
+    table = reading.checker_for(admitted_run.info).check("after-restart")
+    assert set(table["status"]) == {reading.PASSED}, table[table["status"] != reading.PASSED].to_dict("records")
+    assert len(table) == len(checking.CHECKS)
+
+
 def _raw(kubectl, kubeconfig_path, path, *extra):
     out = subprocess.run([kubectl, "--kubeconfig", kubeconfig_path, "get", "--raw", path, *extra],
                          capture_output=True, text=True, timeout=30)

@@ -166,3 +166,52 @@ def test_the_locust_query_phase_reads_where_the_strategy_publishes(tmp_path, str
     plan = planning.load_plan(cluster, scenario, scenario.phases["query"])
     assert plan.settings.query.mode == strategies.get(strategy).query_mode
     assert plan.settings.query.limit == 7
+
+
+class Invariants:
+    """Stands in for harness.invariants' checker: one failed check after every second phase."""
+
+    def __init__(self, cluster) -> None:
+        self.calls: list[str] = []
+        CHECKERS.append(self)
+
+    def check(self, phase):
+        from harness.invariants import reading
+        from harness.invariants.checking import QUOTA, Violation
+
+        self.calls.append(phase)
+        found = [Violation(QUOTA, ("ClusterQueue/a",), "over")] if len(self.calls) % 2 == 0 else []
+        return reading.frame(phase, found)
+
+
+CHECKERS: list[Invariants] = []
+TWO_PHASES = SCENARIO + "  again: {kind: churn, seconds: 1}\n"
+
+
+@pytest.mark.parametrize("fail, checked", [(None, ["churn", "again"]), (RuntimeError("boom"), ["churn"]),
+                                           (KeyboardInterrupt(), [])])
+def test_the_runner_checks_invariants_after_every_phase_also_a_failed_one(tmp_path, monkeypatch, fail, checked):
+    from harness.drivers import invariants
+
+    _adopted_cluster(tmp_path, monkeypatch)
+    CHECKERS.clear()
+    result = runner.run(loading.parse(TWO_PHASES, "t.yaml"),
+                        hooks.Hooks(drivers=registry.Registry((Recorder(fail), invariants.DRIVER)), invariants=Invariants),
+                        runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
+    assert [c.calls for c in CHECKERS] == ([checked] if checked else [])
+    if not checked:
+        return
+    table = tidy.read(result.folder)["invariants"]
+    assert list(table["phase"].unique()) == checked
+    failed = table[table["status"] == "failed"]
+    assert list(failed["objects"]) == (["ClusterQueue/a"] if len(checked) == 2 else [])
+    assert result.summary.entries["invariants.failed @ all"].value == (1.0 if len(checked) == 2 else 0.0)
+
+
+def test_invariants_can_be_turned_off_per_scenario(tmp_path, monkeypatch):
+    _adopted_cluster(tmp_path, monkeypatch)
+    CHECKERS.clear()
+    runner.run(loading.parse(SCENARIO + "measurements: {invariants: false}\n", "t.yaml"),
+               hooks.Hooks(drivers=registry.Registry((Recorder(),)), invariants=Invariants),
+               runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
+    assert CHECKERS == []

@@ -1,0 +1,45 @@
+"""The invariants' table in the summary and the report (no phase kinds: the runner checks after every phase).
+
+The checks themselves live in `harness.invariants`; this package only tells the summary and the
+report how to read the `invariants` table they leave: `invariants.failed` and `invariants.unread`
+per case, and a section naming every failed check's objects.
+"""
+
+from __future__ import annotations
+
+import html
+
+from harness.drivers import registry
+from harness.invariants import reading
+
+
+def summary_metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
+    table = tables.get(reading.TABLE)
+    if table is None or table.empty or "case" not in table:
+        return []
+    rows = table[table["case"] == case]
+    if rows.empty:
+        return []
+    return [registry.Metric("invariants.failed", float((rows["status"] == reading.FAILED).sum()), "checks", "lower"),
+            registry.Metric("invariants.unread", float((rows["status"] == reading.UNREAD).sum()), "checks", "lower")]
+
+
+def report_section(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
+    table = tables.get(reading.TABLE)
+    if table is None or table.empty:
+        return None
+    bad = table[table["status"] != reading.PASSED]
+    passed = int((table["status"] == reading.PASSED).sum())
+    head = f"<h2>Invariants</h2><p>{passed} checks passed, {len(bad)} failed or unread (checked after every phase).</p>"
+    if bad.empty:
+        return registry.ReportSection(head)
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(row.get(col, '')))}</td>"
+                         for col in ("case", "phase", "check", "status", "objects", "detail")) + "</tr>"
+        for row in bad.head(200).to_dict("records"))
+    return registry.ReportSection(head + "<table><tr><th>case</th><th>phase</th><th>check</th><th>status</th>"
+                                  f"<th>objects</th><th>detail</th></tr>{cells}</table>")
+
+
+DRIVER = registry.DriverSpec(name="invariants", phases=(), tables=(reading.TABLE,), run_phase=lambda context: None,
+                             summary_metrics=summary_metrics, report_section=report_section)

@@ -1,0 +1,103 @@
+"""Reading the queueing objects from the API and checking the invariants after a phase (the thin edge).
+
+Each kind is one paginated LIST (a continued list is one resourceVersion, so one consistent snapshot).
+The queue statuses are written by the scheduler every `refresh_seconds`: a status that disagrees
+with the objects is read again, up to `status_reads` times one refresh apart, and only then a failed
+check. Instant checks and the admission history are judged on the first read.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from harness import kubeconfig, rest
+from harness.errors import KqbenchError
+from harness.invariants import checking
+from scheduler.api import groups
+
+TABLE = "invariants"
+COLUMNS = ("phase", "check", "status", "objects", "detail")
+PASSED, FAILED, UNREAD = "passed", "failed", "unread"
+_PAGE = 500
+_MAX_PAGES = 10_000
+_KINDS = ("clusterqueues", "cohorts", "localqueues", "workloads")
+
+
+@dataclass(frozen=True, slots=True)
+class InvariantSettings:
+    refresh_seconds: float = 2.0
+    """How often the scheduler rewrites queue statuses (the reference scheduler's status period)."""
+    status_reads: int = 5
+    """Reads of a disagreeing status before it is a failed check (the first included)."""
+
+
+def frame(phase: str, violations: list[checking.Violation], checks: tuple[str, ...] = checking.CHECKS) -> pd.DataFrame:
+    """One `passed` row per check without violations, one `failed` row per violation (pure)."""
+    failed = {v.check for v in violations}
+    rows = [(phase, check, PASSED, "", "") for check in checks if check not in failed]
+    rows += [(phase, v.check, FAILED, ", ".join(v.objects), v.detail) for v in violations]
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def unread(phase: str, error: str) -> pd.DataFrame:
+    return pd.DataFrame([(phase, check, UNREAD, "", error) for check in checking.CHECKS], columns=list(COLUMNS))
+
+
+def list_all(creds: kubeconfig.Credentials, kind: str) -> list[dict]:
+    """Every object of one Kueue kind (all namespaces); [] when the API does not serve the kind."""
+    items: list[dict] = []
+    token = ""
+    for _ in range(_MAX_PAGES):
+        query = urllib.parse.urlencode({"limit": _PAGE, **({"continue": token} if token else {})})
+        status, body = rest.get(creds, f"{groups.PATH}/{kind}?{query}", timeout=60.0)
+        if status == 404:
+            return []
+        if status != 200:
+            raise KqbenchError(f"listing {kind} answered {status}: {body[:200]!r}")
+        page = json.loads(body)
+        items += page.get("items") or []
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return items
+    raise KqbenchError(f"listing {kind}: more than {_MAX_PAGES} pages")
+
+
+def read(creds: kubeconfig.Credentials) -> checking.Snapshot:
+    return checking.Snapshot(*(list_all(creds, kind) for kind in _KINDS))
+
+
+class Checker:
+    """The invariants of one case's cluster, checked after each phase; keeps the admission history."""
+
+    def __init__(self, reader: Callable[[], checking.Snapshot], settings: InvariantSettings = InvariantSettings(),
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self._read = reader
+        self._settings = settings
+        self._sleep = sleep
+        self._history = checking.AdmissionHistory()
+
+    def check(self, phase: str) -> pd.DataFrame:
+        try:
+            snapshot = self._read()
+            violations = checking.check_instant(snapshot) + self._history.observe(snapshot.workloads)
+            statuses = checking.check_statuses(snapshot)
+            for _ in range(self._settings.status_reads - 1):
+                if not statuses:
+                    break
+                self._sleep(self._settings.refresh_seconds + 1.0)
+                statuses = checking.check_statuses(self._read())
+        except Exception as error:  # noqa: BLE001 - a check that cannot read must never fail the phase it follows
+            return unread(phase, f"{type(error).__name__}: {error}"[:300])
+        return frame(phase, violations + statuses)
+
+
+def checker_for(cluster, settings: InvariantSettings = InvariantSettings()) -> Checker:
+    """A Checker reading `cluster` (a ClusterInfo) through its kubeconfig."""
+    creds = kubeconfig.load(cluster.kubeconfig)
+    return Checker(lambda: read(creds), settings)

@@ -1,0 +1,63 @@
+"""The checker after a phase: statuses that lag are read again, errors are `unread` rows, never raised."""
+
+from __future__ import annotations
+
+from harness.errors import KqbenchError
+from harness.invariants import checking, reading
+from tests.unit.invariants.test_checking import cq, lq, wl
+
+
+def _snapshots(*pending_in_status):
+    return [checking.Snapshot([cq("a", status={"pendingWorkloads": n})], [], [lq("lq", "a")], [wl("p1"), wl("p2")])
+            for n in pending_in_status]
+
+
+def _checker(snapshots, reads=5):
+    sleeps: list[float] = []
+    queue = list(snapshots)
+    checker = reading.Checker(lambda: queue.pop(0), reading.InvariantSettings(refresh_seconds=2.0, status_reads=reads),
+                              sleep=sleeps.append)
+    return checker, sleeps
+
+
+def test_a_status_that_catches_up_within_the_reads_passes():
+    checker, sleeps = _checker(_snapshots(0, 1, 2))
+    table = checker.check("churn")
+    assert set(table["status"]) == {reading.PASSED} and set(table["check"]) == set(checking.CHECKS)
+    assert sleeps == [3.0, 3.0]
+
+
+def test_a_status_that_stays_wrong_fails_after_the_last_read():
+    checker, sleeps = _checker(_snapshots(0, 0, 0), reads=3)
+    table = checker.check("churn")
+    [failed] = table[table["status"] == reading.FAILED].to_dict("records")
+    assert failed["check"] == checking.PENDING and failed["objects"] == "ClusterQueue/a" and len(sleeps) == 2
+    assert (table["phase"] == "churn").all()
+
+
+def test_an_unreadable_api_is_an_unread_row_per_check():
+    def broken():
+        raise KqbenchError("listing workloads answered 503")
+
+    table = reading.Checker(broken, sleep=lambda s: None).check("fill")
+    assert set(table["status"]) == {reading.UNREAD} and len(table) == len(checking.CHECKS)
+    assert "503" in table["detail"].iloc[0]
+
+
+def test_the_history_carries_from_one_phase_to_the_next():
+    first = checking.Snapshot([], [], [], [wl("w", admitted_to="a", reserved_at="t0")])
+    second = checking.Snapshot([], [], [], [wl("w", admitted_to="a", reserved_at="t1")])
+    checker, _ = _checker([first, second])
+    assert set(checker.check("fill")["status"]) == {reading.PASSED}
+    table = checker.check("churn")
+    assert list(table[table["status"] == reading.FAILED]["check"]) == [checking.ADMITTED_ONCE]
+
+
+def test_the_report_names_the_objects_of_failed_checks_escaped():
+    from harness.drivers import invariants, registry
+
+    table = reading.frame("churn", [checking.Violation(checking.QUOTA, ("ClusterQueue/<a>",), "over")])
+    table["case"] = "r0"
+    section = invariants.DRIVER.report({reading.TABLE: table}, registry.ReportContext(out_dir="."))
+    assert "4 checks passed, 1 failed" in section.html and "ClusterQueue/&lt;a&gt;" in section.html
+    assert invariants.DRIVER.metrics({reading.TABLE: table}, "r0")[0] == ("invariants.failed", 1.0, "checks", "lower")
