@@ -50,7 +50,7 @@ def test_the_capacity_table_names_each_designs_outcome_and_the_report_shows_it(c
     capacity = pd.read_csv(folder / "capacity.csv").set_index("design")
     assert set(capacity.index) == {"aggregated-indexed", "single-object"}
     for design, row in capacity.iterrows():
-        assert row["conclusion"] in (searching.HELD_TO_STOP, searching.BROKE, searching.BROKE_AT_FIRST_STEP,
+        assert row["conclusion"] in (searching.HELD_TO_STOP, searching.BROKE, searching.BROKE_BELOW_FLOOR,
                                      searching.UNRESOLVED), design
         if row["conclusion"] == searching.HELD_TO_STOP:
             assert row["max_held"] == 400

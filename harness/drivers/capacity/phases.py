@@ -11,7 +11,8 @@ from harness.scenarios import base
 
 
 class CapacityPhase(base.Model):
-    """Raise `vary` from `from` to `to` (geometric, then bisection) until a break condition holds.
+    """Raise `vary` from `from` to `to` (geometric, then bisection; below `from` if it already breaks)
+    until a break condition holds.
 
     Each step: delete every Workload and restart the scheduler (a fresh start, see the README), fill
     to the step's pending with churn, queries and bystanders running, hold for `hold_seconds`,

@@ -5,6 +5,9 @@ break conditions that held), and `Search` decides the next load from the verdict
 
 - Geometric stage: `start`, `start * factor`, ... up to `stop` (always tried last when the
   factor overshoots it), until a step breaks.
+- Descent stage, only when `start` itself broke: `start / factor`, `start / factor**2`, ... down
+  to `absolute_resolution`, until a step holds (a capacity report should say what a design holds,
+  not only that it is below the range someone guessed).
 - Bisection stage: between the last load that held and the first that broke, until their gap is
   within the resolution: `max(relative_resolution * held, absolute_resolution)`.
 - A step that raises counts as broken with its error as the reason; the search goes on (a cluster
@@ -19,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 GEOMETRIC = "geometric"
+DESCENT = "descent"
 BISECTION = "bisection"
 ERROR = "error"
 """The condition name a step that raised is broken by."""
@@ -28,8 +32,8 @@ BROKE = "broke"
 """The break point is known within the resolution."""
 HELD_TO_STOP = "held-to-stop"
 """Every step up to `stop` held: capacity is at least `stop`."""
-BROKE_AT_FIRST_STEP = "broke-at-first-step"
-"""Already `start` broke: capacity is below the searched range."""
+BROKE_BELOW_FLOOR = "broke-below-floor"
+"""`start` broke and so did every descent step down to `absolute_resolution`: capacity is below it."""
 UNRESOLVED = "unresolved"
 """Steps or errors ran out before the gap reached the resolution."""
 INTERRUPTED = "interrupted"
@@ -150,12 +154,14 @@ class Search:
             return None
         if self._broke is None:
             return self._geometric[len(self._steps)] if len(self._steps) < len(self._geometric) else None
-        if self._held is None or self.plan.resolved(self._held, self._broke):
+        if self._held is None:
+            return self._descent_load()
+        if self.plan.resolved(self._held, self._broke):
             return None
         return midpoint(self._held, self._broke, self.plan.absolute_resolution)
 
     def record(self, load: int, verdict: Verdict) -> Step:
-        stage = GEOMETRIC if self._broke is None else BISECTION
+        stage = GEOMETRIC if self._broke is None else DESCENT if self._held is None else BISECTION
         step = Step(len(self._steps), load, stage, verdict)
         self._steps.append(step)
         if verdict.held:
@@ -166,6 +172,12 @@ class Search:
 
     def outcome(self, interrupted: bool = False) -> Outcome:
         return conclude(self.plan, self._steps, interrupted)
+
+    def _descent_load(self) -> int | None:
+        """Below the lowest load that broke by the geometric factor, the floor tried last; None after it."""
+        lowest = min(step.load for step in self._steps)
+        floor = self.plan.absolute_resolution
+        return max(math.floor(lowest / self.plan.factor), floor) if lowest > floor else None
 
     def _errors_in_a_row(self) -> int:
         count = 0
@@ -201,7 +213,7 @@ def conclude(plan: SearchPlan, steps: list[Step] | tuple[Step, ...], interrupted
     elif first is None:
         conclusion = HELD_TO_STOP if max_held == plan.stop else UNRESOLVED
     elif max_held is None:
-        conclusion = BROKE_AT_FIRST_STEP if first.load <= plan.start else UNRESOLVED
+        conclusion = BROKE_BELOW_FLOOR if first.load <= plan.absolute_resolution else UNRESOLVED
     else:
         conclusion = BROKE if plan.resolved(max_held, first.load) else UNRESOLVED
     return Outcome(conclusion, max_held, None if first is None else first.load, first, steps, gap, above)
@@ -220,7 +232,8 @@ def run(search: Search, step: Callable[[int], Verdict], on_step: Callable[[Step]
 
 
 def steps_needed(plan: SearchPlan) -> int:
-    """Upper bound on steps for a search that breaks in the geometric stage (for duration estimates)."""
+    """Upper bound on steps for a search that breaks in the geometric stage (for duration estimates;
+    a descent below `start` adds its own steps)."""
     worst_gap_ratio = plan.factor - 1
     bisections = max(0, math.ceil(math.log2(worst_gap_ratio / plan.relative_resolution)))
     return min(plan.max_steps, len(plan.geometric_loads()) + bisections)

@@ -88,12 +88,23 @@ def test_never_breaks_holds_to_stop():
     assert len(outcome.steps) == len(PLAN.geometric_loads())
 
 
-def test_breaks_at_first_step_searches_no_further():
+def test_breaks_at_first_step_descends_to_the_floor_and_says_so():
     calls: list[int] = []
     outcome = search(PLAN, breaks_above(10, calls))
-    assert calls == [1000]
-    assert outcome.conclusion == searching.BROKE_AT_FIRST_STEP
-    assert (outcome.max_held, outcome.first_broken) == (None, 1000)
+    assert calls == [1000, 500, 250, 125, 100]  # x1/2, absolute_resolution (100) tried last
+    assert [s.stage for s in outcome.steps] == [searching.GEOMETRIC] + [searching.DESCENT] * 4
+    assert outcome.conclusion == searching.BROKE_BELOW_FLOOR
+    assert (outcome.max_held, outcome.first_broken) == (None, 100)
+
+
+@pytest.mark.parametrize("limit", [100, 130, 300, 480, 700, 999])
+def test_breaks_at_first_step_descends_then_bisects_to_the_resolution(limit):
+    plan = searching.SearchPlan(start=1000, stop=16_000, factor=4, relative_resolution=0.2)
+    outcome = search(plan, breaks_above(limit))
+    assert outcome.conclusion == searching.BROKE
+    assert outcome.max_held <= limit < outcome.first_broken
+    assert outcome.gap <= plan.resolution_at(outcome.max_held)
+    assert {s.stage for s in outcome.steps} >= {searching.GEOMETRIC, searching.DESCENT}
 
 
 def test_step_limit_leaves_the_search_unresolved_with_its_gap():
