@@ -53,6 +53,18 @@ class PageRequest:
         return cls(offset_value, min(limit_value, MAX_LIMIT))
 
 
+MAX_INT64 = 2**63 - 1
+"""Kueue reads offset and limit as int64: a larger value is a bad request there too."""
+
+
+def _shown(value: object) -> str:
+    """The value in an error message, cut short (a query value may be megabytes, an int thousands of digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a {value.bit_length()}-bit number"
+    text = repr(value)
+    return text if len(text) <= 64 else f"{text[:60]}..."
+
+
 def _non_negative_int(name: str, value: object, default: int) -> int:
     if value is None or value == "":
         return default
@@ -60,14 +72,19 @@ def _non_negative_int(name: str, value: object, default: int) -> int:
         raise InvalidPageError(f"{name} must be a non-negative integer, got {value!r}")
     if isinstance(value, str):
         text = value.strip()
+        # an int64 has at most 19 digits; checked before int() (Python refuses 4,300+ digits with a ValueError)
         if not text.isdecimal() or not text.isascii():
-            raise InvalidPageError(f"{name} must be a non-negative integer, got {value!r}")
-        return int(text)
+            raise InvalidPageError(f"{name} must be a non-negative integer, got {_shown(value)}")
+        if len(text.lstrip("0")) > 19:
+            raise InvalidPageError(f"{name} must be a non-negative integer no larger than {MAX_INT64}, got {_shown(value)}")
+        value = int(text)
     if isinstance(value, int):
         if value < 0:
-            raise InvalidPageError(f"{name} must be a non-negative integer, got {value}")
+            raise InvalidPageError(f"{name} must be a non-negative integer, got {_shown(value)}")
+        if value > MAX_INT64:
+            raise InvalidPageError(f"{name} must be a non-negative integer no larger than {MAX_INT64}, got {_shown(value)}")
         return value
-    raise InvalidPageError(f"{name} must be a non-negative integer, got {value!r}")
+    raise InvalidPageError(f"{name} must be a non-negative integer, got {_shown(value)}")
 
 
 @dataclass(slots=True)

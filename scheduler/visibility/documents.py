@@ -49,7 +49,9 @@ def queue_object(version: str, kind: str, name: str, namespace: str | None = Non
     return {"kind": kind, "apiVersion": f"{GROUP}/{version}", "metadata": metadata}
 
 
-_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed"}
+_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+            406: "NotAcceptable", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType", 429: "TooManyRequests",
+            503: "ServiceUnavailable"}
 
 
 def status(code: int, message: str, details: dict | None = None) -> dict:

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import ssl
 import time
 from dataclasses import dataclass
 
 import orjson
+import aiohttp
 from aiohttp import web
 
 from scheduler.controller import metering
 from scheduler.core import positions
 from scheduler.core.queues import QueueManager
+from scheduler.kube import client as kube
 from scheduler.visibility import authn, authz, documents, pagecache
 
 PREFIX = f"/apis/{documents.GROUP}"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +57,7 @@ class VisibilityServer:
         self.clock = clock
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._authenticate])
+        app = web.Application(middlewares=[self._statuses, self._authenticate])
         routes = [
             web.get("/apis", self.group_list),
             web.get(PREFIX, self.group),
@@ -68,6 +73,26 @@ class VisibilityServer:
         ]
         app.add_routes(routes)
         return app
+
+    @web.middleware
+    async def _statuses(self, request: web.Request, handler):
+        """Every error is a metav1.Status, as kube-apiserver answers (aiohttp's own are plain text)."""
+        try:
+            return await handler(request)
+        except web.HTTPException as error:
+            if error.status < 400 or error.content_type == "application/json":
+                raise
+            headers = {k: v for k, v in error.headers.items() if k.lower() in ("allow", "retry-after")}
+            message = {404: "the server could not find the requested resource",
+                       405: f"the server does not allow this method on the requested resource ({request.method})"}
+            body = documents.status(error.status, message.get(error.status, error.reason))
+            return web.Response(body=orjson.dumps(body), status=error.status, content_type="application/json",
+                                headers=headers)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception:  # a bug: logged, answered as kube-apiserver answers one
+            log.exception("visibility request %s %s failed", request.method, request.path[:200])
+            return _json(documents.status(500, "Internal error occurred: the visibility server failed on this request"), 500)
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler):
@@ -100,7 +125,13 @@ class VisibilityServer:
         return _json(documents.api_resource_list(self._version(request)))
 
     async def _authorize(self, request: web.Request, attributes: authz.Attributes) -> web.Response | None:
-        if await self.authorizer.allowed(request["user"], attributes):
+        try:
+            allowed = await self.authorizer.allowed(request["user"], attributes)
+        except (OSError, asyncio.TimeoutError, aiohttp.ClientError, kube.ApiError) as error:  # apiserver away: ask later
+            log.warning("authorization review failed: %s", error)
+            return web.Response(body=orjson.dumps(documents.status(503, "authorization is unavailable, try again")),
+                                status=503, content_type="application/json", headers={"Retry-After": "1"})
+        if allowed:
             return None
         what = f"{attributes.resource}/{attributes.subresource}" if attributes.subresource else attributes.resource
         where = f" in namespace {attributes.namespace}" if attributes.namespace else ""

@@ -106,6 +106,9 @@ def test_page_defaults_and_clamp(offset, limit, expected):
         ("1.5", 10, "offset must be a non-negative integer, got '1.5'"),
         (0, 2.0, "limit must be a non-negative integer, got 2.0"),
         (True, 1, "offset must be a non-negative integer, got True"),
+        ("9" * 5000, 1, "offset must be a non-negative integer no larger than 9223372036854775807, got '" + "9" * 59 + "..."),
+        (0, 2**63, "limit must be a non-negative integer no larger than 9223372036854775807, got 9223372036854775808"),
+        (0, 2**200, "limit must be a non-negative integer no larger than 9223372036854775807, got a 201-bit number"),
     ],
 )
 def test_invalid_pages_raise_one_clear_line(offset, limit, message):

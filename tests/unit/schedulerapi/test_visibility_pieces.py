@@ -44,7 +44,7 @@ def test_discovery_lists_both_queue_kinds_and_their_pendingworkloads():
     assert [v["version"] for v in group["versions"]] == ["v1beta2", "v1beta1"]
 
 
-@pytest.mark.parametrize("code, reason", [(400, "BadRequest"), (401, "Unauthorized"), (404, "NotFound"), (503, "InternalError")])
+@pytest.mark.parametrize("code, reason", [(400, "BadRequest"), (401, "Unauthorized"), (404, "NotFound"), (503, "ServiceUnavailable"), (500, "InternalError")])
 def test_status_objects(code, reason):
     body = documents.status(code, "msg")
     assert body["kind"] == "Status" and body["code"] == code and body["reason"] == reason
