@@ -105,6 +105,8 @@ class RunRecord:
     ended_at: str = ""
     status: str = "running"
     """running | ok | failed | interrupted: a folder whose status is not ok holds partial results."""
+    stopped_at: str = ""
+    """Where an interrupted run stopped (`case <id>: <step>`, or the writing of results); empty otherwise."""
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict:

@@ -79,6 +79,8 @@ class Engine:
             record.ended = self._clock()
             self._on_event("end", record)
         outcome.teardowns = self._teardown()
+        if outcome.error is None and any(t.status == "interrupted" for t in outcome.teardowns):
+            outcome.error = KeyboardInterrupt("interrupted during teardown")  # the run stops after this case
         return outcome
 
     def _teardown(self) -> list[StepRecord]:
@@ -90,7 +92,7 @@ class Engine:
                 step.action()
                 record.status = "ok"
             except BaseException as error:  # a second Ctrl-C must not skip the other teardowns
-                record.status = "failed"
+                record.status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
                 record.error = _one_line(error)
             record.ended = self._clock()
             self._on_event("end", record)

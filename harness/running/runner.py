@@ -43,6 +43,15 @@ class RunResult:
 
 
 @dataclass(slots=True)
+class _Position:
+    """Where the run is (for run.json's `stopped_at` when an interrupt lands)."""
+
+    now: str = "starting"
+    interrupted: str = ""
+    """The step of the running case that an interrupt stopped (teardowns run after it)."""
+
+
+@dataclass(slots=True)
 class _CaseState:
     info: state.ClusterInfo | None = None
     measurements: hookspecs.Measurements | None = None
@@ -71,6 +80,18 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
                             packages=runs.package_versions(), machine=runs.machine(), git_sha=runs.git_sha(),
                             started_at=now().isoformat(timespec="seconds"))
     runs.write_run(folder, record)
+    where = _Position()
+    try:
+        return _run_cases(loaded, hooks, options, say, now, clock, folder, record, where)
+    except KeyboardInterrupt:  # outside a case's steps (writing tables, the summary, the report): say so, then stop
+        record.status, record.stopped_at = "interrupted", record.stopped_at or where.now
+        record.ended_at = now().isoformat(timespec="seconds")
+        runs.write_run(folder, record)
+        raise
+
+
+def _run_cases(loaded, hooks, options, say, now, clock, folder, record, where) -> RunResult:
+    run_id = record.run_id
     say(f"run {run_id}: {len(loaded.cases)} case(s) -> {folder}")
     for note in hooks.notes:
         say(f"note: {note}")
@@ -83,7 +104,8 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
             continue
         say(f"case {case.index + 1}/{len(loaded.cases)} {case.id}")
         case_record.started_at = now().isoformat(timespec="seconds")
-        outcome, case_state = _run_case(case, cluster_name(run_id, case.index), hooks, options, folder, say, clock)
+        outcome, case_state = _run_case(case, cluster_name(run_id, case.index), hooks, options, folder, say, clock, where)
+        stopped_in, where.now = where.interrupted or where.now, f"case {case.id}: writing results"
         case_record.ended_at = now().isoformat(timespec="seconds")
         case_record.status = outcome.status
         case_record.error = "" if outcome.error is None else phases._one_line(outcome.error)
@@ -97,7 +119,11 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
         tidy.write(folder, all_tables, all_meta)
         runs.write_run(folder, record)
         interrupted = outcome.status == "interrupted"
+        if interrupted:
+            record.stopped_at = stopped_in
+            runs.write_run(folder, record)
         say(f"case {case.id}: {outcome.status}{' — ' + case_record.error if case_record.error else ''}")
+    where.now = "writing the summary"
     record.ended_at = now().isoformat(timespec="seconds")
     statuses = {c.status for c in record.cases}
     record.status = "interrupted" if interrupted else ("ok" if statuses <= {"ok"} else "failed")
@@ -105,6 +131,7 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
     summary = summaries.summarise(record, tidy.read(folder), hooks.drivers)
     summaries.write(folder, summary)
     report = None
+    where.now = "writing the report"
     if options.report:
         from harness.reporting import rendering
 
@@ -113,10 +140,18 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
 
 
 def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: RunOptions, folder: Path,
-              say: Callable[[str], None], clock) -> tuple[phases.Outcome, _CaseState]:
+              say: Callable[[str], None], clock, where: _Position) -> tuple[phases.Outcome, _CaseState]:
     scenario = case.scenario
     st = _CaseState()
-    engine = phases.Engine(clock=clock, on_event=lambda event, rec: _announce(say, event, rec))
+    where.interrupted = ""
+
+    def on_event(event: str, record: phases.StepRecord) -> None:
+        where.now = f"case {case.id}: {record.name}"
+        if record.status == "interrupted" and not where.interrupted:  # the step the interrupt landed in
+            where.interrupted = where.now
+        _announce(say, event, record)
+
+    engine = phases.Engine(clock=clock, on_event=on_event)
     case_dir = folder / "cases" / case.id
     case_dir.mkdir(parents=True, exist_ok=True)
 

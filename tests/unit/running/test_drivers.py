@@ -140,6 +140,7 @@ def test_the_runner_keeps_emitted_tables_whatever_the_end(tmp_path, monkeypatch,
                         hooks.Hooks(measurements=Marks, drivers=registry.Registry((driver,))),
                         runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
     assert result.record.status == status
+    assert result.record.stopped_at == ("case r0: churn" if status == "interrupted" else "")
     steps = tidy.read(result.folder)["steps"]
     assert list(steps["step"]) == [0, 1] and set(steps["case"]) == {"r0"}
     assert MARKS == [["setup", "churn", "churn/step-0", "churn/step-1"]]
@@ -215,3 +216,20 @@ def test_invariants_can_be_turned_off_per_scenario(tmp_path, monkeypatch):
                hooks.Hooks(drivers=registry.Registry((Recorder(),)), invariants=Invariants),
                runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
     assert CHECKERS == []
+
+
+def test_an_interrupt_while_writing_results_is_in_run_json_and_raised(tmp_path, monkeypatch):
+    from harness.results import runs
+
+    _adopted_cluster(tmp_path, monkeypatch)
+
+    def interrupted_write(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tidy, "write", interrupted_write)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(loading.parse(SCENARIO, "t.yaml"), hooks.Hooks(drivers=registry.Registry((Recorder(),))),
+                   runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
+    [folder] = (tmp_path / "runs").iterdir()
+    record = runs.read_run(folder)
+    assert (record.status, record.stopped_at) == ("interrupted", "case r0: writing results")
