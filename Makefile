@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SCENARIO ?= quick
 
-.PHONY: bench nightly test unit integration toolchain lint clean-clusters
+.PHONY: bench nightly test unit integration browser toolchain lint clean-clusters
 
 $(BIN)/kqbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,16 @@ unit: $(BIN)/kqbench
 integration: toolchain
 	$(BIN)/python -m pytest tests/integration -q -m integration
 
-# The test command: import contracts, unit tests, integration tests on a real local cluster.
-test: toolchain lint
+# Headless Chromium for the report's layout test (tests/browser): Debian's package when none is on PATH.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BROWSERS := chromium chromium-browser google-chrome google-chrome-stable
+browser:
+	@for b in $(BROWSERS); do command -v $$b >/dev/null 2>&1 && exit 0; done; \
+		echo "installing chromium (apt-get)"; \
+		$(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q --no-install-recommends chromium
+
+# The test command: import contracts, unit tests, the report in a real browser, integration tests on a real local cluster.
+test: toolchain lint browser
 	$(BIN)/python -m pytest tests -q
 
 clean-clusters: $(BIN)/kqbench

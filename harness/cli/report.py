@@ -6,19 +6,25 @@ from pathlib import Path
 
 import click
 
-from harness.reporting import rendering
+from rich.console import Console
+
+from harness.reporting import printing, rendering
 
 
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="HTML file to write (default: report.html in the first RUN_DIR).")
-def command(run_dirs, out) -> None:
-    """Plots and SLO table of one or more runs (several runs are drawn together)."""
+@click.option("--quiet", is_flag=True, help="Do not print the verdict and the side-by-side table.")
+def command(run_dirs, out, quiet) -> None:
+    """Verdict, side-by-side table, figures and SLO checks of one or more runs (several runs: one column per run)."""
     for folder in run_dirs:
         if not folder.is_dir():
             raise click.BadParameter(f"{folder} is not a folder", param_hint="RUN_DIR")
-    written = rendering.render(list(run_dirs), out or run_dirs[0] / "report.html")
+    loaded = rendering.load(list(run_dirs))
+    written = rendering.write(loaded, out or run_dirs[0] / "report.html")
+    if not quiet:
+        printing.show(Console(), rendering.analyse(loaded)[0])
     click.echo(f"report: {written}")
     click.echo(f"perfdata: {written.parent / 'perfdata.json'}")
     click.echo(f"junit: {written.parent / 'junit.xml'}")

@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from harness.reporting import printing, rendering
 from harness.results import runs
 from harness.running import adapters, runner
 from harness.scenarios import loading
@@ -18,17 +20,15 @@ from harness.scenarios import loading
 @click.argument("scenario")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set scheduler.strategy=aggregated-indexed (repeatable).")
-@click.option("--repeat", type=click.IntRange(min=1), default=None,
-              help="Run every sweep point N times (the scenario's `repeat`); summaries then carry intervals over repeats.")
 @click.option("--out", "out_parent", type=click.Path(file_okay=False, path_type=Path), default=runs.RUNS_DIR,
               show_default=True, help="Parent folder of run folders.")
 @click.option("--kubeconfig", default=None, help="Backend `existing`: the cluster's kubeconfig.")
 @click.option("--no-report", is_flag=True, help="Skip report.html (tables and summary.json are still written).")
 @click.option("--dry-run", is_flag=True, help="Validate and list the cases, start nothing.")
-def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_run) -> None:
+def command(scenario, overrides, out_parent, kubeconfig, no_report, dry_run) -> None:
     """Run SCENARIO (a shipped name like `quick` or a YAML file); tears everything down, also on Ctrl-C."""
     console = Console(stderr=True)
-    loaded = loading.load(scenario, [*overrides, *([f"repeat={repeat}"] if repeat else [])])
+    loaded = loading.load(scenario, list(overrides))
     if dry_run:
         for case in loaded.cases:
             click.echo(case.id)
@@ -37,18 +37,11 @@ def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_
                         say=lambda text: console.print(text, highlight=False, markup=False))
     table = Table(title=f"run {result.record.run_id}: {result.record.status}")
     for column in ("case", "status", "error"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for case in result.record.cases:
-        table.add_row(case.id, case.status, case.error[:80])
+        table.add_row(Text(case.id), case.status, Text(case.error))
     console.print(table)
-    numbers = Table(title="key numbers (95% interval; n: requests for latency quantiles, repeats otherwise)")
-    for column in ("metric", "point", "value", "interval", "n", "unit"):
-        numbers.add_column(column)
-    for entry in sorted(result.summary.entries.values(), key=lambda e: (e.metric, e.point)):
-        interval = "" if entry.low is None or entry.high is None else f"[{entry.low:.4g}, {entry.high:.4g}]"
-        numbers.add_row(entry.metric, entry.point, f"{entry.value:.4g}", interval, "" if entry.n is None else str(entry.n),
-                        entry.unit)
-    console.print(numbers)
+    printing.show(console, rendering.pivot_of([result.folder]))
     click.echo(f"results: {result.folder}")
     if result.report:
         click.echo(f"report: {result.report}")

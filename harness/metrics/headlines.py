@@ -13,6 +13,7 @@ import orjson
 import pandas as pd
 
 from harness.drivers import registry
+from harness.metrics import slo as slo_rules
 
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
 BRINGUP = (("nodes_per_second", "1/s", "higher"), ("control_plane_seconds", "s", "lower"),
@@ -55,8 +56,9 @@ def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[registry.Metr
                 out.append(registry.Metric(f"process.rss_max_bytes[{component}]", float(group["value"].max()), "B",
                                            "lower"))
     slo = _rows(tables, "slo", case)
-    if not slo.empty:
-        out.append(registry.Metric("slo.failed_checks", float((~slo["passed"].astype(bool)).sum()), "count", "lower"))
+    if not slo.empty:  # a check over too few requests is neither passed nor failed
+        judged = slo[slo["count"].map(slo_rules.sufficient)] if "count" in slo.columns else slo
+        out.append(registry.Metric("slo.failed_checks", float((~judged["passed"].astype(bool)).sum()), "count", "lower"))
     census = _rows(tables, "census", case)
     if not census.empty:
         out.append(registry.Metric("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))

@@ -11,6 +11,8 @@ from xml.etree import ElementTree as ET
 import orjson
 import pandas as pd
 
+from harness.metrics import slo as slo_rules
+
 PERFDATA_VERSION = "v1"
 
 
@@ -36,7 +38,8 @@ def perfdata(tables: dict[str, pd.DataFrame], run_id: str) -> dict:
 
 
 def junit(tables: dict[str, pd.DataFrame], run_id: str) -> bytes:
-    """One testcase per SLO verdict; a failed check carries its p99 and threshold."""
+    """One testcase per SLO verdict; a failed check carries its p99 and threshold, one over too few
+    requests is skipped (insufficient samples)."""
     slo = tables.get("slo")
     suite = ET.Element("testsuite", name=f"kqbench-slo-{run_id}")
     failures = 0
@@ -45,7 +48,10 @@ def junit(tables: dict[str, pd.DataFrame], run_id: str) -> bytes:
         name = f"{row['verb']} {row['resource']}{'/' + row['subresource'] if row['subresource'] else ''} {row['scope']}"
         case = ET.SubElement(suite, "testcase", classname=f"{row['case']}.{row['phase']}", name=name,
                              time=f"{float(row['p99_seconds']):.6f}")
-        if not bool(row["passed"]):
+        if not slo_rules.sufficient(float(row.get("count", slo_rules.MIN_COUNT))):
+            ET.SubElement(case, "skipped", message=f"insufficient samples: {float(row['count']):.0f} requests "
+                                                    f"< {slo_rules.MIN_COUNT}")
+        elif not bool(row["passed"]):
             failures += 1
             ET.SubElement(case, "failure", message=f"p99 {float(row['p99_seconds']):.3f}s > {float(row['threshold_seconds']):.3f}s",
                           type=str(row["kind"]))

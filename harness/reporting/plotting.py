@@ -1,9 +1,16 @@
-"""The report's figures, each from run tables to PNG bytes; a metric that is absent gives a panel
-saying "not measured in this run" instead of an error (a report of a partial run still renders)."""
+"""The report's figures, each from run tables to PNG bytes, or None when the run did not measure what
+it draws (the report lists those by name instead of showing empty panels; a partial run still renders).
+
+Every figure takes `cases` (id, column, pending: one row per case) and `colours` (column -> colour),
+so a design has one colour in every figure. A per-design number is a curve against pending only when
+the sweep varied pending; otherwise one bar per design. Time series are small multiples, one panel
+per design with a shared y axis, the run's phases shaded behind them.
+"""
 
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Mapping
 
 import orjson
@@ -11,26 +18,23 @@ import pandas as pd
 from matplotlib.figure import Figure  # no pyplot: no backend to choose, no global figure state
 
 from harness.metrics import headlines
-from loadtests import settings as load_settings
+from harness.reporting import palettes
+from loadtests import naming, settings as load_settings
 
 ETCD_LIMIT_BYTES = 1.5 * 1024 * 1024
 """etcd's default --max-request-bytes: an object larger than this cannot be written."""
 NOT_MEASURED = "not measured in this run"
+UNPHASED = ("bringup", "setup")
+"""Phases before the measured load: not shaded (they would squeeze the load phases)."""
+PANEL_WIDTH, PANEL_HEIGHT, MAX_PANELS_PER_ROW = 2.9, 2.5, 5
+MAX_NAMED_PHASES = 6
+"""More phases than this (a capacity search's steps) are shaded without their names, which would overlap."""
 
 
 def _png(fig) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
     return buffer.getvalue()
-
-
-def _empty(title: str) -> bytes:
-    fig = Figure(figsize=(6, 3.2))
-    ax = fig.subplots()
-    ax.set_title(title)
-    ax.text(0.5, 0.5, NOT_MEASURED, ha="center", va="center", fontsize=12, color="gray", transform=ax.transAxes)
-    ax.set_axis_off()
-    return _png(fig)
 
 
 def _rows(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
@@ -42,107 +46,197 @@ def _label(frame: pd.DataFrame, key: str) -> pd.Series:
     return frame["labels"].map(lambda text: orjson.loads(text).get(key, ""))
 
 
-def _by_strategy(points: pd.DataFrame, x: str, y: str, title: str, ylabel: str, limit: float | None = None) -> bytes:
-    if points.empty:
-        return _empty(title)
-    fig = Figure(figsize=(6.5, 3.6))
-    ax = fig.subplots()
-    for strategy, group in points.groupby("strategy"):
-        group = group.sort_values(x)
-        ax.plot(group[x], group[y], marker="o", label=str(strategy))
-    if limit is not None:
-        ax.axhline(limit, color="red", linestyle="--", label="etcd limit 1.5 MiB")
-    ax.set_title(title)
-    ax.set_xlabel("pending workloads")
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _png(fig)
+# -- one number per design -----------------------------------------------------------------------
 
 
 def case_points(cases: pd.DataFrame, per_case: pd.DataFrame, value: str) -> pd.DataFrame:
-    """Join per-case values with each case's strategy and pending (cases: id, strategy, pending)."""
+    """Per-case values joined with each case's column and pending; the median over repeats."""
     if per_case.empty or cases.empty:
-        return pd.DataFrame(columns=["strategy", "pending", value])
+        return pd.DataFrame(columns=["column", "pending", value])
     joined = per_case.merge(cases, left_on="case", right_on="id")
-    return joined.groupby(["strategy", "pending"], as_index=False)[value].median()
+    return joined.groupby(["column", "pending"], as_index=False, sort=False)[value].median()
 
 
-def write_qps(tables, cases: pd.DataFrame) -> bytes:
-    title = "apiserver write QPS by strategy vs pending"
-    summary = _rows(tables, "summary")
-    if summary.empty:
-        return _empty(title)
-    rates = summary[(summary["metric"] == "apiserver_request_total") & (summary["stat"] == "rate")]
-    rates = rates[_label(rates, "verb").isin(headlines.WRITE_VERBS)] if not rates.empty else rates
-    steady = rates[~rates["phase"].isin(["setup"])]
-    per_case = steady.groupby(["case", "phase"], as_index=False)["value"].sum().groupby("case", as_index=False)["value"].max()
-    return _by_strategy(case_points(cases, per_case, "value"), "pending", "value", title, "writes/s (busiest phase)")
+def varies_pending(points: pd.DataFrame) -> bool:
+    """True when some design was measured at more than one pending count (a curve, not a dot)."""
+    return not points.empty and int(points.groupby("column")["pending"].nunique().max()) > 1
 
 
-def query_latency(tables, cases: pd.DataFrame) -> bytes:
-    title = "position query latency vs pending"
-    totals = _rows(tables, "load_totals")
-    if totals.empty:
-        return _empty(title)
-    modes = totals["name"].map(lambda n: n.split(" ")[-1])
-    picked = totals[modes.isin(load_settings.QUERY_MODES) & (totals["requests"] > 0)]
-    per_case = picked.groupby("case", as_index=False)["p99_ms"].max()
-    return _by_strategy(case_points(cases, per_case, "p99_ms"), "pending", "p99_ms", title, "p99 (ms)")
-
-
-def largest_object(tables, cases: pd.DataFrame) -> bytes:
-    title = "largest etcd object vs pending"
-    census = _rows(tables, "census")
-    if census.empty:
-        return _empty(title)
-    per_case = census.groupby("case", as_index=False)["max_bytes"].max()
-    return _by_strategy(case_points(cases, per_case, "max_bytes"), "pending", "max_bytes", title, "bytes",
-                        limit=ETCD_LIMIT_BYTES)
-
-
-def bystander_latency(tables) -> bytes:
-    title = "bystander latency percentiles over time"
-    history = _rows(tables, "load_history")
-    if history.empty:
-        return _empty(title)
-    picked = history[history["name"].str.endswith(" bystander")]
-    if picked.empty:
-        return _empty(title)
-    fig = Figure(figsize=(6.5, 3.6))
-    ax = fig.subplots()
-    for case, group in picked.groupby("case"):
-        series = group.groupby("t", as_index=False)[["p50_ms", "p99_ms"]].max().sort_values("t")
-        ax.plot(series["t"], series["p50_ms"], label=f"{case} p50")
-        ax.plot(series["t"], series["p99_ms"], linestyle="--", label=f"{case} p99")
-    ax.set_title(title)
-    ax.set_xlabel("t (s, per load phase)")
-    ax.set_ylabel("ms")
-    ax.legend(fontsize=7)
+def by_design(points: pd.DataFrame, cases: pd.DataFrame, colours: Mapping[str, str], value: str, title: str,
+              ylabel: str, limit: tuple[float, str] | None = None) -> bytes | None:
+    """Curves against pending when the sweep varied it, otherwise one bar per design."""
+    if points.empty:
+        return None
+    order = [c for c in dict.fromkeys(cases["column"]) if c in set(points["column"])]
+    if varies_pending(points):
+        fig = Figure(figsize=(6.5, 3.6))
+        ax = fig.subplots()
+        for column in order:
+            group = points[points["column"] == column].sort_values("pending")
+            ax.plot(group["pending"], group[value], marker="o", color=colours.get(column), label=column)
+        ax.set_xlabel("pending Workloads")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
+        if limit is not None:
+            ax.axhline(limit[0], color="red", linestyle="--", linewidth=1)
+    else:
+        pending = sorted(set(points["pending"]))
+        fig = Figure(figsize=(6.5, 0.8 + 0.42 * len(order)))
+        ax = fig.subplots()
+        values = [float(points[points["column"] == c][value].iloc[0]) for c in order]
+        bars = ax.barh(range(len(order)), values, color=[colours.get(c, "gray") for c in order])
+        ax.set_yticks(range(len(order)), order, fontsize=9)
+        ax.invert_yaxis()
+        ax.bar_label(bars, labels=[f"{v:,.4g}" for v in values], padding=3, fontsize=8)
+        ax.set_xlabel(ylabel)
+        ax.margins(x=0.18)
+        if pending and pending != [0]:
+            title = f"{title} ({', '.join(f'{p:,}' for p in pending)} pending)"
+        if limit is not None and limit[0] <= 1.3 * max(values):
+            ax.axvline(limit[0], color="red", linestyle="--", linewidth=1, label=limit[1])
+            ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     return _png(fig)
 
 
-def rss_over_time(tables) -> bytes:
-    title = "apiserver / etcd RSS over time"
+def write_qps(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
+    title = "apiserver writes/s, busiest load phase"
+    summary = _rows(tables, "summary")
+    if summary.empty:
+        return None
+    rates = summary[(summary["metric"] == "apiserver_request_total") & (summary["stat"] == "rate")]
+    rates = rates[_label(rates, "verb").isin(headlines.WRITE_VERBS)] if not rates.empty else rates
+    steady = rates[~rates["phase"].isin(UNPHASED)]
+    if steady.empty:
+        return None
+    per_case = steady.groupby(["case", "phase"], as_index=False)["value"].sum().groupby("case", as_index=False)["value"].max()
+    return by_design(case_points(cases, per_case, "value"), cases, colours, "value", title, "writes/s")
+
+
+def query_latency(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
+    title = "position query p99"
+    totals = _rows(tables, "load_totals")
+    if totals.empty:
+        return None
+    modes = totals["name"].map(lambda n: naming.parse(n).mode)
+    picked = totals[modes.isin(load_settings.QUERY_MODES) & (totals["requests"] > 0)]
+    per_case = picked.groupby("case", as_index=False)["p99_ms"].max()
+    return by_design(case_points(cases, per_case, "p99_ms"), cases, colours, "p99_ms", title, "p99 (ms)")
+
+
+def largest_object(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
+    title = "largest etcd object"
+    census = _rows(tables, "census")
+    if census.empty:
+        return None
+    per_case = census.groupby("case", as_index=False)["max_bytes"].max()
+    points = case_points(cases, per_case, "max_bytes")
+    points = points.assign(max_bytes=points["max_bytes"] / 2**10)
+    return by_design(points, cases, colours, "max_bytes", title, "KiB",
+                     limit=(ETCD_LIMIT_BYTES / 2**10, "etcd limit 1.5 MiB"))
+
+
+# -- time series: one panel per design -----------------------------------------------------------
+
+
+def phase_spans(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """case, phase, start, end (s since the case's measurements started) of the measured phases."""
     obs = _rows(tables, "observations")
     if obs.empty:
-        return _empty(title)
-    rss = obs[(obs["source"] == "process") & (obs["metric"] == "rss_bytes")]
+        return pd.DataFrame(columns=["case", "phase", "start", "end"])
+    spans = obs[~obs["phase"].isin(UNPHASED)].groupby(["case", "phase"], as_index=False, sort=False)["t"].agg(
+        start="min", end="max")
+    return spans[spans["end"] > spans["start"]].sort_values(["case", "start"])
+
+
+def _panels(count: int, title: str, ylabel: str):
+    per_row = min(count, MAX_PANELS_PER_ROW)
+    rows = math.ceil(count / per_row)
+    fig = Figure(figsize=(PANEL_WIDTH * per_row + 0.6, PANEL_HEIGHT * rows + 0.7))
+    axes = fig.subplots(rows, per_row, sharey=True, squeeze=False).flatten()
+    for ax in axes[count:]:
+        ax.set_axis_off()
+    for ax in axes[::per_row]:
+        ax.set_ylabel(ylabel)
+    fig.suptitle(title, fontsize=11)
+    return fig, axes
+
+
+def _shade(ax, spans: pd.DataFrame) -> None:
+    """Alternate grey bands per phase; the phase's name on top where the band is wide enough."""
+    if spans.empty:
+        return
+    total = float(spans["end"].max() - spans["start"].min()) or 1.0
+    named = len(spans) <= MAX_NAMED_PHASES
+    for index, span in enumerate(spans.itertuples()):
+        ax.axvspan(span.start, span.end, color="0.88" if index % 2 == 0 else "0.95", zorder=0, linewidth=0)
+        if named and (span.end - span.start) / total > 0.12:
+            ax.text((span.start + span.end) / 2, 0.98, span.phase, transform=ax.get_xaxis_transform(),
+                    ha="center", va="top", fontsize=7, color="0.35")
+
+
+def _panel_title(ax, column: str, colour: str | None) -> None:
+    ax.set_title(column, fontsize=9, color=colour or "black", fontweight="bold")
+
+
+def bystander_latency(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
+    title = "bystander latency over time (p50 solid, p99 dashed; phases shaded)"
+    history = _rows(tables, "load_history")
+    picked = history[history["name"].map(lambda n: naming.parse(n).mode == "bystander")] if not history.empty else history
+    if picked.empty:
+        return None
+    spans = phase_spans(tables)
+    # load_history restarts t at every load phase: place each phase where the measurements saw it
+    starts = {(s.case, s.phase): s.start for s in spans.itertuples()}
+    picked = picked.assign(t=picked["t"] + [starts.get((c, p), 0.0) for c, p in zip(picked["case"], picked["phase"])])
+    joined = picked.merge(cases[["id", "column"]], left_on="case", right_on="id")
+    order = [c for c in dict.fromkeys(cases["column"]) if c in set(joined["column"])]
+    fig, axes = _panels(len(order), title, "ms")
+    for ax, column in zip(axes, order):
+        rows = joined[joined["column"] == column]
+        colour = colours.get(column)
+        _shade(ax, spans[spans["case"] == rows["case"].iloc[0]])
+        for _, group in rows.groupby("case"):
+            series = group.groupby("t", as_index=False)[["p50_ms", "p99_ms"]].max().sort_values("t")
+            ax.plot(series["t"], series["p50_ms"], color=colour, linewidth=1)
+            ax.plot(series["t"], series["p99_ms"], color=colour, linewidth=1, linestyle="--")
+        _panel_title(ax, column, colour)
+        ax.set_xlabel("s")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def rss_over_time(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
+    title = "RSS over time per process (phases shaded)"
+    obs = _rows(tables, "observations")
+    rss = obs[(obs["source"] == "process") & (obs["metric"] == "rss_bytes")] if not obs.empty else obs
     if rss.empty:
-        return _empty(title)
+        return None
     rss = rss.assign(component=_label(rss, "component"))
-    rss = rss[rss["component"].isin(["kube-apiserver", "etcd", "apiserver", "scheduler"])] if len(rss) else rss
-    if rss.empty:
-        return _empty(title)
-    fig = Figure(figsize=(6.5, 3.6))
-    ax = fig.subplots()
-    for (case, component), group in rss.groupby(["case", "component"]):
-        group = group.sort_values("t")
-        ax.plot(group["t"], group["value"] / 2**20, label=f"{component} ({case})")
-    ax.set_title(title)
-    ax.set_xlabel("t (s since measurements started)")
-    ax.set_ylabel("MiB")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    rss = rss[rss["component"].isin(["kube-apiserver", "etcd", "scheduler", "kueue"])]
+    joined = rss.merge(cases[["id", "column"]], left_on="case", right_on="id")
+    if joined.empty:
+        return None
+    spans = phase_spans(tables)
+    order = [c for c in dict.fromkeys(cases["column"]) if c in set(joined["column"])]
+    components = sorted(set(joined["component"]))
+    fig, axes = _panels(len(order), title, "MiB")
+    for ax, column in zip(axes, order):
+        rows = joined[joined["column"] == column]
+        _shade(ax, spans[spans["case"] == rows["case"].iloc[0]])
+        for index, component in enumerate(components):
+            for _, group in rows[rows["component"] == component].groupby("case"):
+                group = group.sort_values("t")
+                ax.plot(group["t"], group["value"] / 2**20, color=palettes.component_colour(component, index),
+                        linewidth=1.2, label=component)
+        _panel_title(ax, column, colours.get(column))
+        ax.set_xlabel("s")
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=len(unique), fontsize=8,
+               bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return _png(fig)

@@ -1,5 +1,9 @@
-"""report.html from one or more run folders: self-contained (PNG figures base64-embedded), plus
-perfdata.json and junit.xml written next to it."""
+"""report.html from one or more run folders: self-contained (PNG figures base64-embedded, no scripts,
+no links), plus perfdata.json and junit.xml written next to it.
+
+Top to bottom it answers what a reader looks for first: the verdict per question, the side-by-side
+table, the drivers' sections, figures, the SLO checks (failures first), the cases and the census.
+"""
 
 from __future__ import annotations
 
@@ -13,117 +17,112 @@ import pandas as pd
 
 from harness.drivers import registry
 from harness.errors import KqbenchError
-from harness.reporting import exporting, plotting
-from harness.results import runs, summaries, tables as tidy
+from harness.reporting import exporting, loading, palettes, pivoting, plotting, slochecks, verdicts
+
+TEMPLATE = "report.html.j2"
 
 
-def load_runs(folders: list[Path]) -> tuple[list[runs.RunRecord], dict[str, pd.DataFrame], pd.DataFrame]:
-    """run.json of each folder, their tables concatenated (case ids prefixed by run id when several)."""
-    records, parts, cases = [], {}, []
-    for folder in folders:
-        record = runs.read_run(Path(folder))
-        records.append(record)
-        prefix = f"{record.run_id}/" if len(folders) > 1 else ""
-        for name, frame in tidy.read(Path(folder)).items():
-            if "case" in frame.columns:
-                frame = frame.assign(case=prefix + frame["case"].astype(str))
-            parts.setdefault(name, []).append(frame)
-        # record.scenario is the resolved scenario as dumped by the runner: every field is there
-        strategy_default = record.scenario["scheduler"]["strategy"]
-        pending_default = next((p["pending"] for p in record.scenario["phases"].values() if p["kind"] == "fill"), 0)
-        for case in record.cases:
-            cases.append({"id": prefix + case.id, "strategy": case.params.get("scheduler.strategy", strategy_default),
-                          "pending": case.params.get("phases.fill.pending", pending_default) or 0,
-                          "status": case.status, "error": case.error})
-    tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
-    return records, tables, pd.DataFrame(cases, columns=["id", "strategy", "pending", "status", "error"])
-
-
-def render(folders: list[Path], out: Path) -> Path:
-    """Write out (report.html), out's perfdata.json and junit.xml; returns out."""
-    if not folders:
-        raise KqbenchError("give at least one run folder")
-    records, tables, cases = load_runs([Path(f) for f in folders])
-    run_id = "+".join(r.run_id for r in records)
-    figures = [
-        ("Write QPS by strategy vs pending", plotting.write_qps(tables, cases)),
-        ("Bystander latency over time", plotting.bystander_latency(tables)),
-        ("Position query latency vs pending", plotting.query_latency(tables, cases)),
-        ("Largest object size vs pending", plotting.largest_object(tables, cases)),
-        ("apiserver / etcd RSS over time", plotting.rss_over_time(tables)),
-    ]
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    key_numbers = []
-    for folder in folders:
-        if (Path(folder) / "summary.json").is_file():
-            key_numbers.append(summary_frame(summaries.read(Path(folder))).assign(run=Path(folder).name))
-    summary_table = pd.concat(key_numbers, ignore_index=True) if key_numbers else None
-    sections = []
-    context = registry.ReportContext(out_dir=out.parent,
-                                     cpus=records[0].machine.get("cpus", "?") if records else "?")
-    for driver in registry.drivers():  # a driver's section is None unless the run has its tables
-        section = driver.report(tables, context)
-        if section is not None:
-            sections.append(section.html)
-            figures.extend(section.figures)
-    out.write_text(page(records, cases, tables, figures, summary_table, sections))
-    (out.parent / "perfdata.json").write_text(json.dumps(exporting.perfdata(tables, run_id), indent=1))
-    (out.parent / "junit.xml").write_bytes(exporting.junit(tables, run_id))
-    return out
-
-
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>kqbench report</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
-figure { display: inline-block; margin: 0.5em; vertical-align: top; }
-figcaption { text-align: center; font-size: 0.9em; color: #555; }
-table.data { border-collapse: collapse; font-size: 0.85em; }
-table.data td, table.data th { border: 1px solid #ccc; padding: 2px 6px; }
-.muted { color: #888; }
-</style></head><body>
-<h1>kqbench report</h1>
-<ul>
-{%- for r in records %}<li><b>{{ r.run_id }}</b>: scenario <code>{{ r.scenario_name }}</code>, status {{ r.status }},
- {{ r.started_at }} → {{ r.ended_at }}, git {{ r.git_sha[:12] }}, {{ r.machine.get("cpus", "?") }} CPUs</li>{% endfor -%}
-</ul>
-<h2>Cases</h2>{{ cases }}
-<h2>Key numbers</h2>{{ key_numbers }}
-{% for section in sections %}{{ section }}{% endfor %}
-<h2>Figures</h2>
-{%- for title, png in figures %}<figure><img alt="{{ title }}" src="data:image/png;base64,{{ png }}">
-<figcaption>{{ title }}</figcaption></figure>{% endfor %}
-<h2>SLO checks</h2>{{ slo }}
-<h2>etcd census</h2>{{ census }}
-</body></html>
-"""
-"""The page (jinja2, autoescaped: run ids, scenario names and errors are text, never markup)."""
+def _environment() -> jinja2.Environment:
+    # autoescape: run ids, scenario names and errors are text, never markup
+    return jinja2.Environment(loader=jinja2.PackageLoader("harness.reporting", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined)
 
 
 def _table(frame: pd.DataFrame | None, empty: str = plotting.NOT_MEASURED) -> markupsafe.Markup:
     if frame is None or frame.empty:
         return markupsafe.Markup("<p class='muted'>{}</p>").format(empty)
-    # pandas escapes every cell (escape=True): the table is markup we made
-    return markupsafe.Markup(frame.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}"))
+    # pandas escapes every cell (escape=True): the table is markup we made; a wide one scrolls in its box
+    html = frame.to_html(index=False, escape=True, classes="data", border=0, na_rep="–", float_format=lambda v: f"{v:.4g}")
+    return markupsafe.Markup("<div class='scroll'>{}</div>").format(markupsafe.Markup(html))
 
 
-def page(records: list[runs.RunRecord], cases: pd.DataFrame, tables: dict[str, pd.DataFrame], figures,
-         summary_table: pd.DataFrame | None = None, sections: list[str] = ()) -> str:
-    """The HTML page; `sections` are extra pre-rendered HTML blocks (drivers' sections) after the key numbers."""
-    slo = tables.get("slo")
-    slo_view = None
-    if slo is not None and not slo.empty:
-        slo_view = slo[["case", "phase", "verb", "resource", "subresource", "scope", "count", "p99_seconds",
-                        "threshold_seconds", "passed"]].assign(passed=slo["passed"].map(lambda p: "PASS" if p else "FAIL"))
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    return environment.from_string(PAGE).render(
-        records=records, cases=_table(cases), key_numbers=_table(summary_table),
-        sections=[markupsafe.Markup(section) for section in sections],  # the drivers escape their own
-        figures=[(title, base64.b64encode(png).decode()) for title, png in figures],
-        slo=_table(slo_view), census=_table(tables.get("census")))
+CENSUS_TOP = 12
 
 
-def summary_frame(summary: summaries.Summary) -> pd.DataFrame:
-    return pd.DataFrame([{"metric": e.metric, "point": e.point, "value": e.value, "unit": e.unit}
-                         for e in summary.entries.values()])
+def census_top(census: pd.DataFrame | None, cases: pd.DataFrame) -> pd.DataFrame | None:
+    """KiB stored per resource (rows, the largest first) and design (columns): the census at a glance."""
+    if census is None or census.empty:
+        return None
+    frame = census.merge(cases[["id", "column"]], left_on="case", right_on="id")
+    wide = frame.pivot_table(index="resource", columns="column", values="total_bytes", aggfunc="max")
+    wide = wide.reindex(columns=[c for c in dict.fromkeys(cases["column"]) if c in wide.columns])
+    top = wide.max(axis=1).sort_values(ascending=False).index[:CENSUS_TOP]
+    wide = (wide.loc[top] / 1024).round(1).rename_axis(index="resource (KiB stored)", columns=None)
+    return wide.reset_index()
+
+
+def colours_of(pivot: pivoting.Pivot) -> dict[str, str]:
+    return palettes.colours([(c.label, c.strategy) for c in pivot.columns])
+
+
+def analyse(loaded: loading.Loaded) -> tuple[pivoting.Pivot, list[verdicts.Answer], list[verdicts.Question]]:
+    """The pivot of the runs (sample counts from their tables) and the verdicts read from it."""
+    pivot = pivoting.build(loaded.views, loading.request_counts(loaded.tables, loaded.cases), verdicts.metrics())
+    answers, unanswered = verdicts.answer(pivot)
+    return pivot, answers, unanswered
+
+
+def load(folders: list[Path]) -> loading.Loaded:
+    if not folders:
+        raise KqbenchError("give at least one run folder")
+    return loading.load([Path(f) for f in folders])
+
+
+def pivot_of(folders: list[Path]) -> pivoting.Pivot:
+    """The side-by-side table of run folders (what the terminal prints)."""
+    return analyse(load(folders))[0]
+
+
+def render(folders: list[Path], out: Path) -> Path:
+    """Write out (report.html), out's perfdata.json and junit.xml; returns out."""
+    return write(load(folders), out)
+
+
+def write(loaded: loading.Loaded, out: Path) -> Path:
+    """The report of loaded runs: out (report.html), out's perfdata.json and junit.xml; returns out."""
+    pivot, answers, unanswered = analyse(loaded)
+    cases = loaded.cases.assign(column=loaded.cases["key"].map(lambda key: pivot.labels.get(key, key)))
+    colours = colours_of(pivot)
+    tables = loaded.tables
+    drawn = [
+        ("apiserver writes/s per design", plotting.write_qps(tables, cases, colours), False),
+        ("Position query p99 per design", plotting.query_latency(tables, cases, colours), False),
+        ("Largest etcd object per design", plotting.largest_object(tables, cases, colours), False),
+        ("Bystander latency over time, one panel per design", plotting.bystander_latency(tables, cases, colours), True),
+        ("Memory over time, one panel per design", plotting.rss_over_time(tables, cases, colours), True),
+    ]
+    figures = [(title, png, wide) for title, png, wide in drawn if png is not None]
+    undrawn = [title for title, png, _ in drawn if png is None]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sections = []
+    records = loaded.records
+    context = registry.ReportContext(out_dir=out.parent, cpus=records[0].machine.get("cpus", "?") if records else "?")
+    for driver in registry.drivers():  # a driver's section is None unless the run has its tables
+        section = driver.report(tables, context)
+        if section is not None:
+            sections.append(section.html)
+            figures.extend((title, png, True) for title, png in section.figures)
+    slo = slochecks.judge(tables.get("slo"), dict(zip(cases["id"], cases["column"])))
+    out.write_text(page(records, cases, pivot, answers, unanswered, colours, figures, slo, tables.get("census"),
+                        sections, census_top(tables.get("census"), cases), undrawn))
+    run_id = "+".join(r.run_id for r in records)
+    (out.parent / "perfdata.json").write_text(json.dumps(exporting.perfdata(tables, run_id), indent=1))
+    (out.parent / "junit.xml").write_bytes(exporting.junit(tables, run_id))
+    return out
+
+
+def page(records, cases: pd.DataFrame, pivot: pivoting.Pivot, answers, unanswered, colours, figures,
+         slo: slochecks.SloView | None, census: pd.DataFrame | None, sections=(),
+         census_summary: pd.DataFrame | None = None, undrawn=()) -> str:
+    """The HTML page; `sections` are extra pre-rendered HTML blocks (drivers' sections, which escape their own)."""
+    unfinished = cases[cases["status"] != "ok"].to_dict("records") if not cases.empty else []
+    title = " + ".join(f"{r.scenario_name} ({r.run_id})" for r in records)
+    return _environment().get_template(TEMPLATE).render(
+        title=title, records=records, unfinished=unfinished, answers=answers,
+        unanswered=[q.title for q in unanswered], caveats=verdicts.caveats(answers), pivot=pivot, colours=colours,
+        question_metrics=set(verdicts.metrics()), evidence=verdicts.evidence, ratio=pivoting.ratio_text,
+        number=pivoting.number, sections=[markupsafe.Markup(section) for section in sections],
+        figures=[(t, base64.b64encode(png).decode(), wide) for t, png, wide in figures], slo=slo, table=_table,
+        cases=_table(cases.drop(columns=["key"])), census=_table(census), census_top=_table(census_summary), census_rows=CENSUS_TOP, undrawn=undrawn,
+        not_measured=plotting.NOT_MEASURED)

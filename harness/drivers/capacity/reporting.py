@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from harness.drivers.capacity import extrapolating, tabulating
+from harness.reporting import palettes
 
 TITLE = "Capacity: where each position design breaks"
 MODEL_CSV = "capacity-model.csv"
@@ -37,12 +38,15 @@ SHOWN = ("design", "conclusion", "max_held", "first_broken", "broke_on", "detail
 
 
 def figure(steps: pd.DataFrame) -> bytes:
+    # the report's colours: a strategy has one colour in every figure (designs in the order they ran)
+    designs = dict.fromkeys(zip(steps["design"], steps["strategy"]))
+    colours = palettes.colours(list(designs))
     fig = Figure(figsize=(16, 8))
     axes = fig.subplots(2, 4).flatten()
     for ax, (column, label, scale) in zip(axes, CURVES):
         drawn = False
-        for index, (name, rows) in enumerate(steps.sort_values("load").groupby("design", sort=False)):
-            color = f"C{index}"
+        for name, rows in steps.sort_values("load").groupby("design", sort=False):
+            color = colours[name]
             values = rows[column].astype(float) * scale
             if values.isna().all():
                 continue

@@ -7,7 +7,7 @@ from xml.etree import ElementTree as ET
 
 import pandas as pd
 
-from harness.reporting import exporting, plotting, rendering
+from harness.reporting import exporting, rendering
 from harness.results import runs, tables
 
 
@@ -18,7 +18,7 @@ def _run_folder(tmp_path, with_data: bool):
     runs.write_run(tmp_path, record)
     if with_data:
         slo = pd.DataFrame([{"case": "c,r0", "phase": "churn", "verb": "GET", "group": "", "resource": "pods",
-                             "subresource": "", "scope": "resource", "kind": "read-single", "count": 5.0,
+                             "subresource": "", "scope": "resource", "kind": "read-single", "count": 500.0,
                              "p99_seconds": 2.0, "threshold_seconds": 1.0, "passed": False, "metric": "m"}])
         census = pd.DataFrame([{"case": "c,r0", "resource": "configmaps", "count": 1, "total_bytes": 10,
                                 "max_bytes": 2_000_000, "p50_bytes": 10, "p99_bytes": 10, "largest_key": "k"}])
@@ -31,8 +31,8 @@ def _run_folder(tmp_path, with_data: bool):
 def test_report_without_measurements_says_not_measured(tmp_path):
     out = rendering.render([_run_folder(tmp_path, with_data=False)], tmp_path / "report.html")
     text = out.read_text()
-    assert text.count("data:image/png;base64,") == 5
-    assert plotting.NOT_MEASURED in text
+    assert text.count("data:image/png;base64,") == 0  # no empty panels: the figures are named instead
+    assert "Not measured in this run: apiserver writes/s per design;" in text
     assert json.loads((tmp_path / "perfdata.json").read_text())["dataItems"] == []
     ET.fromstring((tmp_path / "junit.xml").read_bytes())
 
@@ -57,3 +57,17 @@ def test_text_from_the_run_is_escaped_not_markup(tmp_path):
     text = rendering.render([tmp_path], tmp_path / "report.html").read_text()
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "r<b>1</b>" not in text and "r&lt;b&gt;1&lt;/b&gt;" in text
+
+
+def test_a_report_opens_offline_and_puts_the_verdict_and_the_table_first(tmp_path):
+    from tests.unit.reporting import builders
+
+    folder = builders.RunBuilder().write(tmp_path / "run")
+    text = rendering.render([folder], folder / "report.html").read_text()
+    assert "<script" not in text and "http://" not in text and "https://" not in text and "<link" not in text
+    assert text.count("data:image/png;base64,") == 5
+    order = [text.index(marker) for marker in ('id="verdict"', 'id="pivot"', "<h2>Figures", 'id="slo"', "<h2>Cases")]
+    assert order == sorted(order)
+    # the 2-request check is named as insufficient, not as a failure
+    slo = text[text.index('id="slo"'):text.index("<h2>Cases")]
+    assert "Failures (0)" in slo and "queuepositions" in slo and "insufficient samples" in slo
