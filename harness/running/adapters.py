@@ -72,9 +72,24 @@ def invariant_checker(cluster: state.ClusterInfo) -> hooks.InvariantChecker:
     return reading.checker_for(cluster)
 
 
+def fault_injector(context: registry.PhaseContext, planned: list, check) -> hooks.FaultSession:
+    from harness.faults import running as faultrunning
+    from scheduler.api import groups
+    from scheduler.publishing import strategies
+
+    positions = None
+    cluster_queues = [obj["metadata"]["name"] for _, obj in queueobjects.manifests(context.scenario.queues)
+                      if obj["kind"] == "ClusterQueue"]
+    if cluster_queues and strategies.get(context.scenario.scheduler.strategy).visibility_api:
+        positions = f"{groups.VISIBILITY_PATH}/clusterqueues/{cluster_queues[0]}/pendingworkloads?limit=1"
+    targets = faultrunning.Targets(context.cluster, context.scheduler, context.out_dir, positions,
+                                   context.watch_process, check, context.say)
+    return faultrunning.Injector(context.phase_name, planned, targets)
+
+
 def default_hooks() -> hooks.Hooks:
     return hooks.Hooks(scheduler=start_scheduler, measurements=CollectorMeasurements, drivers=registry.drivers(),
-                       install_queues=install_queues, invariants=invariant_checker)
+                       install_queues=install_queues, invariants=invariant_checker, faults=fault_injector)
 
 
 def hooks_for(scenario: models.Scenario) -> hooks.Hooks:

@@ -53,6 +53,18 @@ class InvariantChecker(Protocol):
         """The `invariants` table rows of the checks after `phase` (never raises for an unreadable API)."""
 
 
+class FaultSession(Protocol):
+    """The faults of one phase (harness.faults): started with the phase, stopped when it ends."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> Tables:
+        """Bring back whatever is still down; the `faults` table (and invariants checked after each fault)."""
+
+    def close(self) -> None:
+        """Stop processes the faults started again (a teardown of the case)."""
+
+
 class MeasurementsFactory(Protocol):
     def __call__(self, cluster: state.ClusterInfo, measurements: models.MeasurementsSection) -> Measurements: ...
 
@@ -69,5 +81,7 @@ class Hooks:
     """Installs the scenario's queue objects (and the Kueue CRDs when no scheduler installed any)."""
     invariants: Callable[[state.ClusterInfo], InvariantChecker] | None = None
     """Checks the queueing objects after every phase (one checker per case: it keeps their history)."""
+    faults: Callable[[driverregistry.PhaseContext, list, Callable[[str], pd.DataFrame | None]], FaultSession] | None = None
+    """Starts the faults a scenario plans for a phase (with the invariant check to run after each)."""
     notes: list[str] = field(default_factory=list)
     """Why a piece is missing, for run.json and the terminal."""

@@ -211,19 +211,39 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
                                            out_dir=case_dir / phase_name, scheduler=st.scheduler,
                                            mark_phase=mark_phase, watch_process=watch_process, say=say,
                                            emit=emit)
+            faults = start_faults(phase_name, context)
             try:
-                hooks.drivers.for_kind(phase.kind).run(context)
+                try:
+                    hooks.drivers.for_kind(phase.kind).run(context)
+                finally:
+                    if faults is not None:  # brings back whatever is still down, also on Ctrl-C
+                        for table, frame in faults.stop().items():
+                            emit(table, frame)
             except Exception:
                 check_invariants(phase_name)
                 raise
             check_invariants(phase_name)
         return action
 
-    def check_invariants(phase_name: str) -> None:
+    def start_faults(phase_name: str, context: drivers.PhaseContext) -> hookspecs.FaultSession | None:
+        planned = [fault for fault in scenario.faults if fault.phase == phase_name]
+        if not planned or hooks.faults is None:
+            return None
+        session = hooks.faults(context, planned, invariant_rows)
+        engine.on_teardown(f"{phase_name} faults: stop what they restarted", session.close)
+        session.start()
+        return session
+
+    def invariant_rows(label: str) -> pd.DataFrame | None:
         if hooks.invariants is None or st.info is None or not scenario.measurements.invariants:
-            return
+            return None
         st.invariants = st.invariants or hooks.invariants(st.info)
-        found = st.invariants.check(phase_name)
+        return st.invariants.check(label)
+
+    def check_invariants(phase_name: str) -> None:
+        found = invariant_rows(phase_name)
+        if found is None:
+            return
         emit(invariantreading.TABLE, found)
         failed = found[found["status"] != invariantreading.PASSED]
         if not failed.empty:

@@ -309,6 +309,22 @@ class ArmSpec(_Model):
     apiserver_args: dict[str, str] = {}
 
 
+FaultKind = Literal["kill-scheduler", "restart-apiserver", "kill-etcd", "pause-kwok"]
+
+
+class FaultSpec(_Model):
+    """One fault injected `at_seconds` into `phase` (harness.faults): kill -9 the scheduler and start it
+    again, stop kube-apiserver (SIGTERM) and start it again, kill -9 etcd and start it on the same data
+    dir, or SIGSTOP kwok-controller; each back (restarted, SIGCONT) after `down_seconds`."""
+
+    kind: FaultKind
+    phase: str
+    at_seconds: float = Field(5.0, ge=0)
+    down_seconds: float = Field(5.0, ge=0)
+    recovery_timeout_seconds: PositiveFloat = 120.0
+    """How long to wait, once the component is back, for the apiserver, admissions and positions."""
+
+
 class Scenario(_Model):
     """One scenario file; `sweep` is expanded by `loading.expand` into one run per point and repeat."""
 
@@ -320,6 +336,8 @@ class Scenario(_Model):
     phases: dict[str, Phase] = {}
     load: LoadSection = LoadSection()
     measurements: MeasurementsSection = MeasurementsSection()
+    faults: list[FaultSpec] = []
+    """Faults injected during phases (each names its phase); recorded in table `faults`."""
     repeat: PositiveInt = 1
     arms: dict[str, ArmSpec] = {}
     """Named cluster variants; sweep `arm: [a, b]` to give each its own case and cluster."""
@@ -344,6 +362,14 @@ class Scenario(_Model):
             if arm.get(key):
                 cluster[key] = {**(cluster.get(key) or {}), **arm[key]}
         return {**data, "cluster": cluster}
+
+    @model_validator(mode="after")
+    def _faults_name_phases(self) -> "Scenario":
+        for fault in self.faults:
+            if fault.phase not in self.phases:
+                raise ValueError(f"fault {fault.kind} names phase {fault.phase!r}, which is not one of phases "
+                                 f"({', '.join(self.phases) or 'none'})")
+        return self
 
     @model_validator(mode="before")
     @classmethod

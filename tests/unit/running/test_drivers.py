@@ -233,3 +233,42 @@ def test_an_interrupt_while_writing_results_is_in_run_json_and_raised(tmp_path, 
     [folder] = (tmp_path / "runs").iterdir()
     record = runs.read_run(folder)
     assert (record.status, record.stopped_at) == ("interrupted", "case r0: writing results")
+
+
+class Faults:
+    """Stands in for harness.faults' injector: records its life and hands back one row."""
+
+    def __init__(self, context, planned, check) -> None:
+        self.events = [("made", context.phase_name, [f.kind for f in planned])]
+        self.check = check
+        SESSIONS.append(self)
+
+    def start(self):
+        self.events.append("start")
+
+    def stop(self):
+        self.events.append("stop")
+        return {"faults": pd.DataFrame([{"phase": "churn", "kind": "kill-etcd", "recovered": True, "recovery_seconds": 2.0}])}
+
+    def close(self):
+        self.events.append("close")
+
+
+SESSIONS: list[Faults] = []
+WITH_FAULTS = TWO_PHASES + "faults:\n  - {kind: kill-etcd, phase: churn, at_seconds: 1}\n"
+
+
+@pytest.mark.parametrize("fail", [None, KeyboardInterrupt()])
+def test_faults_start_with_their_phase_stop_with_it_and_close_with_the_case(tmp_path, monkeypatch, fail):
+    from harness.drivers import faults
+
+    _adopted_cluster(tmp_path, monkeypatch)
+    SESSIONS.clear()
+    result = runner.run(loading.parse(WITH_FAULTS, "t.yaml"),
+                        hooks.Hooks(drivers=registry.Registry((Recorder(fail), faults.DRIVER)), faults=Faults),
+                        runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
+    [session] = SESSIONS  # only the phase that names faults has a session
+    assert session.events == [("made", "churn", ["kill-etcd"]), "start", "stop", "close"]
+    assert list(tidy.read(result.folder)["faults"]["kind"]) == ["kill-etcd"]
+    if fail is None:
+        assert result.summary.entries["faults.recovery_seconds[kill-etcd] @ all"].value == 2.0
