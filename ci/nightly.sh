@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Nightly job: run the nightly scenario set, compare each run with its baseline, write the reports.
+# Nightly job: run the nightly scenario set (NIGHTLY_REPEAT repeats, 3 by default: rates get intervals
+# over repeats), compare each run with its baseline, append its summary to results/history/<scenario>/
+# (one file per night, with the git sha), look for change points in the history, write the reports.
 # Usage: ci/nightly.sh [OUT_DIR]   (env NIGHTLY_SCENARIOS overrides the set, space-separated)
-# Exit code: 0 all passed, 1 a threshold was crossed or a run failed.
+# Exit code: 0 all passed, 1 a metric regressed (beyond its threshold and significant) or a run failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,13 +12,15 @@ SCENARIOS="${NIGHTLY_SCENARIOS:-quick}"
 KQBENCH="${KQBENCH:-kqbench}"
 THRESHOLDS="ci/thresholds.yaml"
 BASELINES="results/baselines"
+HISTORY="results/history"
+REPEAT="${NIGHTLY_REPEAT:-3}"
 status=0
 
 mkdir -p "$OUT"
 for scenario in $SCENARIOS; do
   echo "::group::run $scenario"
   before=$(ls -1 "$OUT" 2>/dev/null | sort)
-  if ! "$KQBENCH" run "$scenario" --out "$OUT"; then
+  if ! "$KQBENCH" run "$scenario" --repeat "$REPEAT" --out "$OUT"; then
     echo "run of $scenario failed (partial results kept)" >&2
     status=1
   fi
@@ -29,6 +33,9 @@ for scenario in $SCENARIOS; do
   else
     echo "no baseline $baseline: copy $OUT/$run_dir/summary.json there once the run looks right" >&2
   fi
+  "$KQBENCH" history --record "$OUT/$run_dir" --dir "$HISTORY" || status=1
+  # Change points are for reading, not for failing the night: one step needs nights after it to be seen.
+  "$KQBENCH" history --scenario "$scenario" --dir "$HISTORY" --plot "$OUT/history-$scenario.png" || true
   "$KQBENCH" report "$OUT/$run_dir" --out "$OUT/$run_dir/report.html"
 done
 exit $status

@@ -205,6 +205,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
               for e in environment.stats.errors.values()]
     frames.history(samples).to_parquet(out / "history.parquet")
     frames.totals(samples[-1]).to_parquet(out / "totals.parquet")
+    frames.latencies(samples[-1]).to_parquet(out / "latencies.parquet")
     frames.failures(errors).to_parquet(out / "failures.parquet")
     summary = {
         "stopped_by": stopping["why"],

@@ -4,6 +4,8 @@
   percentiles of that interval (from the difference of two cumulative histograms).
 - `totals`: one row per request name over the whole run.
 - `failures`: one row per (request name, reason) with its count.
+- `latencies`: one row per (request name, response time) with its count over the whole run: Locust's
+  own histogram (rounded like Locust rounds), what the summaries bootstrap latency intervals from.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ HISTORY_COLUMNS = ["t", "verb", "name", "requests", "failures", "rps", "bytes",
 TOTALS_COLUMNS = ["verb", "name", "requests", "failures", "successes", "rps", "bytes", "mean_ms",
                   "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"]
 FAILURE_COLUMNS = ["verb", "name", "reason", "occurrences"]
+LATENCY_COLUMNS = ["verb", "name", "ms", "count"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,13 @@ def totals(final: Sample) -> pd.DataFrame:
                      entry.total_ms / answered if answered else float("nan"), *_stats(entry.histogram)])
     frame = pd.DataFrame(rows, columns=TOTALS_COLUMNS)
     return frame.sort_values(["verb", "name"], ignore_index=True)
+
+
+def latencies(final: Sample) -> pd.DataFrame:
+    """Whole-run response-time histogram per name from the last sample (a few hundred rows per name)."""
+    rows = [[entry.verb, entry.name, int(ms), int(count)]
+            for entry in final.entries for ms, count in sorted(entry.histogram.items()) if count > 0]
+    return pd.DataFrame(rows, columns=LATENCY_COLUMNS).astype({"ms": "int64", "count": "int64"})
 
 
 _WRAPPED = re.compile(r"^(?:CatchResponseError|LocustError)\((['\"])(?P<reason>.*)\1\)$")

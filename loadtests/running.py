@@ -15,12 +15,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from loadtests import settings as load_settings
+from loadtests import frames, settings as load_settings
 
 BUILTIN_LOCUSTFILE = str(Path(__file__).with_name("locustfile.py"))
 STARTUP_SECONDS = 90.0
@@ -42,16 +42,21 @@ class LoadResult:
     summary: dict
     """stopped_by, load_seconds, wall_seconds, requests, failures, workers, cpu_seconds_master/_workers."""
     out_dir: Path
+    latencies: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=frames.LATENCY_COLUMNS))
+    """One row per (verb, name, ms): the whole run's response-time histogram."""
 
     def names(self) -> list[str]:
         return list(self.totals["name"])
 
 
 def read_result(out_dir: Path) -> LoadResult:
+    latencies = out_dir / "latencies.parquet"
     return LoadResult(history=pd.read_parquet(out_dir / "history.parquet"),
                       totals=pd.read_parquet(out_dir / "totals.parquet"),
                       failures=pd.read_parquet(out_dir / "failures.parquet"),
-                      summary=json.loads((out_dir / "summary.json").read_text()), out_dir=out_dir)
+                      summary=json.loads((out_dir / "summary.json").read_text()), out_dir=out_dir,
+                      latencies=pd.read_parquet(latencies) if latencies.is_file() else
+                      pd.DataFrame(columns=frames.LATENCY_COLUMNS))
 
 
 def _stop_group(process: subprocess.Popen, grace: float) -> None:

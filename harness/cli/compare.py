@@ -1,4 +1,4 @@
-"""`kqbench compare BASE NEW`: key numbers side by side; exit 1 when a threshold is crossed."""
+"""`kqbench compare BASE NEW`: each metric's verdict with its interval; exit 1 only on `regressed`."""
 
 from __future__ import annotations
 
@@ -13,35 +13,67 @@ from harness.reporting import comparing
 from harness.results import summaries
 
 DEFAULT_THRESHOLDS = Path("ci") / "thresholds.yaml"
-_STYLE = {"regressed": "bold red", "improved": "green", "ok": "", "missing": "yellow", "new": "cyan", "unchecked": "dim"}
+_STYLE = {"regressed": "bold red", "improved": "green", "same": "", "inconclusive": "yellow", "missing": "yellow",
+          "new": "cyan", "unchecked": "dim"}
 
 
 @click.command("compare")
 @click.argument("base", type=click.Path(exists=True, path_type=Path))
 @click.argument("new", type=click.Path(exists=True, path_type=Path))
 @click.option("--thresholds", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_THRESHOLDS,
-              show_default=True, help="Thresholds YAML (metric patterns, allowed regression, provenance).")
+              show_default=True, help="Thresholds YAML (metric patterns, smallest change that matters, provenance).")
 def command(base, new, thresholds) -> None:
-    """BASE and NEW are run folders or summary.json files (a baseline is a summary file)."""
+    """BASE and NEW are run folders or summary.json files (a baseline is a summary file).
+
+    A metric is `regressed` only when its change is beyond its threshold and significant (the 95%
+    interval of the change excludes 0); beyond but not significant, or too few samples for an
+    interval, it is `inconclusive`. Intervals print as [low, high] with n, the samples behind them."""
     rules = comparing.load_thresholds(thresholds)
-    rows = comparing.compare(summaries.read(base), summaries.read(new), rules)
+    base_summary, new_summary = summaries.read(base), summaries.read(new)
+    rows = comparing.compare(base_summary, new_summary, rules)
     table = Table(title=f"{base} -> {new}")
-    for column in ("metric", "point", "base", "new", "change", "limit"):
-        table.add_column(column, justify="right" if column in ("base", "new", "change", "limit") else "left",
-                         overflow="fold")
+    table.add_column("metric", no_wrap=True)
+    for column in ("point", "base", "new", "change [95%]", "limit"):
+        table.add_column(column, justify="left" if column == "point" else "right", overflow="fold")
     # The verdict is what a CI log reader greps for: never shortened, whatever the terminal width.
-    table.add_column("verdict", no_wrap=True, min_width=len("regressed"))
+    table.add_column("verdict", no_wrap=True, min_width=len("inconclusive"))
+    table.add_column("test", overflow="fold")
     for row in rows:
-        table.add_row(row.metric, row.point, _num(row.base), _num(row.new),
-                      "" if row.change is None else f"{row.change:+.1%}",
-                      "" if row.limit is None else f"{row.limit:.0%}", row.verdict, style=_STYLE[row.verdict])
-    Console().print(table)
+        table.add_row(row.metric, row.point, _side(row.base, row.base_interval, row.base_n),
+                      _side(row.new, row.new_interval, row.new_n), _change(row),
+                      "" if row.limit is None else f"{row.limit:.0%}", row.verdict, row.test, style=_STYLE[row.verdict])
+    Console(width=max(Console().width, 200)).print(table)
+    counts = {verdict: sum(r.verdict == verdict for r in rows) for verdict in comparing.VERDICTS}
+    click.echo(", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count))
+    old = [str(path) for path, summary in ((base, base_summary), (new, new_summary)) if summary.schema_version < 2]
+    if old or comparing.threshold_only(rows):
+        click.echo(f"note: {', '.join(old) or 'a side'} has no intervals (summary version 1): verdicts beyond a "
+                   "threshold are threshold only, not tested; record a baseline with repeats "
+                   "(`kqbench run SCENARIO --repeat 3`)", err=True)
     if comparing.failed(rows):
-        regressed = sum(r.verdict == "regressed" for r in rows)
-        click.echo(f"FAIL: {regressed} metric(s) crossed their threshold", err=True)
+        click.echo(f"FAIL: {counts['regressed']} metric(s) regressed beyond their threshold", err=True)
         sys.exit(1)
-    click.echo("PASS: no threshold crossed")
+    click.echo("PASS: no metric regressed")
 
 
 def _num(value: float | None) -> str:
     return "" if value is None else f"{value:.4g}"
+
+
+def _side(value: float | None, interval: tuple[float, float] | None, n: int | None) -> str:
+    if value is None:
+        return ""
+    text = _num(value)
+    if interval is not None:
+        text += f" [{_num(interval[0])}, {_num(interval[1])}]"
+    return text + ("" if n is None else f" n={n}")
+
+
+def _change(row: comparing.Row) -> str:
+    if row.change is None:
+        if row.base is not None and row.new is not None and row.base == 0:
+            absolute = f"{row.new - row.base:+.4g}"
+            return absolute + ("" if row.change_low is None else f" [{row.change_low:+.4g}, {row.change_high:+.4g}]")
+        return ""
+    text = f"{row.change:+.1%}"
+    return text + ("" if row.change_low is None else f" [{row.change_low:+.1%}, {row.change_high:+.1%}]")

@@ -20,15 +20,17 @@ from harness.scenarios import loading
 @click.argument("scenario")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set scheduler.strategy=aggregated-indexed (repeatable).")
+@click.option("--repeat", type=click.IntRange(min=1), default=None,
+              help="Run every sweep point N times (the scenario's `repeat`); summaries then carry intervals over repeats.")
 @click.option("--out", "out_parent", type=click.Path(file_okay=False, path_type=Path), default=runs.RUNS_DIR,
               show_default=True, help="Parent folder of run folders.")
 @click.option("--kubeconfig", default=None, help="Backend `existing`: the cluster's kubeconfig.")
 @click.option("--no-report", is_flag=True, help="Skip report.html (tables and summary.json are still written).")
 @click.option("--dry-run", is_flag=True, help="Validate and list the cases, start nothing.")
-def command(scenario, overrides, out_parent, kubeconfig, no_report, dry_run) -> None:
+def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_run) -> None:
     """Run SCENARIO (a shipped name like `quick` or a YAML file); tears everything down, also on Ctrl-C."""
     console = Console(stderr=True)
-    loaded = loading.load(scenario, list(overrides))
+    loaded = loading.load(scenario, [*overrides, *([f"repeat={repeat}"] if repeat else [])])
     if dry_run:
         for case in loaded.cases:
             click.echo(case.id)

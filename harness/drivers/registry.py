@@ -56,6 +56,9 @@ class Metric(NamedTuple):
     value: float
     unit: str
     better: str
+    histograms: tuple[Mapping[float, int], ...] = ()
+    """For a latency quantile (`..._pNN_ms`): the response-time histograms (ms -> requests) of the
+    request groups it is the worst quantile of; the summary bootstraps its interval from them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,8 @@
 """Reading run folders into plots, a regression gate and machine-readable exports.
 
-- `comparing`: `kqbench compare` (pure: summaries + thresholds -> rows and a verdict).
+- `comparing`: `kqbench compare` (pure: summaries + thresholds -> rows with verdicts and intervals).
+- `trends`: nightly series and their change points with commit ranges (pure).
+- `historyplot`: the nightly series as one PNG, change points marked.
 - `plotting`: matplotlib figures as PNG bytes; an absent metric gives a "not measured" panel.
 - `exporting`: perfdash PerfData JSON and JUnit XML of the SLO checks (pure).
 - `rendering`: one self-contained report.html (images base64-embedded) plus the exports.

@@ -1,7 +1,10 @@
 """summary.json: the few numbers a gate reads, computed from a run's tables (pure except read/write).
 
 Each entry is one metric at one sweep point: the median over the point's repeats (with the samples
-kept), a unit and which direction is better. Ratios measured within one run (indexed vs snapshot
+kept), a unit and which direction is better, and its 95% interval with the samples behind it
+(`harness.stats.intervals`): a latency quantile is the quantile of all the point's requests, its
+interval bootstrapped over requests (and repeats); any other number is the median of the repeats,
+its interval bootstrapped over repeats. Ratios measured within one run (indexed vs snapshot
 query latency at the same point) are entries of their own: they cancel the machine's speed, so a
 gate on them is far less noisy than a gate on absolute numbers.
 """
@@ -9,17 +12,21 @@ gate on them is far less noisy than a gate on absolute numbers.
 from __future__ import annotations
 
 import json
+import math
 import statistics
+import zlib
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from harness.drivers import registry
 from harness.metrics import headlines
 from harness.results import runs
+from harness.stats import differences, intervals
 from scheduler.publishing import strategies
 
 SCHEMA_VERSION = 2
@@ -85,25 +92,35 @@ def case_metrics(tables: Mapping[str, pd.DataFrame], case: str,
 
 def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: registry.Registry | None = None) -> Summary:
     """The summary of a run from its record and its tables; `drivers` add their metrics."""
-    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
-    meta: dict[str, tuple[str, str]] = {}
+    measured: dict[tuple[str, str], list[registry.Metric]] = defaultdict(list)
     params_of: dict[str, dict] = {}
     for case in run.cases:
         if case.status not in ("ok", "failed", "interrupted"):
             continue
         params_of[case.point] = case.params
-        for metric, value, unit, better in case_metrics(tables, case.id, drivers):
-            samples[(metric, case.point)].append(value)
-            meta[metric] = (unit, better)
+        for metric in case_metrics(tables, case.id, drivers):
+            measured[(metric.name, case.point)].append(metric)
     summary = Summary(run.run_id, run.scenario_name, run.status)
-    for (metric, point), values in samples.items():
-        unit, better = meta[metric]
-        entry = Entry(metric, point, float(statistics.median(values)), unit, better, values)
+    for (name, point), repeats in measured.items():
+        entry = estimate(name, point, repeats)
         summary.entries[entry.key] = entry
     prefixes = tuple(prefix for driver in (drivers or registry.drivers()) for prefix in driver.ratio_metrics)
     for entry in ratios(summary.entries.values(), params_of, prefixes):
         summary.entries[entry.key] = entry
     return summary
+
+
+def estimate(name: str, point: str, repeats: list[registry.Metric]) -> Entry:
+    """One entry from a metric's repeats: over requests for a latency quantile with histograms, else over repeats."""
+    values = [m.value for m in repeats]
+    rng = np.random.default_rng(zlib.crc32(f"{name} @ {point}".encode()))  # same tables, same interval
+    q = intervals.quantile_of(name)
+    if q is not None and all(m.histograms for m in repeats):
+        found = intervals.quantile_interval([m.histograms for m in repeats], q, rng)
+    else:
+        found = intervals.repeats_interval(values, rng)
+    value = found.value if math.isfinite(found.value) else float(statistics.median(values))
+    return Entry(name, point, value, repeats[0].unit, repeats[0].better, values, found.low, found.high, found.n)
 
 
 def ratios(entries, params_of: Mapping[str, dict], prefixes: tuple[str, ...]) -> list[Entry]:
@@ -124,8 +141,19 @@ def ratios(entries, params_of: Mapping[str, dict], prefixes: tuple[str, ...]) ->
                 continue
             rest = ",".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in params.items() if k != "scheduler.strategy") or "all"
             name = f"ratio.{metric.split('.', 1)[-1]}.{numerator.split('-')[-1]}_over_{denominator.split('-')[-1]}"
-            out.append(Entry(name, rest, entry.value / base.value, "ratio", "lower"))
+            low, high = _ratio_interval(entry, base)
+            n = min(entry.n, base.n) if entry.n is not None and base.n is not None else None
+            out.append(Entry(name, rest, entry.value / base.value, "ratio", "lower", [], low, high, n))
     return out
+
+
+def _ratio_interval(numerator: Entry, denominator: Entry) -> tuple[float | None, float | None]:
+    """The ratio's interval from its two independent estimates' intervals (the test compare runs)."""
+    diff = differences.difference(differences.Side(denominator.value, denominator.low, denominator.high),
+                                  differences.Side(numerator.value, numerator.low, numerator.high))
+    if diff.low is None or diff.high is None:
+        return None, None
+    return max(0.0, 1.0 + diff.low), 1.0 + diff.high
 
 
 def write(folder: Path, summary: Summary) -> Path:

@@ -13,7 +13,9 @@ from loadtests import running
 HISTORY_TABLE = "load_history"
 TOTALS_TABLE = "load_totals"
 FAILURES_TABLE = "load_failures"
-TABLES = (HISTORY_TABLE, TOTALS_TABLE, FAILURES_TABLE)
+LATENCY_TABLE = "load_latency"
+"""Whole-phase response-time histogram per request name: what latency intervals are bootstrapped from."""
+TABLES = (HISTORY_TABLE, TOTALS_TABLE, FAILURES_TABLE, LATENCY_TABLE)
 
 
 def run_load(plan, out_dir) -> object:
@@ -25,10 +27,10 @@ def run_load(plan, out_dir) -> object:
 
 
 def phase_tables(result, phase_name: str) -> dict[str, pd.DataFrame]:
-    """load_history / load_totals / load_failures with a leading `phase` column."""
+    """load_history / load_totals / load_failures / load_latency with a leading `phase` column."""
     tables = {}
     for name, frame in ((HISTORY_TABLE, result.history), (TOTALS_TABLE, result.totals),
-                        (FAILURES_TABLE, result.failures)):
+                        (FAILURES_TABLE, result.failures), (LATENCY_TABLE, result.latencies)):
         framed = frame.copy()
         framed.insert(0, "phase", phase_name)
         tables[name] = framed

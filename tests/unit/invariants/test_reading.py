@@ -60,4 +60,4 @@ def test_the_report_names_the_objects_of_failed_checks_escaped():
     table["case"] = "r0"
     section = invariants.DRIVER.report({reading.TABLE: table}, registry.ReportContext(out_dir="."))
     assert "4 checks passed, 1 failed" in section.html and "ClusterQueue/&lt;a&gt;" in section.html
-    assert invariants.DRIVER.metrics({reading.TABLE: table}, "r0")[0] == ("invariants.failed", 1.0, "checks", "lower")
+    assert invariants.DRIVER.metrics({reading.TABLE: table}, "r0")[0] == registry.Metric("invariants.failed", 1.0, "checks", "lower")

@@ -83,3 +83,11 @@ def test_failures_merge_by_reason():
         {"verb": "GET", "name": "GET x m", "reason": "404 NotFound", "occurrences": 5},
         {"verb": "GET", "name": "GET x m", "reason": "503 ServiceUnavailable", "occurrences": 1},
     ]
+
+
+def test_latencies_are_the_whole_run_histogram_per_name():
+    final = frames.Sample(4.0, (entry(requests=30, ms5=10, ms50=20), entry("GET x query", requests=1, ms7=1, ms9=0)))
+    latencies = frames.latencies(final)
+    assert list(latencies.columns) == frames.LATENCY_COLUMNS
+    assert latencies.values.tolist() == [["GET", "GET configmaps bystander", 5, 10],
+                                         ["GET", "GET configmaps bystander", 50, 20], ["GET", "GET x query", 7, 1]]

@@ -150,3 +150,25 @@ def test_measurements_meta_is_saved_with_the_tables_and_checked(tmp_path):
     tables.write(tmp_path, {"observations": obs}, {"c": {**meta, "schema_version": frames.SCHEMA_VERSION + 1}})
     with pytest.raises(KqbenchError, match="newer than this kqbench reads"):
         tables.read(tmp_path)
+
+
+def _latency_rows(case: str, name: str, counts: dict[int, int]) -> pd.DataFrame:
+    return pd.DataFrame([{"case": case, "phase": "churn", "verb": "GET", "name": name, "ms": ms, "count": count}
+                         for ms, count in counts.items()])
+
+
+def test_summary_bootstraps_latency_quantiles_over_the_requests_of_every_repeat():
+    name = "GET clusterqueues/pendingworkloads visibility-cq"
+    run = _run([("aggregated-indexed", 0), ("aggregated-indexed", 1), ("aggregated-indexed", 2)])
+    parts = []
+    for r, slow in enumerate((20, 22, 21)):
+        case = f"strategy=aggregated-indexed,r{r}"
+        parts.append({**_tables(case, float(slow), 5.0 + r),
+                      "load_latency": _latency_rows(case, name, {5: 400, 10: 580, slow: 20})})
+    summary = summaries.summarise(run, _concat(*parts))
+    p99 = summary.entries["load.position_query_p99_ms @ strategy=aggregated-indexed"]
+    assert p99.n == 3000 and p99.low <= p99.value <= p99.high and p99.samples == [20.0, 22.0, 21.0]
+    p50 = summary.entries["load.position_query_p50_ms @ strategy=aggregated-indexed"]
+    assert p50.value == 10.0 and p50.n == 3000
+    qps = summary.entries["apiserver.write_qps[churn] @ strategy=aggregated-indexed"]
+    assert (qps.value, qps.n) == (6.0, 3) and qps.low < 6.0 < qps.high

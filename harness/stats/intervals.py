@@ -1,0 +1,136 @@
+"""95% bootstrap intervals of a summary's estimates (pure: numbers in, numbers out).
+
+- Latency quantiles: over requests. Locust keeps no per-request latencies, only a histogram of
+  response times rounded to 2 significant digits above 100 ms, so requests are resampled from that
+  histogram (a multinomial draw with its counts), and the quantile is Locust's own nearest rank.
+  With several repeats the bootstrap first resamples the repeats, then the requests in each (a
+  two-level bootstrap), so the interval also holds the run-to-run spread, which on a shared machine
+  is larger than the sampling noise of one run.
+- Rates and counts: over repeats: the median (the summary's estimate) +/- Student's t for n - 1
+  times its standard error from scipy's bootstrap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+"""Bootstrap resamples: the interval's ends move by well under 1% between seeds at this count."""
+MIN_TAIL_REQUESTS = 5
+"""A quantile q needs n * (1 - q) >= this many requests above it (500 for a p99): with fewer, its
+interval rests on two or three requests and says nothing."""
+MIN_REPEATS = 3
+"""Repeats a rate needs for an interval: with 2 the median's bootstrap interval is the pair itself."""
+_QUANTILE_NAME = re.compile(r"_p(\d{1,2}(?:\.\d+)?)_ms$")
+
+Histogram = Mapping[float, int]
+"""Response time (ms) -> requests."""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    value: float
+    low: float | None
+    high: float | None
+    n: int
+
+
+def quantile_of(metric: str) -> float | None:
+    """The quantile a latency metric name states (`load.bystander_p99_ms` -> 0.99), else None."""
+    match = _QUANTILE_NAME.search(metric)
+    return round(float(match.group(1)) / 100, 6) if match else None
+
+
+def enough_requests(q: float, n: int) -> bool:
+    return n * (1.0 - q) >= MIN_TAIL_REQUESTS
+
+
+def locust_quantiles(values: np.ndarray, counts: np.ndarray, q: float) -> np.ndarray:
+    """Locust's nearest-rank q-quantile of each row of `counts` over ascending `values`.
+
+    Locust walks down from the largest value and returns the first whose requests below it are at
+    most int(total * q): the largest index k with sum(counts[:k]) <= rank."""
+    counts = np.atleast_2d(counts)
+    below = np.cumsum(counts, axis=1) - counts
+    rank = np.floor(counts.sum(axis=1) * q)
+    index = (below <= rank[:, None]).sum(axis=1) - 1
+    return values[np.clip(index, 0, len(values) - 1)]
+
+
+def _grid(histograms: Sequence[Histogram]) -> tuple[np.ndarray, np.ndarray]:
+    values = np.array(sorted({float(v) for h in histograms for v, c in h.items() if c > 0}))
+    position = {v: i for i, v in enumerate(values)}
+    counts = np.zeros((len(histograms), len(values)), dtype=np.int64)
+    for row, histogram in enumerate(histograms):
+        for v, c in histogram.items():
+            if c > 0:
+                counts[row, position[float(v)]] += int(c)
+    return values, counts
+
+
+def quantile_interval(repeats: Sequence[Sequence[Histogram]], q: float, rng: np.random.Generator,
+                      resamples: int = RESAMPLES) -> Estimate:
+    """Estimate and interval of max over groups of the q-quantile, pooling each group's requests over repeats.
+
+    `repeats[r][g]` is group g's histogram in repeat r (a group is one request name: the summary's
+    latency metrics are the worst name's quantile). No interval when the pool is too small."""
+    groups = max((len(r) for r in repeats), default=0)
+    grids = [_grid([r[g] if g < len(r) else {} for r in repeats]) for g in range(groups)]
+    grids = [(values, counts) for values, counts in grids if counts.sum() > 0]
+    if not grids:
+        return Estimate(float("nan"), None, None, 0)
+    value = max(float(locust_quantiles(values, counts.sum(axis=0), q)[0]) for values, counts in grids)
+    n = int(sum(counts.sum() for _, counts in grids))
+    if not enough_requests(q, n):
+        return Estimate(value, None, None, n)
+    picks = _pick_repeats(len(repeats), rng, resamples)
+    worst = np.full(resamples, -np.inf)
+    for values, counts in grids:
+        pooled = np.zeros((resamples, len(values)), dtype=np.int64)
+        for r, row in enumerate(counts):
+            times = (picks == r).sum(axis=1)
+            total = int(row.sum())
+            if total == 0 or not times.any():
+                continue
+            # Each time repeat r is picked, its requests are drawn again from its own histogram.
+            for k in range(1, int(times.max()) + 1):
+                chosen = times >= k
+                pooled[chosen] += rng.multinomial(total, row / total, size=int(chosen.sum()))
+        has_requests = pooled.sum(axis=1) > 0
+        quantiles = np.full(resamples, -np.inf)
+        quantiles[has_requests] = locust_quantiles(values, pooled[has_requests], q)
+        worst = np.maximum(worst, quantiles)
+    worst = worst[np.isfinite(worst)]
+    alpha = (1 - CONFIDENCE) / 2
+    return Estimate(value, float(np.quantile(worst, alpha)), float(np.quantile(worst, 1 - alpha)), n)
+
+
+def _pick_repeats(repeats: int, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """Which repeats each resample takes: all of them once when there is one, else drawn with replacement."""
+    if repeats == 1:
+        return np.zeros((resamples, 1), dtype=np.int64)
+    return rng.integers(0, repeats, size=(resamples, repeats))
+
+
+def repeats_interval(values: Sequence[float], rng: np.random.Generator, resamples: int = RESAMPLES) -> Estimate:
+    """Median of the repeats and its bootstrap interval; no interval below MIN_REPEATS repeats."""
+    data = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+    if len(data) == 0:
+        return Estimate(float("nan"), None, None, 0)
+    value = float(np.median(data))
+    if len(data) < MIN_REPEATS:
+        return Estimate(value, None, None, len(data))
+    if np.ptp(data) == 0:
+        return Estimate(value, value, value, len(data))
+    # The median of a few repeats has a lumpy bootstrap distribution whose percentiles are about the
+    # range (75% coverage for 3 repeats): its standard error with Student's t for n - 1 is honest.
+    result = stats.bootstrap((data,), np.median, confidence_level=CONFIDENCE, n_resamples=resamples,
+                             method="percentile", random_state=rng)
+    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(data) - 1)) * float(result.standard_error)
+    return Estimate(value, value - half, value + half, len(data))

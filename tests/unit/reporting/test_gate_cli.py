@@ -1,0 +1,151 @@
+"""`kqbench compare` and `kqbench history` on small synthetic files: verdicts with intervals, exit
+codes, version-1 baselines, change points with commit ranges, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness import cli
+from harness.results import history, summaries
+
+ROOT = Path(__file__).resolve().parents[3]
+THRESHOLDS = ROOT / "ci" / "thresholds.yaml"
+
+
+def _kqbench(monkeypatch, capsys, *args) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["kqbench", *args])
+    try:
+        cli.main()
+        code = 0
+    except SystemExit as done:
+        code = done.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _summary_file(path: Path, entries: dict[str, tuple], version: int = summaries.SCHEMA_VERSION) -> Path:
+    """entries: metric -> (value, low, high, n, better)."""
+    summary = summaries.Summary("run", "quick", "ok")
+    for metric, (value, low, high, n, better) in entries.items():
+        entry = summaries.Entry(metric, "strategy=x", value, "ms", better, [value], low, high, n)
+        summary.entries[entry.key] = entry
+    data = summary.to_dict()
+    data["schema_version"] = version
+    if version == 1:
+        for metric in data["metrics"].values():
+            for name in ("low", "high", "n"):
+                metric.pop(name)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_compare_regressed_prints_interval_and_exits_1(tmp_path, monkeypatch, capsys):
+    base = _summary_file(tmp_path / "base.json", {"load.bystander_p99_ms": (40.0, 38.0, 42.0, 2000, "lower"),
+                                                  "apiserver.write_qps[churn]": (40.0, 39.0, 41.0, 3, "lower")})
+    new = _summary_file(tmp_path / "new.json", {"load.bystander_p99_ms": (100.0, 95.0, 105.0, 2000, "lower"),
+                                                "apiserver.write_qps[churn]": (41.0, 39.5, 42.5, 3, "lower")})
+    code, out, err = _kqbench(monkeypatch, capsys, "compare", str(base), str(new), "--thresholds", str(THRESHOLDS))
+    assert code == 1 and "FAIL: 1 metric(s) regressed" in err
+    line = next(l for l in out.splitlines() if "load.bystander_p99_ms" in l)
+    assert "regressed" in line and "[95, 105] n=2000" in line and "+150.0% [" in line
+    assert "same" in next(l for l in out.splitlines() if "write_qps" in l)
+
+
+def test_compare_noise_beyond_threshold_is_inconclusive_and_passes(tmp_path, monkeypatch, capsys):
+    base = _summary_file(tmp_path / "base.json", {"load.bystander_p99_ms": (10.0, 5.0, 60.0, 600, "lower")})
+    new = _summary_file(tmp_path / "new.json", {"load.bystander_p99_ms": (53.0, 6.0, 80.0, 600, "lower")})
+    code, out, _ = _kqbench(monkeypatch, capsys, "compare", str(base), str(new), "--thresholds", str(THRESHOLDS))
+    assert code == 0 and "inconclusive" in out and "not significant" in out and "PASS" in out
+
+
+def test_compare_with_a_version_1_baseline_is_threshold_only_and_says_so(tmp_path, monkeypatch, capsys):
+    base = _summary_file(tmp_path / "base.json", {"load.bystander_p99_ms": (10.0, None, None, None, "lower")}, version=1)
+    new = _summary_file(tmp_path / "new.json", {"load.bystander_p99_ms": (12.0, 11.0, 13.0, 2000, "lower")})
+    code, out, err = _kqbench(monkeypatch, capsys, "compare", str(base), str(new), "--thresholds", str(THRESHOLDS))
+    assert code == 0 and "same" in out and "has no intervals (summary version 1)" in err
+    new = _summary_file(tmp_path / "new.json", {"load.bystander_p99_ms": (30.0, 29.0, 31.0, 2000, "lower")})
+    code, out, err = _kqbench(monkeypatch, capsys, "compare", str(base), str(new), "--thresholds", str(THRESHOLDS))
+    assert code == 1 and "regressed" in out and "threshold only" in out
+
+
+def test_compare_the_committed_baseline_with_itself_passes(monkeypatch, capsys):
+    baseline = ROOT / "results" / "baselines" / "quick.summary.json"
+    code, out, _ = _kqbench(monkeypatch, capsys, "compare", str(baseline), str(baseline), "--thresholds", str(THRESHOLDS))
+    assert code == 0 and "PASS: no metric regressed" in out
+    assert not any(" regressed " in line for line in out.splitlines() if "│" in line)
+
+
+def test_compare_missing_file_is_one_line(monkeypatch, capsys, tmp_path):
+    code, _, err = _kqbench(monkeypatch, capsys, "compare", str(tmp_path / "nope.json"), str(tmp_path))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "does not exist" in err
+
+
+def _history(folder: Path, values: list[float]) -> Path:
+    scenario = folder / "quick"
+    scenario.mkdir(parents=True)
+    for night, value in enumerate(values):
+        record = history.Night(f"2026-11-{night + 1:02d}T03:17:00+00:00", f"{night:02d}" + "a" * 38, f"run{night}",
+                               "quick", {"load.bystander_p99_ms @ strategy=x": history.Point(value, value - 1, value + 1, 900),
+                                         "apiserver.write_qps[churn] @ strategy=x": history.Point(40.0 + night % 2)})
+        (scenario / history.file_name(record)).write_text(json.dumps(record.to_dict()))
+    return folder
+
+
+def test_history_finds_the_step_with_its_commit_range_and_plots(tmp_path, monkeypatch, capsys):
+    rng = np.random.default_rng(5)
+    values = list(rng.normal(30.0, 1.5, 30) + np.r_[np.zeros(20), np.full(10, 6.0)])
+    folder = _history(tmp_path / "history", values)
+    plot = tmp_path / "h.png"
+    code, out, err = _kqbench(monkeypatch, capsys, "history", "load.*_p99_ms", "--dir", str(folder), "--plot", str(plot))
+    assert code == 0, err
+    assert "30 nights of quick" in out and "1 change point(s)" in out
+    assert "from night 20 (2026-11-21)" in out and "commits 19aaaaaaaaaa..20aaaaaaaaaa" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_history_unknown_metric_lists_the_known_ones(tmp_path, monkeypatch, capsys):
+    folder = _history(tmp_path / "history", [1.0] * 8)
+    code, _, err = _kqbench(monkeypatch, capsys, "history", "load.nope", "--dir", str(folder),
+                            "--plot", str(tmp_path / "h.png"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "unknown metric 'load.nope'" in err and "apiserver.write_qps[churn], load.bystander_p99_ms" in err
+
+
+def test_history_missing_folder_is_one_line(tmp_path, monkeypatch, capsys):
+    code, _, err = _kqbench(monkeypatch, capsys, "history", "--dir", str(tmp_path / "none"))
+    assert code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
+
+
+def test_history_record_writes_one_small_file_per_night(tmp_path, monkeypatch, capsys):
+    from harness.results import runs
+
+    run = tmp_path / "run1"
+    run.mkdir()
+    runs.write_run(run, runs.RunRecord(run_id="run1", scenario_name="quick", scenario_source="quick", scenario={},
+                                       overrides=[], status="ok", git_sha="abc123def4567890",
+                                       started_at="2026-11-30T03:17:00+00:00"))
+    _summary_file(run / "summary.json", {"load.bystander_p99_ms": (40.0, 38.0, 42.0, 2000, "lower")})
+    code, out, err = _kqbench(monkeypatch, capsys, "history", "--record", str(run), "--dir", str(tmp_path / "h"))
+    assert code == 0, err
+    written = tmp_path / "h" / "quick" / "20261130-abc123def456.json"
+    assert f"recorded: {written}" in out
+    [night] = history.load(tmp_path / "h" / "quick")
+    assert night.git_sha == "abc123def4567890"
+    assert night.metrics["load.bystander_p99_ms @ strategy=x"] == history.Point(40.0, 38.0, 42.0, 2000)
+
+
+@pytest.mark.parametrize("verb", ["compare", "history", "run"])
+def test_every_gate_verb_has_help(verb, monkeypatch, capsys):
+    code, out, _ = _kqbench(monkeypatch, capsys, verb, "--help")
+    assert code == 0 and "Usage:" in out
+
+
+def test_run_repeat_makes_n_cases_per_point(monkeypatch, capsys):
+    code, out, _ = _kqbench(monkeypatch, capsys, "run", "quick", "--repeat", "3", "--dry-run")
+    cases = out.split()
+    assert code == 0 and len(cases) == 15 and cases[:3] == [f"strategy=status-field,r{r}" for r in range(3)]
