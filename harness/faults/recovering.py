@@ -24,6 +24,8 @@ class FaultRecord:
     """Wall-clock (unix seconds) when the fault was injected; None: the phase ended first."""
     back_at: float | None = None
     """Wall-clock when the component was back (restarted or continued)."""
+    injected_in_phase: float | None = None
+    """Seconds from the phase's start to the injection (the load tables' `t` counts from about there)."""
     recovery: dict[str, float | None] = field(default_factory=dict)
     """Probe -> seconds from `back_at` to its first success (None: not within the timeout)."""
     error: str = ""
@@ -66,3 +68,24 @@ def time_to_recover(probes: Mapping[str, Callable[[], bool]], timeout: float, cl
         if all(v is not None for v in found.values()) or clock() - started >= timeout or give_up():
             return found
         sleep(interval)
+
+
+def window_of(row: Mapping) -> tuple[float, float] | None:
+    """(from, to) seconds into the phase that a fault disturbed: injection until the slowest probe
+    answered (or the recovery gave up); None when it was not injected."""
+    start = row.get("injected_in_phase")
+    if start is None or start != start:
+        return None
+    down = row.get("down_seconds") or 0.0
+    answered = [v for k, v in row.items() if k.endswith("_seconds") and k not in ("down_seconds", "recovery_seconds",
+                "at_seconds") and v is not None and v == v]
+    return start, start + down + (max(answered) if answered else 0.0)
+
+
+def window_load(load_history: pd.DataFrame, phase: str, window: tuple[float, float], interval: float = 5.0) -> dict:
+    """Requests, failures and the worst p99 of the phase's load rows inside the window (rows are
+    `interval`-second buckets ending at `t`, so a bucket overlapping the window counts)."""
+    rows = load_history[(load_history["phase"] == phase) & (load_history["t"] >= window[0])
+                        & (load_history["t"] - interval <= window[1])]
+    return {"requests": int(rows["requests"].sum()), "failures": int(rows["failures"].sum()),
+            "p99_ms": float(rows["p99_ms"].max()) if not rows.empty else float("nan")}

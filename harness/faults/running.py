@@ -81,7 +81,7 @@ class Injector:
     # -- the thread ---------------------------------------------------------------------------
 
     def _run(self) -> None:
-        began = self.clock()
+        began = self._began = self.clock()
         for fault in sorted(self.faults, key=lambda f: f.at_seconds):
             record = recovering.FaultRecord(self.phase, fault.kind, fault.at_seconds)
             self.records.append(record)
@@ -107,7 +107,7 @@ class Injector:
         if fault.kind == "pause-kwok":
             pid = self._cluster_pid("kwok-controller")
             injecting.pause(pid)
-            record.injected_at = self.wall()
+            self._injected(record)
             try:
                 self._over.wait(down)
             finally:
@@ -117,7 +117,7 @@ class Injector:
                 raise ValueError("the scenario runs no local scheduler process to kill")
             command = injecting.command_of(self._scheduler_pid)
             injecting.stop(self._scheduler_pid, signal.SIGKILL)
-            record.injected_at = self.wall()
+            self._injected(record)
             self._over.wait(down)
             log = self.targets.out_dir / f"scheduler-after-{fault.kind}-{len(self.records)}.log"
             process = injecting.start(command, log)
@@ -129,13 +129,16 @@ class Injector:
             pid = self._cluster_pid(component)
             command = injecting.command_of(pid)
             injecting.stop(pid, sig)
-            record.injected_at = self.wall()
+            self._injected(record)
             self._over.wait(down)
             workdir = Path(self.targets.cluster.workdir or "")
             process = injecting.start(command, workdir / "logs" / f"{component}.log")
             (workdir / "pids" / f"{component}.pid").write_text(str(process.pid))  # where `cluster down` looks
             self.targets.watch_process(component, process.pid)
         record.back_at = self.wall()
+
+    def _injected(self, record: recovering.FaultRecord) -> None:
+        record.injected_at, record.injected_in_phase = self.wall(), self.clock() - self._began
 
     def _cluster_pid(self, component: str) -> int:
         pids = kwok.read_pids(Path(self.targets.cluster.workdir or ""))

@@ -2,7 +2,9 @@
 the scenario's `faults:` list and injected by harness.faults while the phase runs).
 
 Summary per case: `faults.recovery_seconds[<kind>]` (the slowest probe, from the component being
-back), `faults.unrecovered` (faults not injected or not recovered within their timeout).
+back), `faults.unrecovered` (faults not injected or not recovered within their timeout), and what
+the load saw from injection to recovery: `faults.client_errors[<kind>]`, `faults.window_p99_ms[<kind>]`
+(from table `load_history`, whose `t` counts from the load's start, about the phase's start).
 """
 
 from __future__ import annotations
@@ -23,6 +25,17 @@ def summary_metrics(tables: registry.Tables, case: str) -> list[registry.Metric]
     out = [registry.Metric(f"faults.recovery_seconds[{kind}]", float(group["recovery_seconds"].max()), "s", "lower")
            for kind, group in rows[rows["recovered"].astype(bool)].groupby("kind")]
     out.append(registry.Metric("faults.unrecovered", float((~rows["recovered"].astype(bool)).sum()), "faults", "lower"))
+    load = tables.get("load_history")
+    if load is not None and not load.empty and "case" in load:
+        load = load[load["case"] == case]
+        for row in rows.to_dict("records"):
+            window = recovering.window_of(row)
+            if window is None:
+                continue
+            seen = recovering.window_load(load, row["phase"], window)
+            out.append(registry.Metric(f"faults.client_errors[{row['kind']}]", float(seen["failures"]), "requests", "lower"))
+            if seen["p99_ms"] == seen["p99_ms"]:
+                out.append(registry.Metric(f"faults.window_p99_ms[{row['kind']}]", seen["p99_ms"], "ms", "lower"))
     return out
 
 

@@ -134,3 +134,21 @@ def test_a_fault_without_its_target_is_an_error_row_not_a_failed_phase(cluster, 
     injector.start()
     frame = injector.stop()[recovering.TABLE]
     assert "runs no local scheduler" in frame["error"].iloc[0] and "no kube-apiserver pid" in frame["error"].iloc[1]
+
+
+def test_the_load_seen_in_a_faults_window_is_summed_from_the_load_history():
+    import pandas as pd
+
+    from harness.drivers import faults
+
+    record = recovering.FaultRecord("churn", "kill-etcd", 20.0, injected_at=1000.0, back_at=1003.0, injected_in_phase=20.5,
+                                    recovery={"apiserver": 2.0, "admitting": 6.5})
+    table = recovering.frame([record])
+    table["case"] = "r0"
+    assert recovering.window_of(table.to_dict("records")[0]) == (20.5, 20.5 + 3.0 + 6.5)
+    load = pd.DataFrame({"case": "r0", "phase": ["churn"] * 4 + ["fill"], "t": [15.0, 25.0, 30.0, 40.0, 25.0],
+                         "requests": [10, 10, 10, 10, 99], "failures": [0, 4, 1, 0, 50],
+                         "p99_ms": [5.0, 900.0, 50.0, 5.0, 1.0]})
+    metrics = {m.name: m.value for m in faults.DRIVER.metrics({"faults": table, "load_history": load}, "r0")}
+    assert metrics["faults.client_errors[kill-etcd]"] == 5 and metrics["faults.window_p99_ms[kill-etcd]"] == 900.0
+    assert metrics["faults.recovery_seconds[kill-etcd]"] == 6.5 and metrics["faults.unrecovered"] == 0
