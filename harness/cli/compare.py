@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from rich import markup
 from rich.console import Console
 from rich.table import Table
 
@@ -39,9 +40,11 @@ def command(base, new, thresholds) -> None:
     table.add_column("verdict", no_wrap=True, min_width=len("inconclusive"))
     table.add_column("test", overflow="fold")
     for row in rows:
-        table.add_row(row.metric, row.point, _side(row.base, row.base_interval, row.base_n),
-                      _side(row.new, row.new_interval, row.new_n), _change(row),
-                      "" if row.limit is None else f"{row.limit:.0%}", row.verdict, row.test, style=_STYLE[row.verdict])
+        cells = (row.metric, row.point, _side(row.base, row.base_interval, row.base_n),
+                 _side(row.new, row.new_interval, row.new_n), _change(row),
+                 "" if row.limit is None else f"{row.limit:.0%}", row.verdict, row.test)
+        # Escaped: `write_qps[churn]` would otherwise read as a markup tag and vanish from the table.
+        table.add_row(*(markup.escape(cell) for cell in cells), style=_STYLE[row.verdict])
     Console(width=max(Console().width, 200)).print(table)
     counts = {verdict: sum(r.verdict == verdict for r in rows) for verdict in comparing.VERDICTS}
     click.echo(", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count))

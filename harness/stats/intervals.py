@@ -23,8 +23,8 @@ CONFIDENCE = 0.95
 RESAMPLES = 2000
 """Bootstrap resamples: the interval's ends move by well under 1% between seeds at this count."""
 MIN_TAIL_REQUESTS = 5
-"""A quantile q needs n * (1 - q) >= this many requests above it (500 for a p99): with fewer, its
-interval rests on two or three requests and says nothing."""
+"""A quantile q needs n * (1 - q) >= this many requests above it (500 for a p99) in every request
+group it is the worst of: with fewer, its interval rests on two or three requests and says nothing."""
 MIN_REPEATS = 3
 """Repeats a rate needs for an interval: with 2 the median's bootstrap interval is the pair itself."""
 _QUANTILE_NAME = re.compile(r"_p(\d{1,2}(?:\.\d+)?)_ms$")
@@ -79,7 +79,7 @@ def quantile_interval(repeats: Sequence[Sequence[Histogram]], q: float, rng: np.
     """Estimate and interval of max over groups of the q-quantile, pooling each group's requests over repeats.
 
     `repeats[r][g]` is group g's histogram in repeat r (a group is one request name: the summary's
-    latency metrics are the worst name's quantile). No interval when the pool is too small."""
+    latency metrics are the worst name's quantile). No interval when a group's pool is too small."""
     groups = max((len(r) for r in repeats), default=0)
     grids = [_grid([r[g] if g < len(r) else {} for r in repeats]) for g in range(groups)]
     grids = [(values, counts) for values, counts in grids if counts.sum() > 0]
@@ -87,7 +87,8 @@ def quantile_interval(repeats: Sequence[Sequence[Histogram]], q: float, rng: np.
         return Estimate(float("nan"), None, None, 0)
     value = max(float(locust_quantiles(values, counts.sum(axis=0), q)[0]) for values, counts in grids)
     n = int(sum(counts.sum() for _, counts in grids))
-    if not enough_requests(q, n):
+    # The estimate is the worst group's quantile: any group may be it, so each needs its tail.
+    if not all(enough_requests(q, int(counts.sum())) for _, counts in grids):
         return Estimate(value, None, None, n)
     picks = _pick_repeats(len(repeats), rng, resamples)
     worst = np.full(resamples, -np.inf)

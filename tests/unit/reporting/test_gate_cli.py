@@ -53,7 +53,7 @@ def test_compare_regressed_prints_interval_and_exits_1(tmp_path, monkeypatch, ca
     assert code == 1 and "FAIL: 1 metric(s) regressed" in err
     line = next(l for l in out.splitlines() if "load.bystander_p99_ms" in l)
     assert "regressed" in line and "[95, 105] n=2000" in line and "+150.0% [" in line
-    assert "same" in next(l for l in out.splitlines() if "write_qps" in l)
+    assert "same" in next(l for l in out.splitlines() if "apiserver.write_qps[churn]" in l)  # not eaten as markup
 
 
 def test_compare_noise_beyond_threshold_is_inconclusive_and_passes(tmp_path, monkeypatch, capsys):

@@ -91,3 +91,9 @@ def test_latency_without_histograms_falls_back_to_repeats():
     repeats = [registry.Metric("load.bystander_p99_ms", v, "ms", "lower") for v in (10.0, 12.0)]
     entry = summaries.estimate("load.bystander_p99_ms", "p", repeats)
     assert (entry.value, entry.low, entry.n) == (11.0, None, 2)
+
+
+def test_every_group_needs_its_tail_not_just_the_pool():
+    rng = np.random.default_rng(5)
+    found = intervals.quantile_interval([[_histogram(rng, 5000), _histogram(rng, 60)]], 0.99, rng)
+    assert found.n == 5060 and found.low is None
