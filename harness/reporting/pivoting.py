@@ -201,10 +201,11 @@ def build(views: Sequence[RunView], counts: Mapping[tuple[str, str], int] | None
             if key not in index:
                 extra.append(entry)
                 continue
-            n = getattr(entry, "n", None)
-            n = n if n is not None else counts.get((entry.metric, key))
-            cell = Cell(entry.value, getattr(entry, "low", None), getattr(entry, "high", None),
-                        None if n is None else int(n), max(1, len(entry.samples)))
+            # the summary's n is what its interval rests on; without an interval it is only the repeats,
+            # and the requests counted in the tables say more
+            interval = entry.low is not None and entry.high is not None
+            n = entry.n if interval else counts.get((entry.metric, key), entry.n)
+            cell = Cell(entry.value, entry.low, entry.high, None if n is None else int(n), max(1, len(entry.samples)))
             grid.setdefault(entry.metric, [None] * len(columns))[index[key]] = cell
             meta.setdefault(entry.metric, (entry.unit, entry.better))
     labels = {c.key: c.label for c in columns}

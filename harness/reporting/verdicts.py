@@ -92,7 +92,7 @@ def evidence(cell: pivoting.Cell, row: pivoting.Row) -> str:
     parts = []
     if cell.has_interval:
         parts.append(f"95% CI {row.shown(cell.low)}–{row.shown(cell.high)}")
-    if cell.n is not None:
+    if cell.n is not None and (cell.has_interval or cell.n != cell.repeats):
         parts.append(f"n={cell.n:,}")
     if not cell.has_interval:
         parts.append(f"{cell.repeats} repeat{'s' if cell.repeats != 1 else ''}, no interval")

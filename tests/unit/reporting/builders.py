@@ -22,7 +22,7 @@ class Design:
     writes_per_second: float = 40.0
     largest_object: int = 5_000
     apiserver_rss: float = 400e6
-    queries: int = 400
+    queries: int = 1000
     extra_params: dict = field(default_factory=dict)
 
 
@@ -36,6 +36,8 @@ class RunBuilder:
     pending: int = 200
     thin_failure: bool = True
     """One check over 2 requests whose p99 is over its threshold (insufficient samples, not FAIL)."""
+    histograms: bool = True
+    """Keep Locust's response-time histograms (`load_latency`): the summary's latency intervals come from them."""
 
     def point(self, design: Design) -> str:
         return ",".join([f"strategy={design.strategy}"] + [f"{k.rsplit('.', 1)[-1]}={v}" for k, v in design.extra_params.items()])
@@ -92,8 +94,13 @@ class RunBuilder:
                                    "total_bytes": d.largest_object, "max_bytes": d.largest_object, "p50_bytes": d.largest_object,
                                    "p99_bytes": d.largest_object, "largest_key": "/registry/kqbench.dev/queuepositions/cq-1"}]
                                  if d.largest_object > 5_000 else []))
-        return {"observations": tables.observations(rows), "summary": summary, "load_totals": totals,
-                "load_history": history, "slo": slo, "census": census}
+        out = {"observations": tables.observations(rows), "summary": summary, "load_totals": totals,
+               "load_history": history, "slo": slo, "census": census}
+        if self.histograms:
+            out["load_latency"] = pd.DataFrame(
+                _histogram(case, "query", "GET clusterqueues/pendingworkloads visibility-cq", d.queries, d.query_p99_ms)
+                + _histogram(case, "churn", "GET configmaps bystander", d.queries // 2, d.bystander_p99_ms))
+        return out
 
 
 def _total(case: str, phase: str, name: str, requests: int, p99: float) -> dict:
@@ -107,3 +114,11 @@ def _check(case: str, phase: str, verb: str, resource: str, count: int, p99: flo
             "scope": "resource", "kind": "mutating" if verb == "POST" else "read-single", "count": float(count),
             "p99_seconds": p99, "threshold_seconds": 1.0, "passed": p99 <= 1.0,
             "metric": "apiserver_request_sli_duration_seconds"}
+
+
+def _histogram(case: str, phase: str, name: str, requests: int, p99: float) -> list[dict]:
+    """Response times whose p99 is `p99`: most requests at a quarter of it, the slowest 2% around it."""
+    slow = max(1, requests // 50)
+    buckets = ((round(p99 / 4), requests - slow), (round(p99 * 0.9), slow // 2), (round(p99), slow - slow // 2))
+    return [{"case": case, "phase": phase, "verb": name.split(" ")[0], "name": name, "ms": ms, "count": count}
+            for ms, count in buckets if count]

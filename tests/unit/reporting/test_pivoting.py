@@ -96,3 +96,15 @@ def test_cases_without_a_single_metric_get_no_column(tmp_path):
     summary = _summary("r", [("lat", "strategy=a", 20.0, "ms", "lower"), ("lat", "strategy=b", 10.0, "ms", "lower")])
     pivot = pivoting.build([_view(summary, ["strategy=a", "strategy=b", "strategy=c"])])
     assert [c.label for c in pivot.columns] == ["a", "b"] and pivot.unmeasured == ("c",)
+
+
+def test_a_run_with_response_time_histograms_shows_the_summarys_latency_intervals(tmp_path):
+    pivot = rendering.pivot_of([builders.RunBuilder().write(tmp_path)])
+    for cell in pivot.row("load.position_query_p99_ms").cells:
+        assert cell.has_interval and cell.low <= cell.value <= cell.high and cell.n == 1000  # n: requests
+    assert not any(c.has_interval for c in pivot.row("apiserver.write_qps[churn]").cells)  # one repeat: none
+
+
+def test_without_histograms_the_requests_behind_a_percentile_come_from_the_tables(tmp_path):
+    pivot = rendering.pivot_of([builders.RunBuilder(histograms=False).write(tmp_path)])
+    assert [(c.has_interval, c.n) for c in pivot.row("load.bystander_p99_ms").cells] == [(False, 500)] * 3

@@ -68,6 +68,8 @@ def test_a_report_opens_offline_and_puts_the_verdict_and_the_table_first(tmp_pat
     assert text.count("data:image/png;base64,") == 5
     order = [text.index(marker) for marker in ('id="verdict"', 'id="pivot"', "<h2>Figures", 'id="slo"', "<h2>Cases")]
     assert order == sorted(order)
+    verdict = text[text.index('id="verdict"'):text.index('id="pivot"')]
+    assert "95% CI" in verdict and "n=1,000" in verdict and "1 repeat, no interval" in verdict
     # the 2-request check is named as insufficient, not as a failure
     slo = text[text.index('id="slo"'):text.index("<h2>Cases")]
     assert "Failures (0)" in slo and "queuepositions" in slo and "insufficient samples" in slo
