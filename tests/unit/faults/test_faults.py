@@ -152,3 +152,19 @@ def test_the_load_seen_in_a_faults_window_is_summed_from_the_load_history():
     metrics = {m.name: m.value for m in faults.DRIVER.metrics({"faults": table, "load_history": load}, "r0")}
     assert metrics["faults.client_errors[kill-etcd]"] == 5 and metrics["faults.window_p99_ms[kill-etcd]"] == 900.0
     assert metrics["faults.recovery_seconds[kill-etcd]"] == 6.5 and metrics["faults.unrecovered"] == 0
+
+
+@pytest.mark.parametrize("strategy, probed", [("aggregated-indexed", True), ("status-field", False)])
+def test_positions_are_probed_only_where_the_strategy_serves_them(tmp_path, strategy, probed):
+    from harness.drivers import registry
+    from harness.running import adapters
+    from harness.scenarios import loading
+
+    scenario = loading.load("faults", [f"scheduler.strategy={strategy}"]).scenario
+    info = state.ClusterInfo(name="c", backend="kwok", kubeconfig=str(tmp_path / "k"), apiserver_url="https://127.0.0.1:1")
+    context = registry.PhaseContext(cluster=info, scenario=scenario, phase_name="churn", phase=scenario.phases["churn"],
+                                    out_dir=tmp_path)
+    injector = adapters.fault_injector(context, list(scenario.faults), lambda label: None)
+    assert [f.kind for f in injector.faults] == ["kill-scheduler", "restart-apiserver", "kill-etcd", "pause-kwok"]
+    expected = "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq-0/pendingworkloads?limit=1" if probed else None
+    assert injector.targets.positions_path == expected
