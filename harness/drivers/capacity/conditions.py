@@ -191,13 +191,13 @@ def _with_admissions(thresholds: BreakThresholds, step: searching.Step, expected
     if expected is None or achieved is None or expected <= 0:
         return step
     share = achieved / expected
-    if share >= thresholds.admissions_share_of_indexed or ADMISSIONS in step.verdict.broken:
-        return step
+    old = step.verdict
+    figures = {**old.figures, "admissions_share_of_indexed": share}  # in the table whether or not it broke
+    if share >= thresholds.admissions_share_of_indexed or ADMISSIONS in old.broken:
+        return dataclasses.replace(step, verdict=dataclasses.replace(old, figures=figures))
     detail = (f"admissions {achieved:.1f}/s = {share:.0%} of {REFERENCE_STRATEGY}'s {expected:.1f}/s "
               f"< {thresholds.admissions_share_of_indexed:.0%}")
-    old = step.verdict
-    amended = searching.Verdict(old.broken + (ADMISSIONS,), "; ".join(d for d in (old.detail, detail) if d),
-                                {**old.figures, "admissions_share_of_indexed": share})
+    amended = searching.Verdict(old.broken + (ADMISSIONS,), "; ".join(d for d in (old.detail, detail) if d), figures)
     return dataclasses.replace(step, verdict=amended)
 
 

@@ -69,6 +69,7 @@ def test_admissions_postpass_breaks_steps_below_the_share_of_the_reference_at_th
     assert status[2000].broken == (conditions.ADMISSIONS,) and "85% of aggregated-indexed's 100.0/s" in status[2000].detail
     assert status[3000].held  # 85 vs 90 interpolated between 2000 and 4000: 94%
     assert status[4000].held  # 75 / 80 = 94%
+    assert status[1000].figures["admissions_share_of_indexed"] == pytest.approx(0.95)  # shown when it held too
     assert amended[conditions.REFERENCE_STRATEGY] == steps[conditions.REFERENCE_STRATEGY]
     outcome = searching.conclude(searching.SearchPlan(start=1000, stop=4000), amended["status-field"])
     assert (outcome.max_held, outcome.first_broken, outcome.out_of_order) == (1000, 2000, (3000, 4000))
