@@ -242,3 +242,74 @@ def test_an_unchanged_cohort_leaves_parked_workloads_parked_and_a_changed_one_re
     assert manager.is_parked(("ns", "waiting"))
     manager.update_cohort(kinds.Cohort("co", parent="root"))
     assert not manager.is_parked(("ns", "waiting"))
+
+
+def _cohort_of_two_with_a_borrowing_preemptor():
+    """a (4 cpu) runs 6 of the cohort's 8, so it borrows 2; b (4 cpu) runs nothing.
+    a's head 'urgent' (4 cpu, priority 10) must preempt a's own low-priority work and still
+    borrows afterwards; b's head 'owner' (2 cpu) fits within b's nominal quota."""
+    a = (ClusterQueueBuilder("a").flavors(("default", {"cpu": "4"})).cohort("co")
+         .preemption(within="LowerPriority", reclaim="Any").obj())
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "4"})).cohort("co").obj()
+    manager = manager_with(a, b, local_queues={"la": "a", "lb": "b"})
+    admit(manager, WorkloadBuilder("a-big").queue("la").created(0).request(cpu="4").obj(), "a")
+    admit(manager, WorkloadBuilder("a-low1").queue("la").created(1).request(cpu="1").obj(), "a")
+    admit(manager, WorkloadBuilder("a-low2").queue("la").created(2).request(cpu="1").obj(), "a")
+    manager.add_workload(WorkloadBuilder("urgent").queue("la").priority(10).created(5).request(cpu="4").obj())
+    manager.add_workload(WorkloadBuilder("owner").queue("lb").created(6).request(cpu="2").obj())
+    return manager
+
+
+def test_a_preemptor_that_still_borrows_comes_after_a_head_within_nominal_and_is_skipped():
+    # Kueue orders a preempting head by whether it borrows once its targets are gone
+    # (borrowAfterPreemptions), so 'owner' goes first; then, with its targets (chosen at the
+    # start of the cycle) gone, 'urgent' no longer fits and Kueue skips it without preempting.
+    manager = _cohort_of_two_with_a_borrowing_preemptor()
+    decisions = run_cycle(manager, now=10)
+    assert _summary(decisions) == [("Admit", "owner"), ("Wait", "urgent")]
+    assert decisions[1].message == "no longer fits after processing another workload"
+    assert not any(r.evicting for r in manager.admitted_in(["a"]))
+
+
+def _cohort_with_a_borrower_and_two_reclaimers():
+    """a, b, c have 4 cpu each; b borrows 4 (b-old 6 cpu, b-new 2 cpu); a and c run 2 each.
+    Heads that fit within their own nominal quota may reclaim from b."""
+    queues = [
+        ClusterQueueBuilder(name).flavors(("default", {"cpu": "4"})).cohort("co")
+        .preemption(within="LowerPriority", reclaim="Any").obj()
+        for name in ("a", "b", "c")
+    ]
+    manager = manager_with(*queues, local_queues={"la": "a", "lb": "b", "lc": "c"})
+    admit(manager, WorkloadBuilder("a-run").queue("la").created(0).request(cpu="2").obj(), "a")
+    admit(manager, WorkloadBuilder("c-run").queue("lc").created(0).request(cpu="2").obj(), "c")
+    admit(manager, WorkloadBuilder("b-old").queue("lb").created(1).request(cpu="6").obj(), "b")
+    admit(manager, WorkloadBuilder("b-new").queue("lb").created(2).request(cpu="2").obj(), "b")
+    return manager
+
+
+def test_a_preemptor_waiting_for_its_evictions_keeps_its_targets_and_its_quota():
+    # Kueue retries a preemptor every cycle until its targets are gone; the targets already
+    # evicted come first, so it claims them again and holds its request back: a later head
+    # wanting the same quota is skipped instead of taking over the targets or preempting more.
+    manager = _cohort_with_a_borrower_and_two_reclaimers()
+    manager.add_workload(WorkloadBuilder("a-want").queue("la").created(5).request(cpu="2").obj())
+    (first,) = run_cycle(manager, now=10)
+    assert isinstance(first, Preempt) and [t.workload.name for t in first.targets] == ["b-new"]
+    manager.add_workload(WorkloadBuilder("c-want").queue("lc").created(6).request(cpu="2").obj())
+    decisions = run_cycle(manager, now=11)
+    assert _summary(decisions) == [("Wait", "c-want")]
+    assert decisions[0].message == "preemption targets claimed earlier in this cycle"
+    assert not manager.admitted(("ns", "b-old")).evicting
+    # Once b-new is gone the waiting preemptor is admitted first.
+    manager.mark_evicted(("ns", "b-new"), reason="Preempted", now=12)
+    assert _summary(run_cycle(manager, now=12))[0] == ("Admit", "a-want")
+
+
+def test_a_waiting_preemptor_decides_nothing_while_its_targets_are_evicting():
+    # Kueue's IssuePreemptions skips targets already evicted: no second eviction is issued.
+    manager = _cohort_with_a_borrower_and_two_reclaimers()
+    manager.add_workload(WorkloadBuilder("a-want").queue("la").created(5).request(cpu="2").obj())
+    run_cycle(manager, now=10)
+    manager.add_workload(WorkloadBuilder("b-more").queue("lb").created(6).request(cpu="1").obj())
+    decisions = run_cycle(manager, now=11)
+    assert not any(isinstance(d, Preempt) for d in decisions)
