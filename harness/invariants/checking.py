@@ -15,7 +15,9 @@ Checks on one snapshot (they hold at every instant, a LIST is one consistent res
   transition, or a larger `status.requeueState.count`. Admissions made and undone between two checks
   are not seen: the history is the conditions, not a watch (a watch is one more watcher on the
   apiserver under measurement).
-Checks of statuses the scheduler refreshes periodically (`reading` re-reads before calling them failed):
+Checks of statuses the scheduler refreshes periodically (`reading` re-reads before calling them failed,
+and calls a disagreement `unsettled`, not failed, when the objects kept changing between its reads, as
+under churn: only a status that disagrees with objects that held still for a refresh is a violation):
 - `finished-quota-released`: a ClusterQueue's `status.flavorsReservation` (else `flavorsUsage`) and
   `reservingWorkloads` equal what its quota-holding Workloads sum to: a Finished (or deleted) one still
   counted shows as a surplus;
@@ -314,6 +316,15 @@ def check_pending(snapshot: Snapshot) -> list[Violation]:
             out.append(Violation(PENDING, (f"LocalQueue/{key[0]}/{key[1]}",),
                                  f"status.pendingWorkloads {reported}, pending Workloads {by_lq[key]}"))
     return out
+
+
+def status_truth(snapshot: Snapshot) -> tuple:
+    """What the status checks compare against (pending per queue, usage and holders per ClusterQueue):
+    equal in two reads a refresh apart means the objects held still for the scheduler to catch up."""
+    by_cq, by_lq = pending_truth(snapshot)
+    usage, holders = usage_by_queue(snapshot.workloads)
+    return (sorted(by_cq.items()), sorted(by_lq.items()), sorted((q, sorted(u.items())) for q, u in usage.items()),
+            sorted((q, len(h)) for q, h in holders.items()))
 
 
 def check_instant(snapshot: Snapshot) -> list[Violation]:

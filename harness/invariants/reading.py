@@ -23,7 +23,7 @@ from scheduler.api import groups
 
 TABLE = "invariants"
 COLUMNS = ("phase", "check", "status", "objects", "detail")
-PASSED, FAILED, UNREAD = "passed", "failed", "unread"
+PASSED, FAILED, UNREAD, UNSETTLED = "passed", "failed", "unread", "unsettled"
 _PAGE = 500
 _MAX_PAGES = 10_000
 _KINDS = ("clusterqueues", "cohorts", "localqueues", "workloads")
@@ -87,13 +87,23 @@ class Checker:
             snapshot = self._read()
             violations = checking.check_instant(snapshot) + self._history.observe(snapshot.workloads)
             statuses = checking.check_statuses(snapshot)
+            truth, held_still = checking.status_truth(snapshot), False
             for _ in range(self._settings.status_reads - 1):
                 if not statuses:
                     break
                 self._sleep(self._settings.refresh_seconds + 1.0)
-                statuses = checking.check_statuses(self._read())
+                snapshot = self._read()
+                statuses = checking.check_statuses(snapshot)
+                now = checking.status_truth(snapshot)
+                truth, held_still = now, now == truth
         except Exception as error:  # noqa: BLE001 - a check that cannot read must never fail the phase it follows
             return unread(phase, f"{type(error).__name__}: {error}"[:300])
+        if statuses and not held_still:  # the objects kept changing: the statuses' lag, not a violation
+            table = frame(phase, violations, checking.INSTANT_CHECKS)
+            unsettled = pd.DataFrame([(phase, v.check, UNSETTLED, ", ".join(v.objects), v.detail) for v in statuses],
+                                     columns=list(COLUMNS))
+            settled = frame(phase, [], tuple(c for c in checking.STATUS_CHECKS if c not in {v.check for v in statuses}))
+            return pd.concat([table, settled, unsettled], ignore_index=True)
         return frame(phase, violations + statuses)
 
 

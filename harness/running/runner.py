@@ -247,7 +247,7 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
         emit(invariantreading.TABLE, found)
         failed = found[found["status"] != invariantreading.PASSED]
         if not failed.empty:
-            say(f"  ! invariants after {phase_name}: {len(failed)} failed or unread ({', '.join(sorted(set(failed['check'])))})")
+            say(f"  ! invariants after {phase_name}: {len(failed)} failed, unread or unsettled ({', '.join(sorted(set(failed['check'])))})")
 
     steps = [phases.Step("cluster", "cluster", cluster_up)]
     if hooks.scheduler is not None:

@@ -2,7 +2,8 @@
 
 The checks themselves live in `harness.invariants`; this package only tells the summary and the
 report how to read the `invariants` table they leave: `invariants.failed` and `invariants.unread`
-per case, and a section naming every failed check's objects.
+and `invariants.unsettled` (a status behind objects that kept changing) per case, and a section
+naming every failed check's objects.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ def summary_metrics(tables: registry.Tables, case: str) -> list[registry.Metric]
     if rows.empty:
         return []
     return [registry.Metric("invariants.failed", float((rows["status"] == reading.FAILED).sum()), "checks", "lower"),
-            registry.Metric("invariants.unread", float((rows["status"] == reading.UNREAD).sum()), "checks", "lower")]
+            registry.Metric("invariants.unread", float((rows["status"] == reading.UNREAD).sum()), "checks", "lower"),
+            registry.Metric("invariants.unsettled", float((rows["status"] == reading.UNSETTLED).sum()), "checks", "lower")]
 
 
 def report_section(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
@@ -30,7 +32,7 @@ def report_section(tables: registry.Tables, context: registry.ReportContext) -> 
         return None
     bad = table[table["status"] != reading.PASSED]
     passed = int((table["status"] == reading.PASSED).sum())
-    head = f"<h2>Invariants</h2><p>{passed} checks passed, {len(bad)} failed or unread (checked after every phase).</p>"
+    head = f"<h2>Invariants</h2><p>{passed} checks passed, {len(bad)} failed, unread or unsettled (checked after every phase).</p>"
     if bad.empty:
         return registry.ReportSection(head)
     cells = "".join(

@@ -61,3 +61,14 @@ def test_the_report_names_the_objects_of_failed_checks_escaped():
     section = invariants.DRIVER.report({reading.TABLE: table}, registry.ReportContext(out_dir="."))
     assert "4 checks passed, 1 failed" in section.html and "ClusterQueue/&lt;a&gt;" in section.html
     assert invariants.DRIVER.metrics({reading.TABLE: table}, "r0")[0] == registry.Metric("invariants.failed", 1.0, "checks", "lower")
+
+
+def test_a_status_behind_objects_that_keep_changing_is_unsettled_not_failed():
+    busy = [checking.Snapshot([cq("a", status={"pendingWorkloads": 0})], [], [lq("lq", "a")],
+                              [wl(f"p{i}") for i in range(n)]) for n in (1, 2, 3)]  # churn: one more each read
+    checker, _ = _checker(busy, reads=3)
+    table = checker.check("churn/after-kill-etcd")
+    assert reading.FAILED not in set(table["status"])
+    [row] = table[table["status"] == reading.UNSETTLED].to_dict("records")
+    assert row["check"] == checking.PENDING and row["objects"] == "ClusterQueue/a"
+    assert set(table["check"]) == set(checking.CHECKS)
