@@ -287,6 +287,9 @@ def main() -> None:
                         help="Kueue's client QPS (default: no client limit for both, as ours runs)")
     parser.add_argument("--skip-no-page-cache", action="store_true", help="leave out our page-cache-off arms")
     parser.add_argument("--out", default=None, help="default: results/peer/scheduler-cluster-N")
+    parser.add_argument("--combine", action="store_true",
+                        help="take the implementations not run now from their JSON already in --out (an "
+                             "earlier run of the same arguments) into summary.json's ratios")
     args = parser.parse_args()
     chosen = [i.strip() for i in args.implementation.split(",") if i.strip()]
     unknown = [i for i in chosen if i not in implementations.implementations()]
@@ -299,6 +302,11 @@ def main() -> None:
     header = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "git_sha": runs.git_sha(),
               "machine": bringup.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     results: dict[str, dict] = {}
+    if args.combine:
+        for other in implementations.implementations():
+            if other not in chosen and (out / f"{other}.json").is_file():
+                results[other] = json.loads((out / f"{other}.json").read_text())
+                header["combined_from_earlier"] = sorted({*header.get("combined_from_earlier", []), other})
     try:
         for implementation in chosen:
             bench = Bench(implementation, args, out, say)

@@ -140,6 +140,12 @@ def apiservice_names(documents: list[dict]) -> list[str]:
     return [d["metadata"]["name"] for d in documents if d.get("kind") == "APIService"]
 
 
+CACHE_SYNC_TIMEOUT_NS = 10 * 60 * 10**9
+"""Kueue's controllers wait this long for their informers (a time.Duration: nanoseconds in the file).
+Its default, 2 minutes, ends the manager ("timed out waiting for cache to be synced for Kind
+*v1beta2.Workload") with 100k pending Workloads on a 2-core machine; an admin at that size raises it."""
+
+
 def configuration(shipped: dict, settings: ManagerSettings) -> dict:
     """Kueue's shipped Configuration with loopback ports, no leader election and kqbench's client limits."""
     ports = settings.ports
@@ -156,5 +162,6 @@ def configuration(shipped: dict, settings: ManagerSettings) -> dict:
         "internalCertManagement": {"enable": True, "webhookServiceName": WEBHOOK_SERVICE,
                                    "webhookSecretName": WEBHOOK_SECRET},
         "clientConnection": {"qps": -1 if settings.qps is None else settings.qps, "burst": settings.burst},
+        "controller": {**shipped.get("controller", {}), "cacheSyncTimeout": CACHE_SYNC_TIMEOUT_NS},
     }
     return config

@@ -84,7 +84,8 @@ def test_configuration_binds_loopback_and_keeps_what_kueue_ships(qps, expected_q
     assert config["leaderElection"] == {"leaderElect": False}
     assert config["clientConnection"] == {"qps": expected_qps, "burst": 40}
     assert config["internalCertManagement"]["webhookSecretName"] == manifests.WEBHOOK_SECRET
-    assert config["controller"] == SHIPPED["controller"] and config["integrations"] == SHIPPED["integrations"]
+    assert config["controller"] == {**SHIPPED["controller"], "cacheSyncTimeout": 600 * 10**9}
+    assert config["integrations"] == SHIPPED["integrations"]
     assert SHIPPED["leaderElection"]["leaderElect"] is True, "the shipped document is not modified"
 
 
