@@ -63,6 +63,17 @@ class Engine:
 
     def run(self, steps: list[Step]) -> Outcome:
         outcome = Outcome(steps=[StepRecord(s.name, s.kind) for s in steps])
+        try:
+            self._run_steps(steps, outcome)
+        except BaseException as error:  # an interrupt between steps (while one is announced): teardown still runs
+            outcome.error = outcome.error or error
+            self._mark_unfinished(outcome, error)
+        outcome.teardowns = self._teardown()
+        if outcome.error is None and any(t.status == "interrupted" for t in outcome.teardowns):
+            outcome.error = KeyboardInterrupt("interrupted during teardown")  # the run stops after this case
+        return outcome
+
+    def _run_steps(self, steps: list[Step], outcome: Outcome) -> None:
         for step, record in zip(steps, outcome.steps):
             if outcome.error is not None:
                 record.status = "skipped"
@@ -78,10 +89,18 @@ class Engine:
                 outcome.error = error
             record.ended = self._clock()
             self._on_event("end", record)
-        outcome.teardowns = self._teardown()
-        if outcome.error is None and any(t.status == "interrupted" for t in outcome.teardowns):
-            outcome.error = KeyboardInterrupt("interrupted during teardown")  # the run stops after this case
-        return outcome
+
+    def _mark_unfinished(self, outcome: Outcome, error: BaseException) -> None:
+        """After an interrupt outside a step: the first step not done is where it stopped, the rest skipped."""
+        unfinished = [r for r in outcome.steps if r.status == "pending"]
+        for index, record in enumerate(unfinished):
+            record.status = "skipped" if index else ("interrupted" if isinstance(error, KeyboardInterrupt) else "failed")
+        if unfinished:
+            unfinished[0].error = _one_line(error)
+            try:
+                self._on_event("end", unfinished[0])
+            except BaseException:  # noqa: BLE001 - a second interrupt must not skip the teardowns
+                pass
 
     def _teardown(self) -> list[StepRecord]:
         records = []

@@ -47,8 +47,8 @@ def test_invariants_were_checked_after_every_phase_and_held(tiny_run):
 
     table = pd.read_parquet(tiny_run / "tables" / "invariants.parquet")
     record = json.loads((tiny_run / "run.json").read_text())
-    phases = list(record["scenario"]["phases"])
-    assert list(table[table["case"] == record["cases"][0]["id"]]["phase"].unique()) == phases
+    phases = set(record["scenario"]["phases"])  # run.json keeps them as a mapping (its key order is not the run's)
+    assert set(table[table["case"] == record["cases"][0]["id"]]["phase"]) == phases
     assert set(table["status"]) == {"passed"}, table[table["status"] != "passed"].to_dict("records")
     summary = json.loads((tiny_run / "summary.json").read_text())
     assert all(entry["value"] == 0 for key, entry in summary["metrics"].items() if key.startswith("invariants."))
@@ -70,8 +70,20 @@ def test_compare_with_doctored_summary_fails(tiny_run, tmp_path):
     assert "regressed" in result.stdout
 
 
-def test_compare_with_doctored_threshold_fails(tiny_run, tmp_path):
-    strict = tmp_path / "thresholds.yaml"
-    strict.write_text("schema_version: 1\nthresholds:\n  - {metric: '*', max_regression: 0, max_absolute: -1}\n")
-    result = run_cli("compare", str(tiny_run), str(tiny_run), "--thresholds", str(strict))
+def test_compare_fails_on_a_significant_regression_beyond_its_threshold(tiny_run, tmp_path):
+    """A base whose position-query p50 (an estimate with an interval over its requests) was 10x lower:
+    the run is 10x slower with intervals far apart, so compare says regressed and exits 1."""
+    summary = json.loads((tiny_run / "summary.json").read_text())
+    doctored = 0
+    for key, entry in summary["metrics"].items():
+        if key.startswith("load.position_query_p50_ms") and entry.get("low") is not None:
+            entry.update({f: entry[f] / 10 for f in ("value", "low", "high")}, samples=[v / 10 for v in entry["samples"]])
+            doctored += 1
+    assert doctored, "the tiny run's position-query p50 has no interval to doctor"
+    base = tmp_path / "faster.summary.json"
+    base.write_text(json.dumps(summary))
+    limits = tmp_path / "thresholds.yaml"
+    limits.write_text("schema_version: 1\nthresholds:\n  - {metric: '*', max_regression: 0.5}\n")
+    result = run_cli("compare", str(base), str(tiny_run), "--thresholds", str(limits))
     assert result.returncode == 1, result.stdout + result.stderr
+    assert "regressed" in result.stdout

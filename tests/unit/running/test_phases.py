@@ -63,3 +63,22 @@ def test_records_carry_times_from_the_injected_clock_and_one_line_errors():
     [record] = outcome.steps
     assert record.seconds == 1.0
     assert record.error == "ValueError: bad"
+
+
+def test_an_interrupt_between_steps_still_runs_every_teardown():
+    """Ctrl-C while a finished step is announced (outside any step's action) used to leave the
+    teardowns unrun: the cluster and the scheduler of the case outlived the run."""
+    log: list[str] = []
+    ticks = itertools.count()
+
+    def on_event(event, record):
+        if event == "end" and record.name == "a":
+            raise KeyboardInterrupt
+
+    engine = phases.Engine(clock=lambda: float(next(ticks)), on_event=on_event)
+    steps = [_step(log, n, None, engine, teardown=True) for n in ("a", "b", "c")]
+    outcome = engine.run(steps)
+    assert outcome.status == "interrupted"
+    assert [(r.name, r.status) for r in outcome.steps] == [("a", "ok"), ("b", "interrupted"), ("c", "skipped")]
+    assert log == ["a", "undo a"]
+    assert [t.status for t in outcome.teardowns] == ["ok"]
