@@ -55,11 +55,12 @@ def describe(pid: int) -> ProcessInfo | None:
         return None
 
 
-def stop(processes: list[psutil.Process], grace_seconds: float = 10.0) -> list[int]:
-    """SIGTERM, wait up to grace_seconds, then SIGKILL. Returns pids that were still alive at the end."""
+def stop(processes: list[psutil.Process], grace_seconds: float = 10.0,
+         sig: signal.Signals = signal.SIGTERM) -> list[int]:
+    """`sig` (SIGTERM), wait up to grace_seconds, then SIGKILL. Returns pids still alive at the end."""
     for process in processes:
         try:
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(sig)
         except psutil.NoSuchProcess:
             pass
     deadline = time.monotonic() + grace_seconds

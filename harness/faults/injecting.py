@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 
+from harness.clusters import processes
 from harness.errors import KqbenchError
 
 
@@ -37,13 +38,7 @@ def command_of(pid: int) -> Command:
 def stop(pid: int, sig: signal.Signals, timeout: float = 60.0) -> None:
     """Send `sig` and wait until the process is gone (SIGKILL after `timeout`)."""
     try:
-        process = psutil.Process(pid)
-        process.send_signal(sig)
-        try:
-            process.wait(timeout)
-        except psutil.TimeoutExpired:
-            process.kill()
-            process.wait(30)
+        processes.stop([psutil.Process(pid)], timeout, sig)
     except psutil.NoSuchProcess:
         pass
 
