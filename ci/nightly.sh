@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Nightly job: run the nightly scenario set (NIGHTLY_REPEAT repeats, 3 by default: rates get intervals
 # over repeats), compare each run with its baseline, append its summary to results/history/<scenario>/
-# (one file per night, with the git sha), look for change points in the history, write the reports.
+# (one file per night, with the git sha), look for change points in the history, write the reports
+# (each with the history's series and change points).
 # Usage: ci/nightly.sh [OUT_DIR]   (env NIGHTLY_SCENARIOS overrides the set, space-separated)
 # Exit code: 0 all passed, 1 a metric regressed (beyond its threshold and significant) or a run failed.
 set -euo pipefail
@@ -36,6 +37,6 @@ for scenario in $SCENARIOS; do
   "$KQBENCH" history --record "$OUT/$run_dir" --dir "$HISTORY" || status=1
   # Change points are for reading, not for failing the night: one step needs nights after it to be seen.
   "$KQBENCH" history --scenario "$scenario" --dir "$HISTORY" --plot "$OUT/history-$scenario.png" || true
-  "$KQBENCH" report "$OUT/$run_dir" --out "$OUT/$run_dir/report.html"
+  "$KQBENCH" report "$OUT/$run_dir" --out "$OUT/$run_dir/report.html" --history "$HISTORY/$scenario"
 done
 exit $status

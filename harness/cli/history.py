@@ -30,17 +30,12 @@ def command(metrics, scenario, history_dir, plot_path, record_run) -> None:
     nights = history.load(history_dir / scenario)
     if not nights:
         raise KqbenchError(f"{history_dir / scenario} holds no nights yet: ci/nightly.sh adds one per run")
-    keys = trends.select(nights, metrics)
-    all_series = [trends.series(nights, key) for key in keys]
-    found = [change for one in all_series for change in trends.changes(nights, one)]
+    found = trends.findings(nights, metrics)
     click.echo(f"{len(nights)} nights of {scenario} ({nights[0].date[:10]} .. {nights[-1].date[:10]}), "
-               f"{len(keys)} series, {len(found)} change point(s)")
-    for change in found:
-        click.echo(f"{change.key}: from night {change.night} ({change.date[:10]}) {change.before:.4g} -> "
-                   f"{change.after:.4g} ({change.relative:+.1%}), commits {change.last_before[:12]}..{change.first_after[:12]}")
-    with_changes = {c.key for c in found}
-    plotted = all_series if metrics else [s for s in all_series if s.key in with_changes]
+               f"{len(found.keys)} series, {len(found.found)} change point(s)")
+    for change in found.found:
+        click.echo(trends.describe(change))
     path = plot_path or runs.RUNS_DIR / f"history-{scenario}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(historyplot.png(plotted, found, [night.date for night in nights]))
-    click.echo(f"plot: {path}" + ("" if plotted else " (no series with a change point)"))
+    path.write_bytes(historyplot.png(found.plotted, found.found, [night.date for night in nights]))
+    click.echo(f"plot: {path}" + ("" if found.plotted else " (no series with a change point)"))

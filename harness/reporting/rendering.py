@@ -17,7 +17,7 @@ import pandas as pd
 
 from harness.drivers import registry
 from harness.errors import KqbenchError
-from harness.reporting import exporting, loading, palettes, pivoting, plotting, slochecks, verdicts
+from harness.reporting import exporting, historysection, loading, palettes, pivoting, plotting, slochecks, verdicts
 
 TEMPLATE = "report.html.j2"
 
@@ -73,13 +73,14 @@ def pivot_of(folders: list[Path]) -> pivoting.Pivot:
     return analyse(load(folders))[0]
 
 
-def render(folders: list[Path], out: Path) -> Path:
+def render(folders: list[Path], out: Path, history_dir: Path | None = None) -> Path:
     """Write out (report.html), out's perfdata.json and junit.xml; returns out."""
-    return write(load(folders), out)
+    return write(load(folders), out, history_dir)
 
 
-def write(loaded: loading.Loaded, out: Path) -> Path:
-    """The report of loaded runs: out (report.html), out's perfdata.json and junit.xml; returns out."""
+def write(loaded: loading.Loaded, out: Path, history_dir: Path | None = None) -> Path:
+    """The report of loaded runs: out (report.html), out's perfdata.json and junit.xml; returns out.
+    `history_dir` (one scenario's nightly history) adds the history section."""
     pivot, answers, unanswered = analyse(loaded)
     cases = loaded.cases.assign(column=loaded.cases["key"].map(lambda key: pivot.labels.get(key, key)))
     colours = colours_of(pivot)
@@ -103,6 +104,10 @@ def write(loaded: loading.Loaded, out: Path) -> Path:
         if section is not None:
             sections.append(section.html)
             figures.extend((title, png, True) for title, png in section.figures)
+    if history_dir is not None:
+        section = historysection.section(history_dir)
+        sections.append(section.html)
+        figures.extend((title, png, True) for title, png in section.figures)
     slo = slochecks.judge(tables.get("slo"), dict(zip(cases["id"], cases["column"])))
     out.write_text(page(records, cases, pivot, answers, unanswered, colours, figures, slo, tables.get("census"),
                         sections, census_top(tables.get("census"), cases), undrawn))

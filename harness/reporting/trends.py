@@ -71,3 +71,29 @@ def changes(nights: Sequence[history.Night], one: Series) -> list[Change]:
         found.append(Change(one.key, first, nights[first].date, nights[last_before].git_sha, nights[first].git_sha,
                             point.before, point.after))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class Findings:
+    """What the history says: every selected series, its change points, and the series worth plotting."""
+
+    keys: list[str]
+    found: list[Change]
+    plotted: list[Series]
+
+
+def findings(nights: Sequence[history.Night], patterns: Sequence[str] = ()) -> Findings:
+    """Change points of the selected series; plotted are the named series, or without names the ones
+    that changed (a plot of every flat metric hides the few that moved)."""
+    keys = select(nights, patterns)
+    all_series = [series(nights, key) for key in keys]
+    found = [change for one in all_series for change in changes(nights, one)]
+    with_changes = {c.key for c in found}
+    plotted = all_series if patterns else [s for s in all_series if s.key in with_changes]
+    return Findings(keys, found, plotted)
+
+
+def describe(change: Change) -> str:
+    """One line: where the series moved, by how much, and the commits to read."""
+    return (f"{change.key}: from night {change.night} ({change.date[:10]}) {change.before:.4g} -> "
+            f"{change.after:.4g} ({change.relative:+.1%}), commits {change.last_before[:12]}..{change.first_after[:12]}")

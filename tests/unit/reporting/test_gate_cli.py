@@ -139,7 +139,32 @@ def test_history_record_writes_one_small_file_per_night(tmp_path, monkeypatch, c
     assert night.metrics["load.bystander_p99_ms @ strategy=x"] == history.Point(40.0, 38.0, 42.0, 2000)
 
 
-@pytest.mark.parametrize("verb", ["compare", "history", "run"])
+def test_report_with_history_shows_the_change_points_and_their_plot(tmp_path, monkeypatch, capsys):
+    from tests.unit.reporting import builders
+
+    rng = np.random.default_rng(5)
+    folder = _history(tmp_path / "history", list(rng.normal(30.0, 1.5, 30) + np.r_[np.zeros(20), np.full(10, 6.0)]))
+    run = builders.RunBuilder().write(tmp_path / "run")
+    code, _, err = _kqbench(monkeypatch, capsys, "report", str(run), "--out", str(tmp_path / "plain.html"), "--quiet")
+    assert code == 0, err
+    code, _, err = _kqbench(monkeypatch, capsys, "report", str(run), "--history", str(folder / "quick"), "--quiet")
+    assert code == 0, err
+    page, plain = (run / "report.html").read_text(), (tmp_path / "plain.html").read_text()
+    assert "30 nights (2026-11-01 .. 2026-11-30)" in page and "1 change point(s)" in page
+    assert "load.bystander_p99_ms @ strategy=x: from night 20 (2026-11-21)" in page
+    assert page.count("<img") == plain.count("<img") + 1 and "Nightly history" in page
+
+
+def test_report_with_an_empty_history_says_so(tmp_path, monkeypatch, capsys):
+    from tests.unit.reporting import builders
+
+    run = builders.RunBuilder().write(tmp_path / "run")
+    code, _, err = _kqbench(monkeypatch, capsys, "report", str(run), "--history", str(tmp_path / "none"), "--quiet")
+    assert code == 0, err
+    assert "holds no nights yet" in (run / "report.html").read_text()
+
+
+@pytest.mark.parametrize("verb", ["compare", "history", "run", "report"])
 def test_every_gate_verb_has_help(verb, monkeypatch, capsys):
     code, out, _ = _kqbench(monkeypatch, capsys, verb, "--help")
     assert code == 0 and "Usage:" in out
