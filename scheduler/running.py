@@ -9,7 +9,7 @@ import signal
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from scheduler.controller import controlling, metering
+from scheduler.controller import controlling, jobreconciling, metering
 from scheduler.core.queues import QueueManager
 from scheduler.publishing import metering as publish_metering, publishers, strategies
 from scheduler.kube import client as kube, kubeconfig
@@ -66,13 +66,17 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             context = serving.server_ssl_context(serving.TLSFiles(settings.tls_cert, settings.tls_key), request_header)
             await web.TCPSite(runner, BIND, settings.visibility_port, ssl_context=context).start()
             runners.append(runner)
-        log.info("scheduler running: strategy=%s qps=%s", strategy.name, settings.qps)
-        publishing = asyncio.create_task(publisher.run(stop))
+        background = [asyncio.create_task(publisher.run(stop))]
+        if settings.manage_jobs:
+            jobs = jobreconciling.JobReconciler(writer, lambda: manager.flavors, metrics)
+            controller.workload_observer = jobs.observe_workload
+            background.append(asyncio.create_task(jobs.run(stop, controller.synced)))
+        log.info("scheduler running: strategy=%s qps=%s jobs=%s", strategy.name, settings.qps, settings.manage_jobs)
         try:
             await controller.run(stop)
         finally:
             stop.set()
-            await asyncio.gather(publishing, return_exceptions=True)
+            await asyncio.gather(*background, return_exceptions=True)
     finally:
         for runner in runners:
             await runner.cleanup()

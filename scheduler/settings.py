@@ -41,6 +41,9 @@ class SchedulerSettings:
     page_cache: bool = True
     """Keep encoded visibility pages until their queue changes; False encodes every request's page,
     as Kueue does (the arm that tells what the cache buys)."""
+    manage_jobs: bool = False
+    """Queue batch/v1 Jobs labelled with a LocalQueue through Workloads, as Kueue's job integration
+    does (watches those Jobs; off by default: scenarios of bare Workloads need no Job watch)."""
 
     def __post_init__(self) -> None:
         strategies.get(self.strategy)
@@ -63,7 +66,8 @@ def to_args(settings: SchedulerSettings) -> list[str]:
             "--burst", str(settings.burst), "--visibility-port", str(settings.visibility_port),
             "--metrics-port", str(settings.metrics_port), "--tls-cert", settings.tls_cert, "--tls-key", settings.tls_key,
             "--authorization", settings.authorization, "--max-unwritten", str(settings.max_unwritten),
-            *([] if settings.page_cache else ["--no-page-cache"])]
+            *([] if settings.page_cache else ["--no-page-cache"]),
+            *(["--manage-jobs"] if settings.manage_jobs else [])]
 
 
 def _options(function):
@@ -95,6 +99,8 @@ def _options(function):
                      help="Admissions decided ahead of their status writes before the cycle loop waits."),
         click.option("--no-page-cache", is_flag=True,
                      help="Encode every visibility page per request (no cache of unchanged pages)."),
+        click.option("--manage-jobs", is_flag=True,
+                     help="Queue suspended batch/v1 Jobs that carry kueue.x-k8s.io/queue-name through Workloads."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -104,7 +110,7 @@ def _options(function):
 def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float, single_object_interval: float,
                  status_min_interval: float, qps: float, burst: int, no_client_limit: bool, visibility_port: int,
                  metrics_port: int, tls_cert: str, tls_key: str, authorization: str,
-                 max_unwritten: int, no_page_cache: bool = False) -> SchedulerSettings:
+                 max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False) -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
     return SchedulerSettings(
         kubeconfig=kubeconfig, strategy=strategy,
@@ -113,7 +119,7 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                                            topn=topn, topn_interval_seconds=topn_interval),
         qps=None if no_client_limit else qps, burst=burst, visibility_port=visibility_port, metrics_port=metrics_port,
         tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
-        page_cache=not no_page_cache)
+        page_cache=not no_page_cache, manage_jobs=manage_jobs)
 
 
 def command(run):

@@ -98,6 +98,9 @@ class Controller:
     clock: Callable[[], float] = time.time
     on_change: Callable[[], None] | None = None
     """Called after every change of queue state (position strategies hook in here)."""
+    workload_observer: Callable[[str, dict, Workload | None], None] | None = None
+    """Called with every Workload event the core took (type, object, decoded; None when deleted):
+    the job integration reads Workloads through this controller's informer."""
 
     def __post_init__(self) -> None:
         self.decoder = conversion.WorkloadDecoder()
@@ -118,6 +121,8 @@ class Controller:
         self._unwritten = 0
         self.ready = False
         """True once every informer has listed: the core holds the cluster's state."""
+        self.synced = asyncio.Event()
+        """Set when ``ready`` turns True."""
 
     # -- feeding the core ---------------------------------------------------------------
     def _handlers(self):
@@ -183,6 +188,8 @@ class Controller:
         elif written is not None:
             del self._written_rv[key]
         workload = self.decoder.decode(obj)
+        if self.workload_observer is not None:
+            self.workload_observer("MODIFIED", obj, workload)
         if workload.finished:
             self.manager.mark_finished(workload.key)
         else:
@@ -211,6 +218,8 @@ class Controller:
             self._written_rv.pop(key, None)
             self._held_by_stop.pop(key, None)
             self.manager.delete_workload(key)
+            if self.workload_observer is not None:
+                self.workload_observer(kind, obj, None)
         else:
             self._apply_workload(obj)
         self._touch()
@@ -396,6 +405,7 @@ class Controller:
         """Run until stop is set; waits for in-flight writes before returning."""
         tasks = await self.start_informers(stop)
         self.ready = True
+        self.synced.set()
         tasks.append(asyncio.create_task(self._cycle_loop(stop)))
         tasks.append(asyncio.create_task(self._status_loop(stop)))
         await stop.wait()

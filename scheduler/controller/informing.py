@@ -40,9 +40,11 @@ class Informer:
     stats: InformerStats = field(default_factory=InformerStats)
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     resource_version: str = ""
+    label_selector: str = ""
+    """Only objects matching it ("" for all): the server filters, so the rest costs no events."""
 
     async def _list(self) -> None:
-        result = await self.client.list_all(self.path, self.page_size)
+        result = await self.client.list_all(self.path, self.page_size, self.label_selector)
         self.stats.lists += 1
         self.resource_version = result.resource_version
         self.on_list(result.items)
@@ -50,7 +52,8 @@ class Informer:
 
     async def _watch_once(self) -> None:
         self.stats.watches += 1
-        async for event in self.client.watch(self.path, self.resource_version, self.watch_timeout_seconds):
+        async for event in self.client.watch(self.path, self.resource_version, self.watch_timeout_seconds,
+                                                   self.label_selector):
             obj = event.get("object") or {}
             version = (obj.get("metadata") or {}).get("resourceVersion")
             if version:

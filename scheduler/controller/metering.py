@@ -34,6 +34,9 @@ class SchedulerMetrics:
                                        ["verb", "resource"], registry=r)
         self.write_failures = Counter("kqbench_scheduler_api_write_failures", "Failed writes by reason.",
                                       ["resource", "reason"], registry=r)
+        self.job_steps = Counter("kqbench_scheduler_job_steps",
+                                 "Job integration writes done: create-workload, start-job, stop-job, clear-start-time, "
+                                 "restore-job, finish-workload.", ["step"], registry=r)
         self.visibility_latency = Histogram(
             "kqbench_visibility_request_duration_seconds", "Server-side time to answer a visibility request.",
             ["endpoint", "code"], buckets=FAST_BUCKETS, registry=r)

@@ -115,13 +115,15 @@ class KubeClient:
     async def get(self, path: str, timeout: float = 60.0) -> dict:
         return await self.request("GET", path, timeout=timeout)
 
-    async def list_all(self, path: str, page_size: int = 5000) -> ListResult:
+    async def list_all(self, path: str, page_size: int = 5000, label_selector: str = "") -> ListResult:
         """Every item of a collection, in pages (served by etcd at one consistent revision)."""
         items: list[dict] = []
         token = ""
         resource_version = ""
         for _ in range(1_000_000 // page_size + 1):  # bounded: a million objects at most
             query = {"limit": str(page_size)}
+            if label_selector:
+                query["labelSelector"] = label_selector
             if token:
                 query["continue"] = token
             page = await self.get(f"{path}?{urlencode(query)}", timeout=300)
@@ -133,10 +135,12 @@ class KubeClient:
                 break
         return ListResult(items, resource_version)
 
-    async def watch(self, path: str, resource_version: str, timeout_seconds: int = 300) -> AsyncIterator[dict]:
+    async def watch(self, path: str, resource_version: str, timeout_seconds: int = 300,
+                    label_selector: str = "") -> AsyncIterator[dict]:
         """Events ({type, object}) from resource_version on, bookmarks included; ends when the server closes."""
-        query = urlencode({"watch": "1", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
-                           "timeoutSeconds": str(timeout_seconds)})
+        params = {"watch": "1", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                  "timeoutSeconds": str(timeout_seconds)}
+        query = urlencode({**params, "labelSelector": label_selector} if label_selector else params)
         async with self._session.get(f"{self.creds.server}{path}?{query}",
                                      timeout=aiohttp.ClientTimeout(total=timeout_seconds + 30)) as response:
             if response.status == 410:

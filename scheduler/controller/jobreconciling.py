@@ -1,0 +1,207 @@
+"""The job integration's edge: watches queued Jobs, and makes the one write ``core.jobs`` asks for.
+
+Jobs come from an informer of their own that lists only Jobs with the queue-name label (the
+server filters). Workloads come from the controller's informer, handed over by
+``observe_workload``: one Workload watch for both, as Kueue's manager shares one cache. Every
+change to a Job or to the Workload it owns queues the Job's key; workers take keys one at a time
+per Job and decide from the newest state seen. A write that fails is retried after a backoff; a
+Job changed meanwhile fails its guarded patch (409) and is decided again from its next event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from scheduler.api import groups
+from scheduler.controller import informing, metering, statuses, workqueues
+from scheduler.core import jobs
+from scheduler.core.kinds import ResourceFlavor
+from scheduler.core.workloads import Workload
+from scheduler.kube import client as kube
+
+log = logging.getLogger(__name__)
+
+JOBS_PATH = "/apis/batch/v1/jobs"
+FIELD_MANAGER = "kqbench-job-reconciler"
+"""Its own manager: applying Finished under the admission's manager would drop the admission."""
+MERGE_PATCH = "application/merge-patch+json"
+JobKey = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class JobSettings:
+    workers: int = 8
+    """Jobs reconciled at once (each does at most one write at a time)."""
+    retry_seconds: float = 0.5
+    """First wait before a failed write is tried again; doubles per failure of the same Job."""
+    max_retry_seconds: float = 30.0
+
+
+def _rv(obj: dict) -> int:
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+def _job_path(namespace: str, name: str) -> str:
+    return f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}"
+
+
+@dataclass
+class JobReconciler:
+    client: kube.KubeClient
+    flavors: Callable[[], Mapping[str, ResourceFlavor]]
+    """The ResourceFlavors as the scheduler's core knows them."""
+    metrics: metering.SchedulerMetrics
+    settings: JobSettings = field(default_factory=JobSettings)
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        self.queue = workqueues.WorkQueue()
+        self._jobs: dict[JobKey, tuple[jobs.Job, dict]] = {}
+        self._workloads: dict[str, Workload] = {}  # by the uid of the Job that owns it
+        self._created: set[str] = set()  # Job uids whose Workload was created but not seen yet
+        self._failures: dict[JobKey, int] = {}
+        self.informer: informing.Informer | None = None
+
+    # -- what the informers say ----------------------------------------------------------------
+    def observe_workload(self, kind: str, obj: dict, workload: Workload | None) -> None:
+        """A Workload event as the controller applied it (``workload`` None when deleted)."""
+        owner = jobs.owner_job(obj)
+        if owner is None:
+            return
+        name, uid = owner
+        if kind == "DELETED" or workload is None:
+            self._workloads.pop(uid, None)
+        else:
+            self._workloads[uid] = workload
+            self._created.discard(uid)
+        self.queue.add((obj["metadata"].get("namespace", "default"), name))
+
+    def _remember_job(self, obj: dict) -> None:
+        job = jobs.job_from_dict(obj)
+        known = self._jobs.get(job.key)
+        if known is not None and _rv(known[1]) > _rv(obj):
+            return  # a write's response already told us newer
+        self._jobs[job.key] = (job, obj)
+        self.queue.add(job.key)
+
+    def _on_list(self, items: list[dict]) -> None:
+        listed = set()
+        for obj in items:
+            self._remember_job(obj)
+            listed.add(jobs.job_from_dict(obj).key)
+        for key in set(self._jobs) - listed:
+            del self._jobs[key]
+
+    def _on_event(self, kind: str, obj: dict) -> None:
+        if kind == "DELETED":
+            job = jobs.job_from_dict(obj)
+            self._jobs.pop(job.key, None)
+            self._failures.pop(job.key, None)
+            self._created.discard(job.uid)
+        else:
+            self._remember_job(obj)
+
+    # -- deciding and writing ------------------------------------------------------------------
+    async def reconcile(self, key: JobKey) -> None:
+        """Make the one write the Job's state calls for; a failure queues it again after a backoff."""
+        known = self._jobs.get(key)
+        if known is None:
+            return
+        job, obj = known
+        step = jobs.next_step(job, self._workloads.get(job.uid), self.flavors())
+        if step is None or (isinstance(step, jobs.CreateWorkload) and job.uid in self._created):
+            self._failures.pop(key, None)
+            return
+        name = _STEP_NAMES[type(step)]
+        try:
+            await self._write(step, obj)
+        except kube.FAILURES as error:
+            code = kube.failure_code(error)
+            self.metrics.write_failures.labels(_STEP_RESOURCES[type(step)], code).inc()
+            if code == "409":  # changed meanwhile: its next event decides again
+                return
+            failures = self._failures[key] = self._failures.get(key, 0) + 1
+            delay = min(self.settings.retry_seconds * 2 ** (failures - 1), self.settings.max_retry_seconds)
+            log.warning("job %s/%s: %s failed (%s); retrying in %.1fs", *key, name, error, delay)
+            self.queue.add_after(key, delay)
+            return
+        self._failures.pop(key, None)
+        self.metrics.job_steps.labels(name).inc()
+
+    async def _write(self, step: jobs.Step, obj: dict) -> None:
+        job = step.job
+        if isinstance(step, jobs.CreateWorkload):
+            body = jobs.workload_for(obj)
+            try:
+                await self.client.request("POST", f"{groups.PATH}/namespaces/{job.namespace}/workloads", body)
+            except kube.ApiError as error:
+                if error.status != 409:  # already there: its event is on the way
+                    raise
+            self._created.add(job.uid)
+            return
+        if isinstance(step, jobs.FinishWorkload):
+            workload = step.workload
+            body = {"apiVersion": groups.API_VERSION, "kind": "Workload",
+                    "metadata": {"name": workload.name, "namespace": workload.namespace},
+                    "status": {"conditions": [jobs.finished_condition(step.finish, statuses.rfc3339(self.clock()))]}}
+            path = f"{groups.PATH}/namespaces/{workload.namespace}/workloads/{workload.name}/status"
+            await self.client.request("PATCH", f"{path}?fieldManager={FIELD_MANAGER}&force=true", body,
+                                      "application/apply-patch+yaml")
+            return
+        path = _job_path(job.namespace, job.name)
+        if isinstance(step, jobs.StartJob):
+            result = await self.client.request("PATCH", path, jobs.start_patch(step), MERGE_PATCH)
+        elif isinstance(step, jobs.StopJob):
+            result = await self.client.request("PATCH", path, jobs.stop_patch(step), MERGE_PATCH)
+        elif isinstance(step, jobs.ClearStartTime):
+            result = await self.client.request("PATCH", f"{path}/status", jobs.clear_start_time_patch(step),
+                                               MERGE_PATCH)
+        else:
+            result = await self.client.request("PATCH", path, jobs.restore_patch(step), MERGE_PATCH)
+        # Decide the next step from what we wrote, not from the older Job the watch may still bring.
+        self._remember_job(result)
+
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                await self.reconcile(key)
+            except Exception:  # one Job's surprise must not stop the others
+                log.exception("job %s/%s: reconcile failed", *key)
+            finally:
+                self.queue.done(key)
+
+    async def run(self, stop: asyncio.Event, workloads_synced: asyncio.Event) -> None:
+        """Watch queued Jobs and reconcile them until stop is set.
+
+        Starts once the controller has listed the Workloads: a Job seen before its Workload would
+        get a second one created (refused, but a wasted write per Job at start-up)."""
+        await workloads_synced.wait()
+        self.informer = informing.Informer(self.client, JOBS_PATH, self._on_list, self._on_event,
+                                           label_selector=jobs.QUEUE_LABEL)
+        tasks = [asyncio.create_task(self.informer.run(stop))]
+        tasks += [asyncio.create_task(self._worker()) for _ in range(self.settings.workers)]
+        try:
+            await stop.wait()
+        finally:
+            self.queue.close()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+_STEP_NAMES = {
+    jobs.CreateWorkload: "create-workload", jobs.StartJob: "start-job", jobs.StopJob: "stop-job",
+    jobs.ClearStartTime: "clear-start-time", jobs.RestoreJob: "restore-job", jobs.FinishWorkload: "finish-workload",
+}
+_STEP_RESOURCES = {
+    jobs.CreateWorkload: "workloads", jobs.StartJob: "jobs", jobs.StopJob: "jobs", jobs.ClearStartTime: "jobs/status",
+    jobs.RestoreJob: "jobs", jobs.FinishWorkload: "workloads/status",
+}
