@@ -18,11 +18,13 @@ def group() -> None:
     """Start, inspect and stop a local KWOK cluster (or adopt an existing one)."""
 
 
-def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, lease_seconds) -> specs.ClusterSpec:
+def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, lease_seconds,
+                  jobs=False) -> specs.ClusterSpec:
     return specs.ClusterSpec(
         name=name, backend=backend, k8s_version=k8s_version,
         feature_gates=specs.parse_feature_gates(feature_gates), apiserver_port=port,
         heartbeats=specs.Heartbeats(enabled=heartbeats, lease_seconds=lease_seconds, status_seconds=lease_seconds),
+        jobs=jobs,
     )
 
 
@@ -36,6 +38,8 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
 @click.option("--heartbeats/--no-heartbeats", default=False, show_default=True,
               help="Node leases and status heartbeats (off: they add QPS that hides what we measure).")
 @click.option("--heartbeat-seconds", type=int, default=600, show_default=True, help="Lease/status period when on.")
+@click.option("--jobs", is_flag=True,
+              help="Run batch Jobs' pods: the job controller and kube-scheduler (binds pods to the nodes) on.")
 @click.option("--node-cpu", default="32", show_default=True, help="Allocatable CPU per node.")
 @click.option("--node-memory", default="256Gi", show_default=True, help="Allocatable memory per node.")
 @click.option("--node-gpus", type=int, default=0, show_default=True, help="nvidia.com/gpu per node.")
@@ -43,12 +47,12 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
 @click.option("--record", type=click.Path(dir_okay=False), default=None,
               help="Write the bring-up figures (times, nodes/s, RSS, etcd size) as JSON to this file.")
 @click.option("--down-after", is_flag=True, help="Tear the cluster down after reporting (a smoke run).")
-def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds,
+def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
        node_cpu, node_memory, node_gpus, kubeconfig, record, down_after) -> None:
     """Start a cluster, create NODES Ready nodes, and print what runs and its numbers."""
     if nodes <= 0:
         raise click.BadParameter(f"must be >= 1 (got {nodes})", param_hint="--nodes")
-    cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds)
+    cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs)
     pool = nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)
     progress = LineProgress(interval=3.0)
     info, report = bringup.up(cluster, [pool], progress, kubeconfig_path=kubeconfig)

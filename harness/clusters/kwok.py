@@ -19,7 +19,8 @@ from harness.errors import KqbenchError
 from harness.toolchain import layout
 
 NAME = "kwok"
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok-controller")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok-controller", "kube-scheduler")
+"""kube-scheduler runs only in clusters with Jobs (its pid file is missing otherwise)."""
 
 
 def kwok_home(root: Path | None = None) -> Path:
@@ -53,7 +54,7 @@ def _log_tail(path: Path, lines: int = 8) -> str:
 
 def _first_fatal_line(workdir: Path) -> str:
     """The line most likely to explain a failed start (apiserver flag errors come first)."""
-    for component in ("kube-apiserver", "etcd", "kube-controller-manager", "kwok-controller"):
+    for component in ("kube-apiserver", "etcd", "kube-controller-manager", "kwok-controller", "kube-scheduler"):
         log = workdir / "logs" / f"{component}.log"
         for line in _log_tail(log, 40).splitlines():
             lowered = line.lower()

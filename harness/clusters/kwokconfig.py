@@ -77,6 +77,9 @@ CONTROLLERS = (
     "root-ca-certificate-publisher-controller",
     "resourcequota-controller",
 )
+# What a cluster that runs Jobs adds: pods are made by the job controller (the garbage collector,
+# already on, deletes them with their Job).
+JOB_CONTROLLERS = ("job-controller",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +144,8 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
         "kubeControllerManagerPort": ports.controller_manager,
         "kubeSchedulerPort": ports.scheduler,
         "kwokControllerPort": ports.kwok_controller,
-        # Workloads are admitted by our scheduler, pods are never bound: no kube-scheduler.
-        "disableKubeScheduler": True,
+        # Workloads are admitted by our scheduler; without Jobs no pod is ever bound: no kube-scheduler.
+        "disableKubeScheduler": not cluster.jobs,
         # True would also turn off API Priority and Fairness and the inflight limits in
         # kube-apiserver: the very queueing and 429s a position design can cause must stay real.
         "disableQPSLimits": False,
@@ -152,7 +155,7 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
         options["kubeFeatureGates"] = specs.format_feature_gates(cluster.feature_gates)
 
     apiserver_args = [_arg("max-requests-inflight", str(cluster.max_requests_inflight))]
-    controllers = list(CONTROLLERS)
+    controllers = list(CONTROLLERS) + (list(JOB_CONTROLLERS) if cluster.jobs else [])
     # Appended, not "override": kwokctl's override only replaces flags it already set, and for
     # kube-apiserver the last occurrence of a flag wins anyway.
     apiserver_args += [_arg(key, value) for key, value in cluster.apiserver_args]

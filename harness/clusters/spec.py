@@ -79,6 +79,10 @@ class ClusterSpec:
     """Workers kwok-controller uses to mark nodes Ready (its default of 4 takes 20 min for 100k nodes)."""
     max_requests_inflight: int = 400
     """kube-apiserver's own default; with APF on, this plus 200 mutating seats is its total concurrency."""
+    jobs: bool = False
+    """Run batch Jobs' pods: kube-controller-manager adds the job controller and kube-scheduler binds the
+    pods to the simulated nodes. Off by default: bare-Workload scenarios have no pods, and both cost
+    a watch on every pod."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

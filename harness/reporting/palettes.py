@@ -17,7 +17,8 @@ STRATEGY_COLOURS = {
 SPARE = ("#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39",
          "#7b4173")
 COMPONENT_COLOURS = {"kube-apiserver": "#1f77b4", "etcd": "#ff7f0e", "scheduler": "#2ca02c",
-                     "kube-controller-manager": "#9467bd", "kwok-controller": "#7f7f7f", "kueue": "#8c564b"}
+                     "kube-controller-manager": "#9467bd", "kwok-controller": "#7f7f7f", "kueue": "#8c564b",
+                     "kube-scheduler": "#17becf"}
 
 
 def colours(columns: Sequence[tuple[str, str]]) -> dict[str, str]:

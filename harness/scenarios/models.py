@@ -80,6 +80,8 @@ class ClusterSection(_Model):
     apiserver_args: dict[str, str] = {}
     """Extra kube-apiserver flags without dashes, e.g. {emulated-version: "1.33"}."""
     heartbeats: HeartbeatSpec = HeartbeatSpec()
+    jobs: bool = False
+    """Run batch Jobs' pods (job controller and kube-scheduler on); see ClusterSpec.jobs."""
 
     @model_validator(mode="after")
     def _nodes_or_pools(self) -> "ClusterSection":
@@ -99,7 +101,8 @@ class ClusterSection(_Model):
         return clusterspecs.ClusterSpec(name=self.name or name, backend=self.backend, k8s_version=self.k8s_version,
                                         feature_gates=dict(self.feature_gates),
                                         apiserver_args=tuple(sorted(self.apiserver_args.items())),
-                                        heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds))
+                                        heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds),
+                                        jobs=self.jobs)
 
 
 # -- queues -------------------------------------------------------------------------------

@@ -92,6 +92,29 @@ def test_heartbeats_on_use_kwok_defaults_with_our_periods():
     assert "node-lifecycle-controller" in _patch_args(documents[0], "kube-controller-manager")["controllers"]["value"]
 
 
+def test_a_cluster_without_jobs_runs_neither_the_job_controller_nor_kube_scheduler():
+    config = _documents()[0]
+    assert config["options"]["disableKubeScheduler"] is True
+    assert "job-controller" not in _patch_args(config, "kube-controller-manager")["controllers"]["value"].split(",")
+
+
+@pytest.mark.parametrize("heartbeats", [specs.Heartbeats(), specs.Heartbeats(enabled=True)])
+def test_a_cluster_with_jobs_adds_the_job_controller_and_kube_scheduler(heartbeats):
+    config = _documents(jobs=True, heartbeats=heartbeats)[0]
+    assert config["options"]["disableKubeScheduler"] is False, "someone must bind the Jobs' pods"
+    controllers = _patch_args(config, "kube-controller-manager")["controllers"]["value"].split(",")
+    assert "job-controller" in controllers
+    assert "garbage-collector-controller" in controllers, "pods and Workloads go with their Job"
+    assert set(kwokconfig.CONTROLLERS) <= set(controllers)
+
+
+def test_the_scenario_cluster_section_carries_jobs_to_the_cluster():
+    from harness.scenarios import models
+
+    assert models.ClusterSection(jobs=True).cluster_spec("c").jobs is True
+    assert models.ClusterSection().cluster_spec("c").jobs is False
+
+
 def test_feature_gates_and_apiserver_args_reach_the_config():
     config = _documents(feature_gates={"WatchList": False},
                         apiserver_args=(("requestheader-allowed-names", "front-proxy"),))[0]
