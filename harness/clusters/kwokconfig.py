@@ -121,6 +121,92 @@ def node_ready_stage() -> dict:
     }
 
 
+# Pods on a cluster with Jobs play a kubelet's part in three stages of our own (kwok's defaults, used
+# when none are given, finish a Job's pods the moment they run). No pod IP is allocated: nothing here
+# routes to pods, and kwok's default pool holds 254 addresses.
+RUNTIME_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
+"""A pod's run time (Go duration text, e.g. "30s") from Running to Succeeded; absent: at once.
+kwok's own name for it, in its `general` stages."""
+POD_RUNNING_TEMPLATE = """\
+{{ $now := Now | Quote }}
+conditions:
+- type: Initialized
+  status: "True"
+  lastTransitionTime: {{ $now }}
+- type: ContainersReady
+  status: "True"
+  lastTransitionTime: {{ $now }}
+- type: Ready
+  status: "True"
+  lastTransitionTime: {{ $now }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: true
+  started: true
+  restartCount: 0
+  state:
+    running:
+      startedAt: {{ $now }}
+{{ end }}
+phase: Running
+startTime: {{ $now }}
+"""
+POD_SUCCEEDED_TEMPLATE = """\
+{{ $now := Now | Quote }}
+conditions:
+- type: ContainersReady
+  status: "False"
+  reason: PodCompleted
+  lastTransitionTime: {{ $now }}
+- type: Ready
+  status: "False"
+  reason: PodCompleted
+  lastTransitionTime: {{ $now }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: false
+  started: false
+  restartCount: 0
+  state:
+    terminated:
+      exitCode: 0
+      reason: Completed
+      startedAt: {{ $now }}
+      finishedAt: {{ $now }}
+{{ end }}
+phase: Succeeded
+"""
+
+
+def _pod_stage(name: str, expressions: list[dict], next_: dict, delay: dict | None = None) -> dict:
+    spec = {"resourceRef": {"apiGroup": "v1", "kind": "Pod"}, "selector": {"matchExpressions": expressions},
+            "next": next_}
+    if delay:
+        spec["delay"] = delay
+    return {"apiVersion": KWOK_API, "kind": "Stage", "metadata": {"name": name}, "spec": spec}
+
+
+def pod_stages() -> list[dict]:
+    """A bound pod runs at once, a Job's pod succeeds after its RUNTIME_ANNOTATION, a deleted pod goes."""
+    alive = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}
+    return [
+        _pod_stage("kqbench-pod-running", [alive, {"key": ".status.phase", "operator": "In", "values": ["Pending"]}],
+                   {"statusTemplate": POD_RUNNING_TEMPLATE}),
+        _pod_stage("kqbench-pod-succeeded",
+                   [alive, {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                    {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]}],
+                   {"statusTemplate": POD_SUCCEEDED_TEMPLATE},
+                   {"durationMilliseconds": 0,
+                    "durationFrom": {"expressionFrom": f'.metadata.annotations["{RUNTIME_ANNOTATION}"]'}}),
+        _pod_stage("kqbench-pod-deleted", [{"key": ".metadata.deletionTimestamp", "operator": "Exists"}],
+                   {"finalizers": {"empty": True}, "delete": True}),
+    ]
+
+
 def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, ports: Ports) -> list[dict]:
     """The YAML documents of `kwokctl create cluster --config`."""
     options = {
@@ -163,6 +249,8 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
     documents: list[dict] = []
 
     if cluster.heartbeats.enabled:
+        # No stage of ours here: kwokctl then gives kwok its defaults with our heartbeat periods. With Jobs
+        # that means kwok's fast pod stages (a pod succeeds as soon as it runs, RUNTIME_ANNOTATION unread).
         controllers.append("node-lifecycle-controller")
         options["nodeLeaseDurationSeconds"] = cluster.heartbeats.lease_seconds
         options["nodeStatusUpdateFrequencyMilliseconds"] = cluster.heartbeats.status_seconds * 1000
@@ -172,6 +260,8 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
             "extraArgs": [_arg("node-lease-duration-seconds", "0", override=True)],
         })
         documents.append(node_ready_stage())
+        if cluster.jobs:
+            documents += pod_stages()
     patches.append({"name": "kube-controller-manager", "extraArgs": [_arg("controllers", ",".join(controllers))]})
 
     # kwok-controller plays the node stage on 4 workers by default: ~75 nodes/s become Ready on

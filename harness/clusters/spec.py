@@ -81,8 +81,9 @@ class ClusterSpec:
     """kube-apiserver's own default; with APF on, this plus 200 mutating seats is its total concurrency."""
     jobs: bool = False
     """Run batch Jobs' pods: kube-controller-manager adds the job controller and kube-scheduler binds the
-    pods to the simulated nodes. Off by default: bare-Workload scenarios have no pods, and both cost
-    a watch on every pod."""
+    pods to the simulated nodes, where kwok runs them for their pod annotation
+    `pod-complete.stage.kwok.x-k8s.io/delay` (kwokconfig.RUNTIME_ANNOTATION; heartbeats off only).
+    Off by default: bare-Workload scenarios have no pods, and both cost a watch on every pod."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

@@ -1,5 +1,7 @@
 """Cluster settings, feature gates and the kwokctl configuration built from them."""
 
+import re
+
 import pytest
 import yaml
 
@@ -106,6 +108,25 @@ def test_a_cluster_with_jobs_adds_the_job_controller_and_kube_scheduler(heartbea
     assert "job-controller" in controllers
     assert "garbage-collector-controller" in controllers, "pods and Workloads go with their Job"
     assert set(kwokconfig.CONTROLLERS) <= set(controllers)
+
+
+def test_jobs_pods_run_then_succeed_after_their_annotated_runtime_and_deleted_pods_go():
+    documents = _documents(jobs=True)
+    stages = {d["metadata"]["name"]: d["spec"] for d in documents if d["kind"] == "Stage"}
+    assert set(stages) == {"kqbench-node-ready", "kqbench-pod-running", "kqbench-pod-succeeded", "kqbench-pod-deleted"}
+    succeeded = stages["kqbench-pod-succeeded"]
+    assert {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]} in \
+        succeeded["selector"]["matchExpressions"], "only Jobs' pods finish: anything else runs on"
+    assert kwokconfig.RUNTIME_ANNOTATION in succeeded["delay"]["durationFrom"]["expressionFrom"]
+    assert stages["kqbench-pod-deleted"]["next"] == {"finalizers": {"empty": True}, "delete": True}
+    assert not [d for d in _documents() if d["kind"] == "Stage" and d["spec"]["resourceRef"]["kind"] == "Pod"]
+    # Templates are YAML once kwok fills in its placeholders.
+    for stage in stages.values():
+        template = stage["next"].get("statusTemplate")
+        if template:
+            actions_alone = re.sub(r"^{{[^}]*}}$", "", template, flags=re.M)  # $now := ..., range, end
+            filled = yaml.safe_load(re.sub(r"{{[^}]*}}", '"x"', actions_alone))
+            assert isinstance(filled, dict) and filled["phase"] in ("Running", "Succeeded")
 
 
 def test_the_scenario_cluster_section_carries_jobs_to_the_cluster():
