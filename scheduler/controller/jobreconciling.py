@@ -65,7 +65,10 @@ class JobReconciler:
         self.queue = workqueues.WorkQueue()
         self._jobs: dict[JobKey, tuple[jobs.Job, dict]] = {}
         self._workloads: dict[str, Workload] = {}  # by the uid of the Job that owns it
-        self._created: set[str] = set()  # Job uids whose Workload was created but not seen yet
+        # Job uids whose Workload write has not come back through the watch yet: deciding again from
+        # the Workload as it was would repeat the write.
+        self._created: set[str] = set()
+        self._finishing: set[str] = set()
         self._failures: dict[JobKey, int] = {}
         self.informer: informing.Informer | None = None
 
@@ -78,9 +81,12 @@ class JobReconciler:
         name, uid = owner
         if kind == "DELETED" or workload is None:
             self._workloads.pop(uid, None)
+            self._finishing.discard(uid)
         else:
             self._workloads[uid] = workload
             self._created.discard(uid)
+            if workload.finished:
+                self._finishing.discard(uid)
         self.queue.add((obj["metadata"].get("namespace", "default"), name))
 
     def _remember_job(self, obj: dict) -> None:
@@ -105,6 +111,7 @@ class JobReconciler:
             self._jobs.pop(job.key, None)
             self._failures.pop(job.key, None)
             self._created.discard(job.uid)
+            self._finishing.discard(job.uid)
         else:
             self._remember_job(obj)
 
@@ -116,7 +123,7 @@ class JobReconciler:
             return
         job, obj = known
         step = jobs.next_step(job, self._workloads.get(job.uid), self.flavors())
-        if step is None or (isinstance(step, jobs.CreateWorkload) and job.uid in self._created):
+        if step is None or self._awaiting_echo(step):
             self._failures.pop(key, None)
             return
         name = _STEP_NAMES[type(step)]
@@ -134,6 +141,11 @@ class JobReconciler:
             return
         self._failures.pop(key, None)
         self.metrics.job_steps.labels(name).inc()
+
+    def _awaiting_echo(self, step: jobs.Step) -> bool:
+        uid = step.job.uid
+        return ((isinstance(step, jobs.CreateWorkload) and uid in self._created)
+                or (isinstance(step, jobs.FinishWorkload) and uid in self._finishing))
 
     async def _write(self, step: jobs.Step, obj: dict) -> None:
         job = step.job
@@ -154,6 +166,7 @@ class JobReconciler:
             path = f"{groups.PATH}/namespaces/{workload.namespace}/workloads/{workload.name}/status"
             await self.client.request("PATCH", f"{path}?fieldManager={FIELD_MANAGER}&force=true", body,
                                       "application/apply-patch+yaml")
+            self._finishing.add(job.uid)
             return
         path = _job_path(job.namespace, job.name)
         if isinstance(step, jobs.StartJob):
