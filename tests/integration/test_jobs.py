@@ -51,6 +51,15 @@ def items(creds, path: str) -> list[dict]:
     return rest.get_json(creds, path)["items"]
 
 
+def job_of(pod: dict) -> str | None:
+    return (pod["metadata"].get("labels") or {}).get("batch.kubernetes.io/job-name")
+
+
+def merge_patch(creds, path: str, patch: dict) -> None:
+    status, body = rest.request(creds, "PATCH", path, patch, "application/merge-patch+json")
+    assert status == 200, f"PATCH {path}: {status} {body[:300]!r}"
+
+
 def condition_true(obj: dict, kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True"
                for c in (obj.get("status") or {}).get("conditions") or ())
@@ -114,7 +123,7 @@ def test_twenty_jobs_run_five_at_a_time_on_the_flavors_nodes_and_release_their_q
         finished = next(c for c in workload["status"]["conditions"] if c["type"] == "Finished")
         assert finished["reason"] == "Succeeded"
 
-    pods = [p for p in items(creds, PODS) if p["metadata"].get("labels", {}).get("batch.kubernetes.io/job-name") in names]
+    pods = [p for p in items(creds, PODS) if job_of(p) in names]
     assert len(pods) == 40
     for pod in pods:
         assert pod["spec"].get("nodeSelector") == SPOT, "the flavor's node labels reach the pod"
@@ -142,37 +151,35 @@ def test_an_evicted_workload_suspends_its_job_and_restores_its_node_selector(clu
     path = f"{JOBS}/long"
 
     def running_pods() -> list[dict]:
-        return [p for p in items(creds, PODS)
-                if p["metadata"].get("labels", {}).get("batch.kubernetes.io/job-name") == "long"
-                and p["status"].get("phase") == "Running"]
+        return [p for p in items(creds, PODS) if job_of(p) == "long" and p["status"].get("phase") == "Running"]
     assert ko.wait_for(lambda: len(running_pods()) == 2, timeout=45), "the admitted Job's pods never ran"
     started = rest.get_json(creds, path)
     assert started["spec"]["template"]["spec"]["nodeSelector"] == {**own, **SPOT}
 
-    workload = next(w for w in ko.listed(creds, "workloads") if corejobs.owner_job(w) == ("long", created["metadata"]["uid"]))
+    owner = ("long", created["metadata"]["uid"])
+    workload = next(w for w in ko.listed(creds, "workloads") if corejobs.owner_job(w) == owner)
     workload_path = f"{ko.BASE}/namespaces/{NAMESPACE}/workloads/{workload['metadata']['name']}"
-    status, body = rest.request(creds, "PATCH", workload_path, {"spec": {"active": False}}, "application/merge-patch+json")
-    assert status == 200, body[:300]
+    merge_patch(creds, workload_path, {"spec": {"active": False}})  # kubectl kueue stop workload
 
     def stopped_and_restored() -> bool:
         current = rest.get_json(creds, path)
         return (current["spec"].get("suspend") is True
                 and current["spec"]["template"]["spec"].get("nodeSelector") == own
                 and not (current.get("status") or {}).get("active"))
-    assert ko.wait_for(stopped_and_restored, timeout=45), f"Job not stopped and restored: {rest.get_json(creds, path)['spec']}"
+    assert ko.wait_for(stopped_and_restored, timeout=45), f"not stopped and restored: {rest.get_json(creds, path)}"
     assert ko.wait_for(lambda: not running_pods(), timeout=30), "the stopped Job's pods are still there"
     evicted = rest.get_json(creds, workload_path)
     assert condition_true(evicted, "Evicted") and not (evicted.get("status") or {}).get("admission")
 
     # Resumed, it is admitted and started again with the flavor's labels.
-    status, body = rest.request(creds, "PATCH", workload_path, {"spec": {"active": True}}, "application/merge-patch+json")
-    assert status == 200, body[:300]
+    merge_patch(creds, workload_path, {"spec": {"active": True}})
     assert ko.wait_for(lambda: len(running_pods()) == 2, timeout=45), "the resumed Job's pods never ran"
     assert rest.get_json(creds, path)["spec"]["template"]["spec"]["nodeSelector"] == {**own, **SPOT}
 
     # Deleting the Job takes its Workload along (garbage collector) and frees the quota.
     status, body = rest.request(creds, "DELETE", path, {"propagationPolicy": "Background"})
     assert status == 200, body[:300]
-    assert ko.wait_for(lambda: not any(w["metadata"]["name"] == workload["metadata"]["name"]
-                                       for w in ko.listed(creds, "workloads")), timeout=45), "the Workload outlived its Job"
+    def workload_gone() -> bool:
+        return workload["metadata"]["name"] not in {w["metadata"]["name"] for w in ko.listed(creds, "workloads")}
+    assert ko.wait_for(workload_gone, timeout=45), "the Workload outlived its Job"
     assert ko.metric_sum(scheduler.metrics_text(), "kqbench_scheduler_job_steps_total", step="stop-job") == 1
