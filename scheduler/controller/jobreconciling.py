@@ -41,9 +41,9 @@ class JobSettings:
     max_retry_seconds: float = 30.0
 
 
-def _rv(obj: dict) -> int:
+def _rv(job: jobs.Job) -> int:
     try:
-        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+        return int(job.resource_version or 0)
     except ValueError:
         return 0
 
@@ -63,7 +63,9 @@ class JobReconciler:
 
     def __post_init__(self) -> None:
         self.queue = workqueues.WorkQueue()
-        self._jobs: dict[JobKey, tuple[jobs.Job, dict]] = {}
+        # The Job as last seen, and its object while a Workload may still have to be made from its
+        # template (a Job object is kilobytes: 100k of them are not kept for nothing).
+        self._jobs: dict[JobKey, tuple[jobs.Job, dict | None]] = {}
         self._workloads: dict[str, Workload] = {}  # by the uid of the Job that owns it
         # Job uids whose Workload write has not come back through the watch yet: deciding again from
         # the Workload as it was would repeat the write.
@@ -92,9 +94,10 @@ class JobReconciler:
     def _remember_job(self, obj: dict) -> None:
         job = jobs.job_from_dict(obj)
         known = self._jobs.get(job.key)
-        if known is not None and _rv(known[1]) > _rv(obj):
+        if known is not None and _rv(known[0]) > _rv(job):
             return  # a write's response already told us newer
-        self._jobs[job.key] = (job, obj)
+        may_need_workload = job.suspended and job.finish is None and job.uid not in self._workloads
+        self._jobs[job.key] = (job, obj if may_need_workload else None)
         self.queue.add(job.key)
 
     def _on_list(self, items: list[dict]) -> None:
@@ -147,9 +150,11 @@ class JobReconciler:
         return ((isinstance(step, jobs.CreateWorkload) and uid in self._created)
                 or (isinstance(step, jobs.FinishWorkload) and uid in self._finishing))
 
-    async def _write(self, step: jobs.Step, obj: dict) -> None:
+    async def _write(self, step: jobs.Step, obj: dict | None) -> None:
         job = step.job
         if isinstance(step, jobs.CreateWorkload):
+            if obj is None:  # its Workload was deleted: the template is read again
+                obj = await self.client.get(_job_path(job.namespace, job.name))
             body = jobs.workload_for(obj)
             try:
                 await self.client.request("POST", f"{groups.PATH}/namespaces/{job.namespace}/workloads", body)
