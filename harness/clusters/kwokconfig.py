@@ -244,6 +244,11 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
     controllers = list(CONTROLLERS) + (list(JOB_CONTROLLERS) if cluster.jobs else [])
     # Appended, not "override": kwokctl's override only replaces flags it already set, and for
     # kube-apiserver the last occurrence of a flag wins anyway.
+    if cluster.jobs and not cluster.heartbeats.enabled:
+        # kube-apiserver taints every new node not-ready and only the node-lifecycle controller (off
+        # without heartbeats) would lift it: kube-scheduler would place no pod. Our nodes are Ready from
+        # their first stage on, so the taint is never added.
+        apiserver_args.append(_arg("disable-admission-plugins", "TaintNodesByCondition"))
     apiserver_args += [_arg(key, value) for key, value in cluster.apiserver_args]
     patches = [{"name": "kube-apiserver", "extraArgs": apiserver_args}]
     documents: list[dict] = []

@@ -108,6 +108,9 @@ def test_a_cluster_with_jobs_adds_the_job_controller_and_kube_scheduler(heartbea
     assert "job-controller" in controllers
     assert "garbage-collector-controller" in controllers, "pods and Workloads go with their Job"
     assert set(kwokconfig.CONTROLLERS) <= set(controllers)
+    disabled = _patch_args(config, "kube-apiserver").get("disable-admission-plugins", {}).get("value")
+    # Without heartbeats no node-lifecycle controller lifts the not-ready taint new nodes get.
+    assert disabled == (None if heartbeats.enabled else "TaintNodesByCondition")
 
 
 def test_jobs_pods_run_then_succeed_after_their_annotated_runtime_and_deleted_pods_go():
