@@ -134,7 +134,7 @@ def test_summary_entries_carry_interval_and_sample_count(tmp_path):
 
 
 def test_version_1_summary_reads_without_intervals():
-    baseline = Path(__file__).resolve().parents[3] / "results" / "baselines" / "quick.summary.json"
+    baseline = Path(__file__).resolve().parents[3] / "results" / "baselines" / "quick-v1-20261129-110045.summary.json"
     summary = summaries.read(baseline)
     assert summary.schema_version == 1 and summary.entries
     assert all(e.low is None and e.high is None and e.n is None for e in summary.entries.values())
