@@ -8,6 +8,7 @@ failures group by cause, not by URL.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from dataclasses import dataclass
@@ -16,10 +17,11 @@ import gevent.ssl
 import orjson
 from locust.contrib.fasthttp import FastHttpUser
 
-from loadtests import naming, settings as load_settings, watching
+from loadtests import credentials, naming, settings as load_settings, watching
 
 SETTINGS_OPTION = "kqbench_settings"
-"""Attribute of Locust's parsed_options holding LoadSettings JSON (custom options reach workers)."""
+"""Attribute of Locust's parsed_options holding LoadSettings JSON (custom options reach workers in the spawn
+message; a master puts them there with credentials as contents, see loadtests.credentials)."""
 
 _HTTP_METHOD = {"LIST": "GET", "WATCH": "GET"}
 
@@ -31,7 +33,9 @@ def settings_of(environment) -> load_settings.LoadSettings:
     if not text:
         raise load_settings.SettingsError(
             "no kqbench settings in Locust's options: start load through `kqbench load` or loadtests.running.run")
-    return load_settings.LoadSettings.from_json(text)
+    settings = load_settings.LoadSettings.from_json(text)
+    # On a worker of another machine the credentials came as contents: they become private files here.
+    return dataclasses.replace(settings, target=credentials.materialised(settings.target))
 
 
 class TlsContextFactory:

@@ -1,14 +1,16 @@
 """Runs one RunPlan with Locust inside this process: `python -m loadtests.engine --plan P --out DIR`.
 
 Its own process because importing Locust monkey-patches the interpreter with gevent, which the
-harness (threads, subprocesses, asyncio) must not inherit. With `workers > 0` this process is the
-master and starts N `locust --worker` processes in its own process group; they are stopped here,
-and the caller can kill the whole group if this process hangs.
+harness (threads, subprocesses, asyncio) must not inherit. With workers (local `workers > 0`, or
+`remote_workers` started by the user on other hosts) this process is Locust's master: it starts the
+local ones in its own process group (stopped here; the caller can kill the group if this hangs),
+waits until every expected worker said hello, and only then starts the users.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import resource
@@ -22,15 +24,16 @@ from pathlib import Path
 import gevent
 import psutil
 import locust  # noqa: F401  (monkey-patches before anything else opens sockets)
-from locust import LoadTestShape, argument_parser
+from locust import LoadTestShape
 from locust.env import Environment
 from locust.runners import STATE_STOPPED, WORKER_REPORT_INTERVAL, MasterRunner
 from locust.util.load_locustfile import load_locustfile
 
-from loadtests import client, frames, settings as load_settings, shapes
+from loadtests import client, credentials, frames, localworkers, locustoptions, messaging, settings as load_settings, shapes
 
 log = logging.getLogger("kqbench.load")
 SETTINGS_ERROR_FILE = "settings-error.txt"
+WORKERS_ERROR_FILE = "workers-error.txt"
 
 
 class ScheduledShape(LoadTestShape):
@@ -47,12 +50,13 @@ class ScheduledShape(LoadTestShape):
 
 def parsed_options(plan: load_settings.RunPlan):
     """Locust's default options plus our settings (custom options are what the master sends workers)."""
-    parser = argument_parser.get_empty_argument_parser()
-    argument_parser.setup_parser_arguments(parser)
-    parser._default_config_files = {}  # a stray locust.conf in the cwd must not change a run
-    options = parser.parse([])
+    options = locustoptions.defaults()
     options.headless = not plan.web
-    setattr(options, client.SETTINGS_OPTION, plan.settings.to_json())
+    settings = plan.settings
+    if plan.distributed:
+        # Workers may be on other machines: credentials travel as contents, not as paths of this one.
+        settings = dataclasses.replace(settings, target=credentials.portable(settings.target))
+    setattr(options, client.SETTINGS_OPTION, settings.to_json())
     return options
 
 
@@ -81,9 +85,9 @@ def memory_guard(min_available_mb: int) -> str:
     return ""
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((localworkers.reachable_address(host), 0))
         return sock.getsockname()[1]
 
 
@@ -97,31 +101,27 @@ def snapshot(environment: Environment, elapsed: float) -> frames.Sample:
     return frames.Sample(t=elapsed, entries=entries)
 
 
-def start_workers(plan: load_settings.RunPlan, port: int, log_dir: Path) -> list[subprocess.Popen]:
-    workers = []
-    for index in range(plan.workers):
-        out = open(log_dir / f"worker-{index}.log", "wb")
-        workers.append(subprocess.Popen(
-            [sys.executable, "-m", "locust", "-f", plan.locustfile, "--worker", "--master-host", "127.0.0.1",
-             "--master-port", str(port), "--loglevel", "WARNING"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
-        out.close()
-    return workers
+class WorkersMissing(RuntimeError):
+    """Fewer workers joined than the plan expects; the message says how many and what to do."""
 
 
-def stop_workers(workers: list[subprocess.Popen], grace: float = 15.0) -> None:
-    deadline = time.monotonic() + grace
-    for worker in workers:
-        try:
-            worker.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            worker.terminate()
-    for worker in workers:
-        try:
-            worker.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait(timeout=5)
+def wait_for_workers(plan: load_settings.RunPlan, side: messaging.MasterSide, local: list, port: int,
+                     stopping: dict) -> None:
+    """Block until every expected worker said hello; raise WorkersMissing (one line) when they do not."""
+    deadline = time.monotonic() + plan.worker_start_timeout
+    while side.joined() < plan.expected_workers:
+        if side.problems:
+            raise WorkersMissing(side.problems[0])
+        if localworkers.exited(local) or time.monotonic() > deadline or stopping["why"]:
+            where = f"{plan.master_bind}:{port}"
+            hint = (f"start them with `kqbench load --worker --master-host {localworkers.reachable_address(plan.master_bind)} "
+                    f"--master-port {port}` on hosts that reach {where}" if plan.remote_workers
+                    else "see worker-*.log next to this run's results")
+            raise WorkersMissing(f"{side.joined()} of {plan.expected_workers} workers joined the master at {where} "
+                                 f"within {plan.worker_start_timeout:.0f}s: {hint}")
+        gevent.sleep(0.2)
+    if side.problems:
+        raise WorkersMissing(side.problems[0])
 
 
 def run(plan: load_settings.RunPlan, out: Path) -> dict:
@@ -139,20 +139,20 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
     gevent.signal_handler(signal.SIGTERM, on_signal)
     gevent.signal_handler(signal.SIGINT, on_signal)
     workers: list[subprocess.Popen] = []
+    side = messaging.MasterSide(user_classes=tuple(c.__name__ for c in environment.user_classes))
     samples: list[frames.Sample] = []
     wall_started = time.monotonic()
     try:
-        if plan.workers:
-            port = plan.master_port or free_port()
-            runner = environment.create_master_runner(master_bind_host="127.0.0.1", master_bind_port=port)
-            workers = start_workers(plan, port, out)
-            deadline = time.monotonic() + plan.worker_start_timeout
-            while runner.worker_count < plan.workers:
-                dead = [w.args for w in workers if w.poll() is not None]
-                if dead or time.monotonic() > deadline or stopping["why"]:
-                    raise RuntimeError(f"{runner.worker_count}/{plan.workers} workers connected "
-                                       f"({len(dead)} exited; see {out}/worker-*.log)")
-                gevent.sleep(0.2)
+        if plan.distributed:
+            port = plan.master_port or free_port(plan.master_bind)
+            runner = environment.create_master_runner(master_bind_host=plan.master_bind, master_bind_port=port)
+            side.install(environment, runner)
+            workers = localworkers.start(plan.workers, plan.locustfile, plan.master_bind, port, out)
+            try:
+                wait_for_workers(plan, side, workers, port, stopping)
+            except WorkersMissing:
+                runner.quit()  # the workers that did join go home now, not at their heartbeat time-out
+                raise
         else:
             runner = environment.create_local_runner()
         if plan.web:
@@ -194,9 +194,11 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         if samples and load_seconds - samples[-1].t < plan.sample_seconds / 2:
             samples.pop()  # the final snapshot replaces a periodic one taken just before: no empty interval
         samples.append(snapshot(environment, load_seconds))
+        if isinstance(runner, MasterRunner) and plan.workers_rejoin:
+            side.rejoin(runner)
         runner.quit()
     finally:
-        stop_workers(workers)
+        localworkers.stop(workers)
         if environment.web_ui and getattr(environment.web_ui, "server", None):
             environment.web_ui.stop()
     usage_self = resource.getrusage(resource.RUSAGE_SELF)
@@ -207,6 +209,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
     frames.totals(samples[-1]).to_parquet(out / "totals.parquet")
     frames.latencies(samples[-1]).to_parquet(out / "latencies.parquet")
     frames.failures(errors).to_parquet(out / "failures.parquet")
+    frames.workers(side.tallies.values()).to_parquet(out / "workers.parquet")
     summary = {
         "stopped_by": stopping["why"],
         "load_seconds": round(load_seconds, 3),
@@ -214,6 +217,8 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         "requests": environment.stats.total.num_requests,
         "failures": environment.stats.total.num_failures,
         "workers": plan.workers,
+        "remote_workers": plan.remote_workers,
+        "cpu_seconds_reported_by_workers": round(sum(t.cpu_seconds for t in side.tallies.values()), 3),
         "cpu_seconds_master": round(usage_self.ru_utime + usage_self.ru_stime, 3),
         "cpu_seconds_workers": round(usage_children.ru_utime + usage_children.ru_stime, 3),
         "cpu_seconds_master_during_load": round(cpu_during_load, 3),
@@ -250,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         (Path(args.out) / SETTINGS_ERROR_FILE).write_text(str(error))
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except WorkersMissing as error:
+        (Path(args.out) / WORKERS_ERROR_FILE).write_text(str(error))
+        print(f"error: {error}", file=sys.stderr)
+        return 3
     print(json.dumps(summary))
     return 0
 

@@ -126,3 +126,13 @@ def failures(errors: list[tuple[str, str, str, int]]) -> pd.DataFrame:
     rows = [[verb, name, reason, count] for (verb, name, reason), count in merged.items()]
     frame = pd.DataFrame(rows, columns=FAILURE_COLUMNS)
     return frame.sort_values(["verb", "name", "reason"], ignore_index=True)
+
+
+WORKER_COLUMNS = ["worker", "host", "pid", "requests", "failures", "cpu_seconds"]
+
+
+def workers(tallies) -> pd.DataFrame:
+    """One row per worker that joined the master: what it sent (requests, failures) and its CPU seconds."""
+    rows = [[t.worker, t.host, t.pid, t.requests, t.failures, t.cpu_seconds] for t in tallies]
+    return pd.DataFrame(rows, columns=WORKER_COLUMNS).astype(
+        {"pid": "int64", "requests": "int64", "failures": "int64", "cpu_seconds": "float64"})

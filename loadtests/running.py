@@ -44,19 +44,25 @@ class LoadResult:
     out_dir: Path
     latencies: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=frames.LATENCY_COLUMNS))
     """One row per (verb, name, ms): the whole run's response-time histogram."""
+    workers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=frames.WORKER_COLUMNS))
+    """One row per worker that joined the master: worker id, host, pid, requests, failures, cpu_seconds."""
 
     def names(self) -> list[str]:
         return list(self.totals["name"])
 
 
+def _optional(path: Path, columns: list[str]) -> pd.DataFrame:
+    """A frame that older runs did not write: empty with its columns then."""
+    return pd.read_parquet(path) if path.is_file() else pd.DataFrame(columns=columns)
+
+
 def read_result(out_dir: Path) -> LoadResult:
-    latencies = out_dir / "latencies.parquet"
     return LoadResult(history=pd.read_parquet(out_dir / "history.parquet"),
                       totals=pd.read_parquet(out_dir / "totals.parquet"),
                       failures=pd.read_parquet(out_dir / "failures.parquet"),
                       summary=json.loads((out_dir / "summary.json").read_text()), out_dir=out_dir,
-                      latencies=pd.read_parquet(latencies) if latencies.is_file() else
-                      pd.DataFrame(columns=frames.LATENCY_COLUMNS))
+                      latencies=_optional(out_dir / "latencies.parquet", frames.LATENCY_COLUMNS),
+                      workers=_optional(out_dir / "workers.parquet", frames.WORKER_COLUMNS))
 
 
 def _stop_group(process: subprocess.Popen, grace: float) -> None:
@@ -107,7 +113,51 @@ def run(plan: load_settings.RunPlan, out_dir: str | Path | None = None, *, show_
     refused = out / "settings-error.txt"  # engine.SETTINGS_ERROR_FILE (not imported: it would load Locust)
     if process.returncode == 2 and refused.exists():
         raise load_settings.SettingsError(refused.read_text().strip())
+    missing = out / "workers-error.txt"  # engine.WORKERS_ERROR_FILE
+    if process.returncode == 3 and missing.exists():
+        raise LoadError(missing.read_text().strip())
     if process.returncode != 0:
         tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
         raise LoadError(f"load run failed (exit {process.returncode}); log {log_path}:\n{tail}")
     return read_result(out)
+
+
+WORKER_REJOIN, WORKER_NO_MASTER = 10, 3
+"""loadtests.worker's exit statuses (not imported: it would load Locust)."""
+MAX_WORKER_SESSIONS = 1000
+"""Masters one `serve_as_worker` call serves at most (a scenario runs one per load phase)."""
+
+
+def serve_as_worker(master_host: str, master_port: int, locustfile: str = BUILTIN_LOCUSTFILE,
+                    connect_timeout: float = 120.0) -> int:
+    """Be a Locust worker for the master at host:port, and for the next ones it asks us to wait for.
+
+    Returns how many masters were served. Each session is a child process in its own group, killed
+    in `finally`; a session ends when its master quits or its heartbeats stop (Locust: 60 s)."""
+    command = [sys.executable, "-m", "loadtests.worker", "--master-host", master_host, "--master-port",
+               str(master_port), "--locustfile", locustfile, "--connect-timeout", str(connect_timeout)]
+    served = 0
+    for _session in range(MAX_WORKER_SESSIONS):
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            status = process.wait()
+        except BaseException:
+            _stop_group(process, grace=10.0)
+            raise
+        finally:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if status == WORKER_NO_MASTER:
+            if served == 0:
+                raise LoadError(f"no kqbench master answered at {master_host}:{master_port} within "
+                                f"{connect_timeout:.0f}s: start `kqbench load --master` there first, or check that "
+                                "this host can reach that address")
+            return served  # the last phase's master asked us back, and no next one came: the run is over
+        if status not in (0, WORKER_REJOIN):
+            raise LoadError(f"the worker process failed (exit {status}) after serving {served} masters")
+        served += 1
+        if status == 0:
+            return served
+    return served

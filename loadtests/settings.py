@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from typing import Any, get_type_hints
 
+from loadtests import loopback
+
 SETTINGS_VERSION = 1
 
 
@@ -23,13 +25,19 @@ class Target:
     """The apiserver and the credentials to reach it; built by the harness from a kubeconfig."""
 
     server: str
-    """https://127.0.0.1:PORT; load only ever goes to loopback addresses."""
+    """https://127.0.0.1:PORT; another machine's apiserver only with `allow_remote`."""
     ca_file: str | None = None
     cert_file: str | None = None
     key_file: str | None = None
     token: str | None = None
     insecure: bool = False
     """Skip server verification (only for kubeconfigs that say insecure-skip-tls-verify)."""
+    allow_remote: bool = False
+    """The user's opt-in (--allow-remote) to load an apiserver that is not on a loopback address."""
+    ca_pem: str | None = None
+    cert_pem: str | None = None
+    key_pem: str | None = None
+    """The files' contents while the target travels to workers on other machines (loadtests.credentials)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +170,8 @@ class LoadSettings:
     version: int = SETTINGS_VERSION
 
     def validate(self) -> "LoadSettings":
-        if not self.target.server.startswith(("https://127.", "http://127.", "https://localhost", "http://localhost",
-                                               "https://[::1]", "http://[::1]")):
-            raise SettingsError(f"target {self.target.server} is not a loopback address: load goes to 127.0.0.1 only")
+        if why := loopback.refusal(self.target.server, self.target.allow_remote):
+            raise SettingsError(why)
         if self.query.mode not in QUERY_MODES:
             raise SettingsError(f"query mode {self.query.mode!r} is unknown: use one of {', '.join(QUERY_MODES)}")
         for mode in self.listwatch.list_modes:
@@ -212,6 +219,15 @@ def _build(kind: type, data: Any) -> Any:
     return kind(**values)
 
 
+def host_port(text: str) -> tuple[str, int]:
+    """'0.0.0.0:5557' -> ('0.0.0.0', 5557); '[::]:5557' -> ('::', 5557): where a master listens."""
+    host, _, port = text.strip().rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise SettingsError(f"{text!r} is not HOST:PORT with a port in 1-65535 (e.g. 0.0.0.0:5557)")
+    return host, int(port)
+
+
 def user_weights(text: str) -> dict[str, int]:
     """Parse 'WorkloadChurn=2,Bystander=5' into {'WorkloadChurn': 2, 'Bystander': 5}."""
     weights: dict[str, int] = {}
@@ -246,16 +262,22 @@ class RunPlan:
     shape: ShapeSettings | None = None
     """If set, the shape drives users over time and `users`/`spawn_rate` are ignored."""
     workers: int = 0
-    """0: one process (LocalRunner). N: a master and N local worker processes."""
+    """0: one process (LocalRunner), unless remote workers are expected. N: a master and N local worker processes."""
+    remote_workers: int = 0
+    """Workers started by the user elsewhere (`kqbench load --worker`); the load starts once they all joined."""
+    master_bind: str = "127.0.0.1"
+    """Address the master listens on for workers; another machine's workers need one they can reach."""
     master_port: int = 0
-    """Port the master listens on for workers (0: a free one); bound to 127.0.0.1."""
+    """Port the master listens on for workers (0: a free one)."""
+    workers_rejoin: bool = False
+    """Tell the workers to wait for the next master when this run ends (a scenario's next phase)."""
     web: bool = False
     """Serve Locust's web UI on 127.0.0.1:web_port while the run goes (it starts by itself)."""
     web_port: int = 8089
     sample_seconds: float = 1.0
     """Interval of the per-name time series (percentiles are exact within each interval)."""
     worker_start_timeout: float = 60.0
-    """Seconds to wait for workers to connect before giving up."""
+    """Seconds to wait for all workers to join before giving up."""
     min_available_mb: int = 1024
     """Stop the run early when the machine has less memory available than this (0: never); a list storm
     that exhausts memory would otherwise have the kernel kill processes, ours or the apiserver."""
@@ -267,8 +289,10 @@ class RunPlan:
             raise SettingsError(f"run time must be > 0 s (got {self.run_time})")
         if self.users < 0 or self.spawn_rate <= 0:
             raise SettingsError("users must be >= 0 and spawn rate > 0")
-        if self.workers < 0:
-            raise SettingsError("workers must be >= 0")
+        if self.workers < 0 or self.remote_workers < 0:
+            raise SettingsError("workers and remote workers must be >= 0")
+        if self.remote_workers and not self.master_port:
+            raise SettingsError("remote workers need a fixed master port: they are told it before the run starts")
         if self.max_requests is not None and self.max_requests <= 0:
             raise SettingsError("max requests must be > 0")
         if self.sample_seconds <= 0:
@@ -276,6 +300,15 @@ class RunPlan:
         if self.min_available_mb < 0:
             raise SettingsError(f"min available memory must be >= 0 MiB (got {self.min_available_mb})")
         return self
+
+    @property
+    def distributed(self) -> bool:
+        """Whether a Locust master hands the users to worker processes (local, remote or both)."""
+        return bool(self.workers or self.remote_workers)
+
+    @property
+    def expected_workers(self) -> int:
+        return self.workers + self.remote_workers
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, indent=1)

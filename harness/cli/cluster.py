@@ -19,12 +19,13 @@ def group() -> None:
 
 
 def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, lease_seconds,
-                  jobs=False) -> specs.ClusterSpec:
+                  jobs=False, allow_remote=False) -> specs.ClusterSpec:
     return specs.ClusterSpec(
         name=name, backend=backend, k8s_version=k8s_version,
         feature_gates=specs.parse_feature_gates(feature_gates), apiserver_port=port,
         heartbeats=specs.Heartbeats(enabled=heartbeats, lease_seconds=lease_seconds, status_seconds=lease_seconds),
         jobs=jobs,
+        allow_remote=allow_remote,
     )
 
 
@@ -44,15 +45,18 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
 @click.option("--node-memory", default="256Gi", show_default=True, help="Allocatable memory per node.")
 @click.option("--node-gpus", type=int, default=0, show_default=True, help="nvidia.com/gpu per node.")
 @click.option("--kubeconfig", default=None, help="With --backend existing: the cluster's kubeconfig.")
+@click.option("--allow-remote", is_flag=True,
+              help="With --backend existing: adopt an apiserver that is not on a loopback address.")
 @click.option("--record", type=click.Path(dir_okay=False), default=None,
               help="Write the bring-up figures (times, nodes/s, RSS, etcd size) as JSON to this file.")
 @click.option("--down-after", is_flag=True, help="Tear the cluster down after reporting (a smoke run).")
 def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
-       node_cpu, node_memory, node_gpus, kubeconfig, record, down_after) -> None:
+       node_cpu, node_memory, node_gpus, kubeconfig, allow_remote, record, down_after) -> None:
     """Start a cluster, create NODES Ready nodes, and print what runs and its numbers."""
     if nodes <= 0:
         raise click.BadParameter(f"must be >= 1 (got {nodes})", param_hint="--nodes")
-    cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs)
+    cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
+                            allow_remote)
     pool = nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)
     progress = LineProgress(interval=3.0)
     info, report = bringup.up(cluster, [pool], progress, kubeconfig_path=kubeconfig)

@@ -24,7 +24,8 @@ from harness.scenarios import loading
               help="Run every sweep point N times (the scenario's `repeat`); summaries then carry intervals over repeats.")
 @click.option("--out", "out_parent", type=click.Path(file_okay=False, path_type=Path), default=runs.RUNS_DIR,
               show_default=True, help="Parent folder of run folders.")
-@click.option("--kubeconfig", default=None, help="Backend `existing`: the cluster's kubeconfig.")
+@click.option("--kubeconfig", default=None, help="Backend `existing`: the cluster's kubeconfig (one on another machine also needs "
+              "--set cluster.allow_remote=true).")
 @click.option("--no-report", is_flag=True, help="Skip report.html (tables and summary.json are still written).")
 @click.option("--dry-run", is_flag=True, help="Validate and list the cases, start nothing.")
 def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_run) -> None:

@@ -105,7 +105,7 @@ def up(cluster: specs.ClusterSpec, pools: list[nodepools.NodePool], progress, ku
     elif cluster.backend == "existing":
         if not kubeconfig_path:
             raise specs.SpecError("the existing backend needs --kubeconfig PATH")
-        info = existing.up(cluster.name, kubeconfig_path)
+        info = existing.up(cluster.name, kubeconfig_path, allow_remote=cluster.allow_remote)
     else:
         pins = versions.load_pins()
         k8s = versions.normalise_k8s_version(cluster.k8s_version or pins.kubernetes_default)

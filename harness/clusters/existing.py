@@ -15,10 +15,12 @@ from harness.errors import KqbenchError
 NAME = "existing"
 
 
-def up(name: str, kubeconfig_path: str, root: Path | None = None) -> state.ClusterInfo:
+def up(name: str, kubeconfig_path: str, root: Path | None = None, allow_remote: bool = False) -> state.ClusterInfo:
+    """Adopt the cluster of a kubeconfig; one on another machine only with `allow_remote` (checked first)."""
     if state.info_path(name, root).exists():
         raise KqbenchError(f"cluster name {name!r} is taken: `kqbench cluster down --name {name}` or pick another --name")
     path = str(Path(kubeconfig_path).expanduser().resolve())
+    kubeconfig.load_target(path, allow_remote)  # refuses a remote apiserver before any request
     creds = kubeconfig.load(path)
     version = rest.get_json(creds, "/version")
     info = state.ClusterInfo(

@@ -84,6 +84,8 @@ class ClusterSpec:
     pods to the simulated nodes, where kwok runs them for their pod annotation
     `pod-complete.stage.kwok.x-k8s.io/delay` (kwokconfig.RUNTIME_ANNOTATION; heartbeats off only).
     Off by default: bare-Workload scenarios have no pods, and both cost a watch on every pod."""
+    allow_remote: bool = False
+    """The existing backend may adopt an apiserver that is not on a loopback address (--allow-remote)."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

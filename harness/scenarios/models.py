@@ -16,6 +16,7 @@ from harness.drivers import registry
 from harness.implementations import registry as implementations
 from harness.nodes import pools as nodepools
 from harness.scenarios import base
+from loadtests import settings as load_settings
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
@@ -72,6 +73,9 @@ class ClusterSection(_Model):
     """Adopt a running cluster of this `name` and leave it running afterwards."""
     kubeconfig: str | None = None
     """Only for backend `existing`."""
+    allow_remote: bool = False
+    """Let backend `existing` and the load reach an apiserver that is not on a loopback address: load aimed
+    at a shared cluster by mistake hurts its users, so this is never implied."""
     k8s_version: str | None = None
     nodes: NonNegativeInt | None = None
     """Shorthand for one pool of default nodes; give either `nodes` or `pools`."""
@@ -102,7 +106,7 @@ class ClusterSection(_Model):
                                         feature_gates=dict(self.feature_gates),
                                         apiserver_args=tuple(sorted(self.apiserver_args.items())),
                                         heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds),
-                                        jobs=self.jobs)
+                                        jobs=self.jobs, allow_remote=self.allow_remote)
 
 
 # -- queues -------------------------------------------------------------------------------
@@ -294,6 +298,22 @@ class LoadSection(_Model):
     shape: ShapeSpec = ShapeSpec()
     mix: list[WorkloadMixSpec] = Field(default_factory=lambda: [WorkloadMixSpec()], min_length=1)
     workers: NonNegativeInt = 0
+    """Locust worker processes on this machine."""
+    remote_workers: NonNegativeInt = 0
+    """Workers the user starts on other hosts (`kqbench load --worker --master-host H --master-port P`);
+    every load phase waits for them (they rejoin between phases) and fails when they do not come."""
+    master_bind: str = "0.0.0.0:5557"
+    """HOST:PORT the master listens on when there are remote workers (they must reach it)."""
+    worker_timeout_seconds: PositiveFloat = 120.0
+    """How long a phase waits for its workers to join."""
+
+    @model_validator(mode="after")
+    def _master_bind_is_host_port(self) -> "LoadSection":
+        try:
+            load_settings.host_port(self.master_bind)
+        except load_settings.SettingsError as error:
+            raise ValueError(f"master_bind: {error}") from None
+        return self
 
 
 class MeasurementsSection(_Model):

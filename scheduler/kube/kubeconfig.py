@@ -80,6 +80,11 @@ def _private_folder(folder: Path) -> Path:
     return folder
 
 
+def private_folder() -> Path:
+    """This process's private credential folder (0700, removed at exit): for files other loaders write."""
+    return _process_folder()
+
+
 def _process_folder() -> Path:
     root = _private_folder(credentials_root())
     folder = root / str(os.getpid())

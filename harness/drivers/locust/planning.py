@@ -43,15 +43,13 @@ def load_plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase) -> l
     if not weights:
         return None
     limit, max_offset = (phase.limit, phase.max_offset) if isinstance(phase, locustphases.QueryPhase) else (100, 0)
-    creds = kubeconfig.load(cluster.kubeconfig)
     local_queues = tuple(name for lq in scenario.queues.local_queues for _, name, _ in lq.expanded()) or ("lq-0",)
     namespace = next((ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()), "kqbench-churn")
     mix = tuple(ls.WorkloadKind(weight=m.weight, priority=m.priority, pods=m.pods, cpu=m.cpu, memory=m.memory,
                                 runtime_seconds=m.runtime_seconds) for m in load.mix)
     cq = (scenario.queues.cluster_queue_names() or ["cq-0"])[0]
     settings = ls.LoadSettings(
-        target=ls.Target(server=creds.server, ca_file=creds.ca_file, cert_file=creds.cert_file,
-                         key_file=creds.key_file, token=creds.token, insecure=creds.insecure),
+        target=kubeconfig.load_target(cluster.kubeconfig, scenario.cluster.allow_remote),
         churn=ls.ChurnSettings(namespace=namespace, local_queues=local_queues,
                                create_per_second=load.rates.create_per_second, pending_target=max(1, pending),
                                mix=mix).per_user(users.get("churn", 1)),
@@ -62,7 +60,16 @@ def load_plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase) -> l
     )
     total = sum(weights.values())
     return ls.RunPlan(settings=settings, locustfile=running.BUILTIN_LOCUSTFILE, user_weights=weights, users=total,
-                      spawn_rate=max(1.0, float(total)), run_time=float(run_time), workers=load.workers)
+                      spawn_rate=max(1.0, float(total)), run_time=float(run_time), **distribution(load))
+
+
+def distribution(load: models.LoadSection) -> dict:
+    """RunPlan fields of the scenario's workers: local processes, and remote ones that rejoin every phase."""
+    if not load.remote_workers:
+        return {"workers": load.workers}
+    host, port = ls.host_port(load.master_bind)
+    return {"workers": load.workers, "remote_workers": load.remote_workers, "master_bind": host, "master_port": port,
+            "worker_start_timeout": load.worker_timeout_seconds, "workers_rejoin": True}
 
 
 def fill_target(scenario: models.Scenario) -> int:

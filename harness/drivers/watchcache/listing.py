@@ -14,7 +14,7 @@ import pandas as pd
 from harness import kubeconfig
 from harness.clusters import spec as clusterspecs
 from harness.drivers import registry
-from harness.drivers.locust import results
+from harness.drivers.locust import planning, results
 from harness.drivers.watchcache import phases as wcphases, populating
 from harness.progress import LineProgress
 from loadtests import listgroups, settings as ls
@@ -31,7 +31,6 @@ LIST_PHASE_COLUMNS = ("phase", "resource", "mode", "scope", "workers", "seconds"
 
 def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: wcphases.ListPhase) -> ls.RunPlan:
     """The Locust run plan of a list phase (pure but for the kubeconfig read)."""
-    creds = kubeconfig.load(cluster.kubeconfig)
     namespaced = phase.resource != "nodes" and phase.scope == "namespace"
     listwatch = ls.ListWatchSettings(
         resource=phase.resource, namespace=populating.GROUP if namespaced else None,
@@ -40,13 +39,12 @@ def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: wcphases.
         # the server ends a watch-list at timeoutSeconds even mid-way: leave the initial events time
         hold_seconds=int(max(60, phase.seconds * 2)))
     settings = ls.LoadSettings(
-        target=ls.Target(server=creds.server, ca_file=creds.ca_file, cert_file=creds.cert_file,
-                         key_file=creds.key_file, token=creds.token, insecure=creds.insecure),
+        target=kubeconfig.load_target(cluster.kubeconfig, scenario.cluster.allow_remote),
         client=ls.ClientSettings(network_timeout=max(120.0, phase.seconds * 2), gzip=phase.gzip),
         listwatch=listwatch)
     return ls.RunPlan(settings=settings, locustfile=listgroups.LOCUSTFILE, user_weights={listgroups.USER_CLASS: phase.workers},
                       users=phase.workers, spawn_rate=float(phase.workers), run_time=float(phase.seconds),
-                      workers=scenario.load.workers)
+                      **planning.distribution(scenario.load))
 
 
 def phase_row(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: wcphases.ListPhase,
