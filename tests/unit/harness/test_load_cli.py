@@ -26,6 +26,14 @@ def test_bad_run_times_are_refused(text):
     (["--name", "a", "--kubeconfig", "k"], "either --name or --kubeconfig"),
     (["--run-time", "soon"], "time span"),
     (["--query-mode", "psychic"], "psychic"),
+    (["--worker"], "--worker needs --master-host"),
+    (["--worker", "--master", "--master-host", "h"], "either --worker or --master"),
+    (["--master-host", "h"], "--master-host is for --worker"),
+    (["--expect-workers", "2"], "are for --master"),
+    (["--master-bind", "0.0.0.0:5557"], "are for --master"),
+    (["--master", "--expect-workers", "0"], "must be >= 1"),
+    (["--master", "--master-bind", "5557"], "HOST:PORT"),
+    (["--master", "--master-bind", "0.0.0.0:6000", "--master-port", "6001"], "contradicts"),
 ])
 def test_bad_input_fails_before_loading(args, message, tmp_path):
     (tmp_path / "k").write_text("")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.drivers.locust import planning
 from harness.scenarios import loading, models
 
 BASE = """\
@@ -58,6 +59,12 @@ def test_kueue_baseline_numbers():
     (["phases.fill.pending=77"], lambda s: s.phases["fill"].pending == 77),
     (["cluster.nodes=3", "scheduler.no_client_limit=true"], lambda s: s.cluster.nodes == 3 and s.scheduler.no_client_limit),
     (["measurements.census=false"], lambda s: s.measurements.census is False),
+    (["cluster.allow_remote=true"], lambda s: s.cluster.allow_remote and s.cluster.cluster_spec("x").allow_remote),
+    (["load.remote_workers=2", "load.master_bind=127.0.0.2:6000"],
+     lambda s: planning.distribution(s.load) == {"workers": 0, "remote_workers": 2, "master_bind": "127.0.0.2",
+                                                 "master_port": 6000, "worker_start_timeout": 120.0,
+                                                 "workers_rejoin": True}),
+    ([], lambda s: not s.cluster.allow_remote and planning.distribution(s.load) == {"workers": 0}),
 ])
 def test_overrides(overrides, check):
     loaded = loading.parse(BASE, "t.yaml", overrides)
@@ -120,6 +127,7 @@ def test_node_pools_convert():
     ("- a\n- b\n", [], "t.yaml:1: a scenario is a mapping"),
     (BASE + "  warm: {seconds: 3}\n", [], "phases.warm: a phase needs `kind:`"),
     (BASE, ["novalue"], "--set 'novalue': use PATH=VALUE"),
+    (BASE, ["load.master_bind=5557"], "load.master_bind"),
 ])
 def test_errors_are_one_line_with_file_line_field(text, overrides, expected):
     with pytest.raises(loading.ScenarioError) as caught:

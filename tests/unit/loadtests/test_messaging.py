@@ -1,0 +1,56 @@
+"""The master's half of kqbench's Locust messages: who joined, who is refused, who sent what."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from loadtests import messaging
+
+
+@dataclass
+class Message:
+    """The two fields of Locust's rpc Message a listener reads."""
+
+    node_id: str
+    data: dict
+
+
+def hello(node: str, version: str = "1.0", classes=("WorkloadChurn", "Bystander"), host: str = "h1") -> Message:
+    return Message(node, {"host": host, "pid": 7, "version": version, "user_classes": list(classes)})
+
+
+def master() -> messaging.MasterSide:
+    return messaging.MasterSide(user_classes=("WorkloadChurn",), version="1.0")
+
+
+def test_workers_join_when_their_hello_arrives():
+    side = master()
+    side.on_hello(None, hello("a"))
+    side.on_hello(None, hello("b", host="h2"))
+    assert side.joined() == 2 and side.problems == []
+    assert {t.host for t in side.tallies.values()} == {"h1", "h2"}
+
+
+@pytest.mark.parametrize("message, problem", [
+    (hello("a", version="0.9"), "install the same kqbench"),
+    (hello("a", classes=("Bystander",)), "lacks user classes WorkloadChurn"),
+])
+def test_a_worker_that_cannot_take_part_is_a_one_line_problem(message, problem):
+    side = master()
+    side.on_hello(None, message)
+    assert side.joined() == 0
+    assert len(side.problems) == 1 and problem in side.problems[0] and "\n" not in side.problems[0]
+
+
+def test_each_workers_reports_add_up_to_its_requests_and_keep_its_latest_cpu():
+    side = master()
+    side.on_hello(None, hello("a"))
+    for requests, failures, cpu in ((10, 1, 0.5), (7, 0, 1.25)):
+        side.on_report("a", {"stats_total": {"num_requests": requests, "num_failures": failures},
+                             messaging.CPU_KEY: cpu})
+    side.on_report("b", {"stats_total": {"num_requests": 3, "num_failures": 0}})  # its hello is still on the way
+    a, b = side.tallies["a"], side.tallies["b"]
+    assert (a.requests, a.failures, a.cpu_seconds) == (17, 1, 1.25)
+    assert (b.requests, b.joined) == (3, False)
