@@ -1,7 +1,8 @@
 """The built-in locustfile: every kqbench user. `kqbench load` uses it unless given another.
 
 A locustfile of your own can import these classes (or subclass `loadtests.client.KubeUser`) and
-run the same way; workers on other machines run `locust -f <this file> --worker --master-host H`.
+run the same way; workers on other machines run `kqbench load --worker --master-host H` (with
+`--locustfile` when the master runs another file).
 """
 
 from loadtests.users.bystanders import Bystander
