@@ -106,6 +106,9 @@ def command(name, kubeconfig_path, allow_remote, locustfile, user_classes, users
             master_port, worker_timeout, web, web_port, out) -> None:
     """Run Locust users (churn, position queries, bystanders, list/watch) against the apiserver."""
     _check_roles(worker, master, master_host, expect_workers, master_bind)
+    if worker and (name or kubeconfig_path or allow_remote or workers):
+        raise click.UsageError("a worker takes the apiserver, credentials and users from its master: "
+                               "drop --name, --kubeconfig, --allow-remote and --workers")
     if worker:
         _serve(master_host, master_port or DEFAULT_MASTER_PORT, locustfile, worker_timeout)
         return

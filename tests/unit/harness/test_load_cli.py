@@ -29,6 +29,7 @@ def test_bad_run_times_are_refused(text):
     (["--worker"], "--worker needs --master-host"),
     (["--worker", "--master", "--master-host", "h"], "either --worker or --master"),
     (["--master-host", "h"], "--master-host is for --worker"),
+    (["--worker", "--master-host", "h", "--kubeconfig", "k"], "a worker takes the apiserver"),
     (["--expect-workers", "2"], "are for --master"),
     (["--master-bind", "0.0.0.0:5557"], "are for --master"),
     (["--master", "--expect-workers", "0"], "must be >= 1"),
