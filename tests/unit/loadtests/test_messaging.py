@@ -54,3 +54,23 @@ def test_each_workers_reports_add_up_to_its_requests_and_keep_its_latest_cpu():
     a, b = side.tallies["a"], side.tallies["b"]
     assert (a.requests, a.failures, a.cpu_seconds) == (17, 1, 1.25)
     assert (b.requests, b.joined) == (3, False)
+
+
+def test_the_workers_table_has_one_row_per_worker_with_its_counts():
+    from loadtests import frames
+
+    side = master()
+    side.on_hello(None, hello("a"))
+    side.on_report("a", {"stats_total": {"num_requests": 5, "num_failures": 1}, messaging.CPU_KEY: 0.75})
+    table = frames.workers(side.tallies.values())
+    assert table.to_dict("records") == [{"worker": "a", "host": "h1", "pid": 7, "requests": 5, "failures": 1,
+                                         "cpu_seconds": 0.75}]
+    assert list(frames.workers([]).columns) == frames.WORKER_COLUMNS
+
+
+@pytest.mark.parametrize("bind, address", [("0.0.0.0", "127.0.0.1"), ("*", "127.0.0.1"), ("::", "127.0.0.1"),
+                                           ("127.0.0.2", "127.0.0.2"), ("10.0.0.5", "10.0.0.5")])
+def test_local_workers_reach_the_master_where_it_listens(bind, address):
+    from loadtests import localworkers
+
+    assert localworkers.reachable_address(bind) == address
