@@ -11,7 +11,6 @@ import yaml
 
 from harness import kubeconfig
 from harness.clusters import state
-from harness.errors import KqbenchError
 from loadtests import running, settings as load_settings
 
 _SPAN = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s?)?$")
@@ -135,8 +134,6 @@ def command(name, kubeconfig_path, allow_remote, locustfile, user_classes, users
             run_time=seconds, max_requests=max_requests, shape=shape_settings, workers=workers,
             web=web, web_port=web_port, **distribution).validate()
     except load_settings.SettingsError as error:
-        raise click.UsageError(str(error)) from None
-    except KqbenchError as error:
         raise click.UsageError(str(error)) from None
     out_dir = Path(out) if out else Path("results/runs") / f"load-{dt.datetime.now():%Y%m%d-%H%M%S}"
     click.echo(f"load: {users} users for {seconds:.0f}s against {settings.target.server}"

@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from harness import kubeconfig
-from harness.cli import load
+from harness import cli, kubeconfig
 from harness.clusters import existing
 from harness.errors import KqbenchError
 from scheduler.kube import kubeconfig as reader
@@ -132,12 +130,16 @@ def test_the_refusal_comes_before_any_credential_plugin_runs(tmp_path, no_traffi
     assert not ran.exists()
 
 
-def test_kqbench_load_refuses_a_remote_apiserver_without_the_flag_and_names_it(tmp_path, no_traffic):
+def test_kqbench_load_refuses_a_remote_apiserver_without_the_flag_and_names_it(tmp_path, no_traffic, monkeypatch,
+                                                                              capsys):
     path = write_config(tmp_path, {"token": "t"}, server=REMOTE)
-    result = CliRunner().invoke(load.command, ["--kubeconfig", str(path), "--run-time", "1s", "--out", str(tmp_path / "out")],
-                                catch_exceptions=False, env={"KQBENCH_STATE": str(tmp_path)})
-    assert result.exit_code == 2
-    assert "--allow-remote" in result.output and "10.255.255.1" in result.output
+    monkeypatch.setattr(sys, "argv", ["kqbench", "load", "--kubeconfig", str(path), "--run-time", "1s",
+                                      "--out", str(tmp_path / "out")])
+    with pytest.raises(SystemExit) as exit_status:
+        cli.main()
+    assert exit_status.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "--allow-remote" in line and "10.255.255.1" in line
     assert not (tmp_path / "out").exists()  # refused before a run folder or a load process existed
 
 
