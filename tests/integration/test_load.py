@@ -228,13 +228,14 @@ def test_master_and_two_workers_list_and_watch(load_cluster, tmp_path):
     result = running.run(plan, tmp_path / "run")
     totals = result.totals.set_index("name")
     assert result.summary["workers"] == 2 and result.summary["cpu_seconds_workers"] > 0
+    assert len(result.workers) == 2 and int(result.workers["requests"].sum()) == result.summary["requests"]
     for name in ("LIST pods rv0", "LIST pods consistent", "LIST pods paginated", "LIST-ALL-PAGES pods paginated",
                  "WATCH pods watchlist", "WATCH pods list-watch", "LIST pods list-watch", "GET configmaps bystander"):
         assert name in totals.index and totals.loc[name, "successes"] > 0, (name, sorted(totals.index))
     assert result.failures.empty, result.failures.to_dict("records")
     # No worker outlives the run.
     workers = [p for p in psutil.process_iter(["cmdline", "create_time"])
-               if (p.info["cmdline"] or [])[1:3] == ["-m", "locust"] and "--worker" in p.info["cmdline"]
+               if (p.info["cmdline"] or [])[1:3] == ["-m", "loadtests.worker"]
                and p.info["create_time"] >= started - 1]
     assert workers == [], [p.info["cmdline"] for p in workers]
 
