@@ -151,6 +151,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
             try:
                 wait_for_workers(plan, side, workers, port, stopping)
             except WorkersMissing:
+                side.close(runner, rejoin=False)
                 runner.quit()  # the workers that did join go home now, not at their heartbeat time-out
                 raise
         else:
@@ -194,8 +195,8 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         if samples and load_seconds - samples[-1].t < plan.sample_seconds / 2:
             samples.pop()  # the final snapshot replaces a periodic one taken just before: no empty interval
         samples.append(snapshot(environment, load_seconds))
-        if isinstance(runner, MasterRunner) and plan.workers_rejoin:
-            side.rejoin(runner)
+        if isinstance(runner, MasterRunner):
+            side.close(runner, rejoin=plan.workers_rejoin)
         runner.quit()
     finally:
         localworkers.stop(workers)

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,14 +123,14 @@ def run(plan: load_settings.RunPlan, out_dir: str | Path | None = None, *, show_
     return read_result(out)
 
 
-WORKER_REJOIN, WORKER_NO_MASTER = 10, 3
+WORKER_REJOIN, WORKER_RETRY, WORKER_NO_MASTER, WORKER_REFUSED = 10, 11, 3, 4
 """loadtests.worker's exit statuses (not imported: it would load Locust)."""
 MAX_WORKER_SESSIONS = 1000
-"""Masters one `serve_as_worker` call serves at most (a scenario runs one per load phase)."""
+"""Worker processes one `serve_as_worker` call starts at most (a scenario runs one master per load phase)."""
 
 
 def serve_as_worker(master_host: str, master_port: int, locustfile: str = BUILTIN_LOCUSTFILE,
-                    connect_timeout: float = 120.0) -> int:
+                    connect_timeout: float = 120.0, clock=time.monotonic) -> int:
     """Be a Locust worker for the master at host:port, and for the next ones it asks us to wait for.
 
     Returns how many masters were served. Each session is a child process in its own group, killed
@@ -137,6 +138,7 @@ def serve_as_worker(master_host: str, master_port: int, locustfile: str = BUILTI
     command = [sys.executable, "-m", "loadtests.worker", "--master-host", master_host, "--master-port",
                str(master_port), "--locustfile", locustfile, "--connect-timeout", str(connect_timeout)]
     served = 0
+    waiting_since = clock()
     for _session in range(MAX_WORKER_SESSIONS):
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
         try:
@@ -149,15 +151,20 @@ def serve_as_worker(master_host: str, master_port: int, locustfile: str = BUILTI
                 os.killpg(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        if status == WORKER_NO_MASTER:
+        if status == WORKER_RETRY and clock() - waiting_since < connect_timeout:
+            continue  # acknowledged by a master on its way out: connect again, to the next one
+        if status in (WORKER_NO_MASTER, WORKER_RETRY):
             if served == 0:
                 raise LoadError(f"no kqbench master answered at {master_host}:{master_port} within "
                                 f"{connect_timeout:.0f}s: start `kqbench load --master` there first, or check that "
                                 "this host can reach that address")
             return served  # the last phase's master asked us back, and no next one came: the run is over
+        if status == WORKER_REFUSED:
+            raise LoadError(f"the master at {master_host}:{master_port} refused this worker (reason above)")
         if status not in (0, WORKER_REJOIN):
             raise LoadError(f"the worker process failed (exit {status}) after serving {served} masters")
         served += 1
         if status == 0:
             return served
+        waiting_since = clock()
     return served

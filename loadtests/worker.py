@@ -3,7 +3,8 @@
 It needs no settings of its own: the users' settings (credentials included) arrive from the master in
 Locust's spawn message. It says hello (loadtests.messaging), runs the users the master hands it, and
 ends when the master quits. Exit status tells the caller what next: 0 done, REJOIN the master asked
-it to wait for the next master, NO_MASTER none answered within the connect time.
+it to wait for the next master, NO_MASTER none answered within the connect time, RETRY no welcome
+came (a master on its way out acknowledged us: connect again), REFUSED the master refused us.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ from locust.util.load_locustfile import load_locustfile
 from loadtests import locustoptions, messaging
 
 REJOIN = 10
+RETRY = 11
 NO_MASTER = 3
+REFUSED = 4
+WELCOME_SECONDS = 10.0
+"""How long a worker waits for the master's answer to its hello before connecting again."""
 log = logging.getLogger("kqbench.worker")
 
 
@@ -44,6 +49,16 @@ def run(master_host: str, master_port: int, locustfile: str, connect_timeout: fl
     side.hello(runner)
     gevent.signal_handler(signal.SIGTERM, runner.quit)
     gevent.signal_handler(signal.SIGINT, runner.quit)
+    for _ in range(int(WELCOME_SECONDS / 0.1)):
+        if side.welcome is not None:
+            break
+        gevent.sleep(0.1)
+    if side.welcome is None or side.welcome.get("closing") or side.welcome.get("reason"):
+        runner.quit()
+        if side.welcome is None or side.welcome.get("closing"):
+            return RETRY
+        print(f"refused by the master: {side.welcome['reason']}", file=sys.stderr)
+        return REFUSED
     runner.greenlet.join()  # ends at the master's quit, or when its heartbeats stop (Locust: 60 s)
     return REJOIN if side.rejoin else 0
 
