@@ -82,6 +82,11 @@ def eviction_status(workload: Workload, preemptor: Workload, now: float) -> dict
     }
 
 
+def _key_of(obj: dict) -> tuple[str, str]:
+    meta = obj["metadata"]
+    return meta.get("namespace", "default"), meta["name"]
+
+
 def _rv(obj: dict) -> int:
     try:
         return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
@@ -109,6 +114,8 @@ class Controller:
         self._tasks: set[asyncio.Task] = set()
         # Workloads whose admission we wrote: events older than our write are stale echoes.
         self._written_rv: dict[tuple[str, str], int] = {}
+        # Every Workload the API holds as last listed or watched (key -> its identifying metadata).
+        self._known_workloads: dict[tuple[str, str], dict] = {}
         self._evictions_in_flight: set[tuple[str, str]] = set()
         self.informers: list[informing.Informer] = []
         self._status_written: dict[str, queuestatus.QueueStatus] = {}
@@ -129,15 +136,25 @@ class Controller:
         m = self.manager
 
         def simple(add, delete, decode, key):
+            known: set[tuple] = set()
+
             def on_list(items):
+                # A relist replaces what is known: objects deleted while the watch was down are gone.
+                listed = {key(item) for item in items}
+                for gone in known - listed:
+                    delete(*gone)
+                known.clear()
+                known.update(listed)
                 for item in items:
                     add(decode(item))
                 self._touch()
 
             def on_event(kind, obj):
                 if kind == "DELETED":
+                    known.discard(key(obj))
                     delete(*key(obj))
                 else:
+                    known.add(key(obj))
                     add(decode(obj))
                 self._touch()
             return on_list, on_event
@@ -179,6 +196,8 @@ class Controller:
         """
         meta = obj["metadata"]
         key = (meta.get("namespace", "default"), meta["name"])
+        # What a later relist needs to announce its deletion (the owner, for the Job integration).
+        self._known_workloads[key] = {"metadata": {k: meta[k] for k in ("namespace", "name", "ownerReferences") if k in meta}}
         version = _rv(obj)
         written = self._written_rv.get(key)
         if written is not None and version < written:
@@ -207,22 +226,29 @@ class Controller:
             self._write_status_once(workload, body, requeue, evicted_from)
 
     def _list_workloads(self, items: list[dict]) -> None:
+        """A (re)list replaces what is known: a Workload deleted while the watch was down (an apiserver
+        restart, etcd away) is forgotten here, or its quota would stay held for good."""
+        listed = {_key_of(obj): obj for obj in items}
+        for key in [k for k in self._known_workloads if k not in listed]:
+            self._forget_workload(key, self._known_workloads[key])
         for obj in items:
             self._apply_workload(obj)
         self._touch()
 
     def _workload_event(self, kind: str, obj: dict) -> None:
         if kind == "DELETED":
-            meta = obj["metadata"]
-            key = (meta.get("namespace", "default"), meta["name"])
-            self._written_rv.pop(key, None)
-            self._held_by_stop.pop(key, None)
-            self.manager.delete_workload(key)
-            if self.workload_observer is not None:
-                self.workload_observer(kind, obj, None)
+            self._forget_workload(_key_of(obj), obj)
         else:
             self._apply_workload(obj)
         self._touch()
+
+    def _forget_workload(self, key: tuple[str, str], obj: dict) -> None:
+        self._known_workloads.pop(key, None)
+        self._written_rv.pop(key, None)
+        self._held_by_stop.pop(key, None)
+        self.manager.delete_workload(key)
+        if self.workload_observer is not None:
+            self.workload_observer("DELETED", obj, None)
 
     # -- writing decisions ----------------------------------------------------------------
     def _spawn(self, coroutine) -> None:
