@@ -24,6 +24,7 @@ class WorkloadChurn(client.KubeUser):
         self.seen: dict[str, dict] = {}
         """Last listed object per name: a Finished merge patch must carry the other conditions."""
         self._pause = 0.0
+        self._failed_in_a_row = 0
 
     def wait_time(self) -> float:
         return self._pause
@@ -45,6 +46,7 @@ class WorkloadChurn(client.KubeUser):
                 self.ledger.create_failed(action)
         elif isinstance(action, churning.Refresh):
             self._refresh()
+            reply = None
         elif isinstance(action, churning.Finish):
             patch = workloads.finished_patch(self.seen.get(action.name, {}), dt.datetime.now(dt.timezone.utc))
             reply = self.call("PATCH", workloads.object_path(churn.namespace, action.name) + "/status", "churn-finish",
@@ -58,6 +60,13 @@ class WorkloadChurn(client.KubeUser):
             if reply.ok or reply.status == 404:
                 self.ledger.deleted(action.name)
                 self.seen.pop(action.name, None)
+        else:
+            return
+        if reply is not None and churning.should_back_off(reply.status):
+            self._failed_in_a_row += 1
+            self._pause = max(self._pause, churning.back_off_seconds(self._failed_in_a_row))
+        else:
+            self._failed_in_a_row = 0
 
     def _refresh(self) -> None:
         churn = self.settings.churn

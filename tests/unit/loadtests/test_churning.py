@@ -143,3 +143,12 @@ def test_a_finish_is_not_handed_out_twice_while_in_flight():
     assert not isinstance(ledger.next_action(0.2), churning.Finish)
     ledger.finished(create.name, ok=False)          # failed: offered again
     assert ledger.next_action(0.3) == churning.Finish(create.name)
+
+
+def test_back_off_after_refused_or_failing_requests_only():
+    from loadtests.churning import back_off_seconds, should_back_off
+
+    assert [should_back_off(s) for s in (0, 429, 500, 503)] == [True] * 4
+    assert [should_back_off(s) for s in (200, 201, 404, 409, 422)] == [False] * 5
+    pauses = [back_off_seconds(n) for n in range(1, 10)]
+    assert pauses[:3] == [0.1, 0.2, 0.4] and pauses[-1] == 2.0 and pauses == sorted(pauses)
