@@ -66,6 +66,8 @@ class MasterSide:
     """One line per worker that cannot take part (and how to fix it)."""
     closing: bool = False
     """The run is over: a worker saying hello now is meant for the next master."""
+    sent_on: set[str] = field(default_factory=set)
+    """Workers told to connect again (they reached this master on its way out): not in its tallies."""
 
     def install(self, environment, runner) -> None:
         runner.register_message(HELLO, self.on_hello)
@@ -76,6 +78,8 @@ class MasterSide:
 
     def on_hello(self, environment, msg) -> None:
         if self.closing:
+            self.sent_on.add(msg.node_id)
+            self.tallies.pop(msg.node_id, None)  # a report may have come first: it was never ours
             environment.runner.send_message(WELCOME, {"closing": True}, client_id=msg.node_id)
             return
         data = msg.data or {}
@@ -95,6 +99,8 @@ class MasterSide:
             environment.runner.send_message(WELCOME, {"reason": problem}, client_id=msg.node_id)
 
     def on_report(self, client_id: str, data: dict) -> None:
+        if client_id in self.sent_on:
+            return
         tally = self._tally(client_id)
         total = data.get("stats_total") or {}
         tally.requests += int(total.get("num_requests", 0))
