@@ -66,6 +66,13 @@ def read_result(out_dir: Path) -> LoadResult:
                       workers=_optional(out_dir / "workers.parquet", frames.WORKER_COLUMNS))
 
 
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _stop_group(process: subprocess.Popen, grace: float) -> None:
     """SIGTERM the engine (it stops its workers), then SIGKILL whatever is left of its group."""
     if process.poll() is None:
@@ -74,10 +81,7 @@ def _stop_group(process: subprocess.Popen, grace: float) -> None:
             process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             pass
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    _kill_group(process)
     if process.poll() is None:
         process.wait(timeout=10)
 
@@ -107,10 +111,7 @@ def run(plan: load_settings.RunPlan, out_dir: str | Path | None = None, *, show_
             raise
         finally:
             # Workers are in the engine's group; none may outlive the run, whatever happened.
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill_group(process)
     refused = out / "settings-error.txt"  # engine.SETTINGS_ERROR_FILE (not imported: it would load Locust)
     if process.returncode == 2 and refused.exists():
         raise load_settings.SettingsError(refused.read_text().strip())
@@ -147,10 +148,7 @@ def serve_as_worker(master_host: str, master_port: int, locustfile: str = BUILTI
             _stop_group(process, grace=10.0)
             raise
         finally:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill_group(process)
         if status == WORKER_RETRY and clock() - waiting_since < connect_timeout:
             continue  # acknowledged by a master on its way out: connect again, to the next one
         if status in (WORKER_NO_MASTER, WORKER_RETRY):
