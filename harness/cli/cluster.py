@@ -31,7 +31,8 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
 
 @group.command("up")
 @click.option("--name", default="kqbench", show_default=True, help="Cluster name (several can run side by side).")
-@click.option("--nodes", type=int, default=10, show_default=True, help="Simulated nodes to create (>= 1).")
+@click.option("--nodes", type=int, default=10, show_default=True,
+              help="Simulated nodes to create (>= 1; 0 with --backend existing: adopt a cluster as it is).")
 @click.option("--backend", type=click.Choice(bringup.BACKENDS), default="kwok", show_default=True)
 @click.option("--k8s-version", default=None, help="Kubernetes release (default: pinned in harness/versions.toml).")
 @click.option("--feature-gates", default="", help="Comma-separated Name=true|false for every component.")
@@ -53,13 +54,15 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
 def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
        node_cpu, node_memory, node_gpus, kubeconfig, allow_remote, record, down_after) -> None:
     """Start a cluster, create NODES Ready nodes, and print what runs and its numbers."""
-    if nodes <= 0:
-        raise click.BadParameter(f"must be >= 1 (got {nodes})", param_hint="--nodes")
+    if nodes < 0 or (nodes == 0 and backend != "existing"):
+        raise click.BadParameter(f"must be >= 1 (got {nodes}; 0 only with --backend existing, which adopts a cluster "
+                                 "without adding nodes)", param_hint="--nodes")
     cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
                             allow_remote)
-    pool = nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)
+    # An adopted cluster may be a real one: with --nodes 0 it gets no simulated nodes.
+    pools = [nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)] if nodes else []
     progress = LineProgress(interval=3.0)
-    info, report = bringup.up(cluster, [pool], progress, kubeconfig_path=kubeconfig)
+    info, report = bringup.up(cluster, pools, progress, kubeconfig_path=kubeconfig)
     try:
         if record:
             report_json = json.loads(report.to_json())
