@@ -61,6 +61,13 @@ class Lines:
                 self._changed.wait(min(left, 1.0))
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    # A job started in the background by a non-interactive shell (a CI runner's) inherits SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt: the run would be a user's terminal only
+    # with the default disposition back.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig, markers, stopped_at, statuses", [
     (signal.SIGINT, (f"case 1/2 {FIRST}", "  - cluster ..."), f"case {FIRST}: cluster", ["interrupted", "skipped"]),
     (signal.SIGTERM, (f"case 1/2 {FIRST}", "  - churn ..."), f"case {FIRST}: churn", ["interrupted", "skipped"]),
@@ -71,7 +78,7 @@ def test_an_interrupted_run_leaves_no_process_and_says_where_it_stopped(binaries
     out = tmp_path / "runs"
     run = subprocess.Popen([sys.executable, "-m", "harness", "run", "tiny", "--out", str(out), "--no-report", *SMALL],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
-                           start_new_session=True)
+                           start_new_session=True, preexec_fn=_ctrl_c_as_in_a_terminal)
     started: set[int] = set()
     try:
         lines = Lines(run.stderr)
