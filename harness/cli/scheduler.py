@@ -74,6 +74,8 @@ def install(name, kubeconfig_path, visibility_port) -> None:
               help="Admissions decided ahead of their status writes before scheduling waits.")
 @click.option("--page-cache/--no-page-cache", default=_DEFAULTS.page_cache, show_default=True,
               help="Keep encoded visibility pages until their queue changes (off: encode per request, as Kueue).")
+@click.option("--manage-jobs", is_flag=True, default=_DEFAULTS.manage_jobs,
+              help="Queue batch/v1 Jobs labelled kueue.x-k8s.io/queue-name (Kueue's job integration).")
 @click.option("--log-dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the scheduler's log (default: the kqbench state folder's logs/).")
 def run(name, kubeconfig_path, log_dir, **fields) -> None:

@@ -196,7 +196,7 @@ def metrics_of(drivers: Sequence[Driver], tables: Tables, case: str) -> list[Met
 # -- the registry: one line per driver ----------------------------------------------------------
 # Driver packages build their DRIVER from the types above, so they are imported after them, and the
 # registry is assembled on first use (a driver package imported on its own finds this module whole).
-from harness.drivers import capacity, faults, invariants, kueuebaseline, locust, watchcache  # noqa: E402
+from harness.drivers import capacity, faults, invariants, jobs, kueuebaseline, locust, watchcache  # noqa: E402
 
 _DRIVER_PACKAGES = (
     locust,
@@ -205,6 +205,7 @@ _DRIVER_PACKAGES = (
     capacity,
     invariants,
     faults,
+    jobs,
 )
 
 

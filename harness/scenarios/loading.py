@@ -169,7 +169,8 @@ def _validate(data: dict, node, source: str, overridden: set[str], origin: str) 
         loc = _field_path(first["loc"])
         dotted = ".".join(loc) or "(top level)"
         line = line_of(node, loc)
-        got = "" if first["type"] in ("missing", "extra_forbidden") else f" (got {first.get('input')!r})"
+        # a rule across the whole scenario names what is wrong itself: its input is the whole file
+        got = "" if first["type"] in ("missing", "extra_forbidden") or not loc else f" (got {first.get('input')!r})"
         where = next((f" (from --set {o})" for o in overridden if dotted.startswith(o)), "")
         if not where and origin:
             where = f" (in {origin})"

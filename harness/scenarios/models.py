@@ -243,6 +243,8 @@ class SchedulerSection(_Model):
     """Admissions the cycle loop may decide ahead of their status writes."""
     page_cache: bool = _PROCESS.page_cache
     """Aggregated strategies: keep encoded pages until their queue changes (false: encode per request, as Kueue)."""
+    manage_jobs: bool = _PROCESS.manage_jobs
+    """Queue batch/v1 Jobs (Kueue's job integration); on by default in a cluster that runs Jobs (cluster.jobs)."""
 
     @model_validator(mode="after")
     def _implementation_publishes_the_strategy(self) -> "SchedulerSection":
@@ -385,6 +387,26 @@ class Scenario(_Model):
             if arm.get(key):
                 cluster[key] = {**(cluster.get(key) or {}), **arm[key]}
         return {**data, "cluster": cluster}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_jobs_cluster_has_its_jobs_managed(cls, data: Any) -> Any:
+        """In a cluster that runs Jobs the scheduler manages them unless the scenario says otherwise."""
+        if isinstance(data, dict) and isinstance(data.get("cluster"), dict) and data["cluster"].get("jobs"):
+            scheduler = data.get("scheduler")
+            if scheduler is None or isinstance(scheduler, dict):
+                data = {**data, "scheduler": {"manage_jobs": True, **(scheduler or {})}}
+        return data
+
+    @model_validator(mode="after")
+    def _phases_fit_the_scenario(self) -> "Scenario":
+        """A phase model may state what it needs of the rest of the scenario (`check_scenario`)."""
+        for name, phase in self.phases.items():
+            check = getattr(phase, "check_scenario", None)
+            problem = check(self) if check else None
+            if problem:
+                raise ValueError(f"phase {name}: {problem}")
+        return self
 
     @model_validator(mode="after")
     def _faults_name_phases(self) -> "Scenario":

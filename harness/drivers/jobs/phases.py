@@ -1,0 +1,38 @@
+"""The jobs driver's phase: batch Jobs through the queue, run by the cluster's own controllers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import PositiveFloat, PositiveInt
+
+from harness.scenarios import base
+
+if TYPE_CHECKING:
+    from harness.scenarios import models
+
+
+class JobsPhase(base.Model):
+    """Create every Job of `load.mix` (each entry's `count` Jobs of `pods` pods per ClusterQueue at
+    `per_second`, each pod running `runtime_seconds` on a KWOK node) suspended in its LocalQueue; the
+    scheduler under test admits them, the job controller makes the pods, kube-scheduler binds them,
+    kwok runs them. Ends when every Job completed, or at `seconds`."""
+
+    kind: Literal["jobs"] = "jobs"
+    seconds: PositiveFloat = 900
+    """Bound on the whole generation; an unfinished run is reported as incomplete."""
+    in_flight: PositiveInt = 32
+    """Job creations in flight at once."""
+
+    def check_scenario(self, scenario: models.Scenario) -> str | None:
+        if not scenario.cluster.jobs:
+            return "kind jobs needs a cluster that runs Jobs: set cluster.jobs: true"
+        if scenario.scheduler.implementation == "reference" and not scenario.scheduler.manage_jobs:
+            return "kind jobs needs the reference scheduler to queue Jobs: drop scheduler.manage_jobs: false"
+        for index, mix in enumerate(scenario.load.mix):
+            if mix.count is None or mix.per_second is None:
+                return f"load.mix[{index}] needs count and per_second (Jobs per ClusterQueue, and how fast)"
+        return None
+
+
+PHASES = (JobsPhase,)

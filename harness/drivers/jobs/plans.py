@@ -1,0 +1,86 @@
+"""The jobs schedule and the Job each creation sends (pure).
+
+The arrival pattern is kueue-baseline's (each load.mix entry: `count` per ClusterQueue, one per
+1 / `per_second` s), so a scenario of Jobs and one of bare Workloads differ only in what is created.
+A class's `pods` is the Job's parallelism and completions; `cpu` and `memory` are each pod's requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.clusters import kwokconfig
+from harness.drivers.kueuebaseline import plans as arrivals
+from scheduler.core import jobs as corejobs
+
+if TYPE_CHECKING:
+    from harness.scenarios import models
+
+CLASS_LABEL = "kqbench.io/jobs-class"
+"""On the Job and its pod template: the informers select our objects by it."""
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+"""Set by the job controller on every pod of a Job."""
+IMAGE = "registry.invalid/kqbench/train:1"
+"""Never pulled: kwok plays the pod's life."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobShape:
+    """What a class's Jobs look like beyond kueue-baseline's arrival fields."""
+
+    pods: int
+    memory: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    arrivals: arrivals.Plan
+    shapes: dict[str, JobShape]
+    """Class name -> its Jobs' shape."""
+
+    @property
+    def total_jobs(self) -> int:
+        return self.arrivals.total
+
+    @property
+    def total_pods(self) -> int:
+        queues = len(self.arrivals.queues)
+        return sum(c.count * self.shapes[c.name].pods * queues for c in self.arrivals.classes)
+
+    def schedule(self) -> list[arrivals.Creation]:
+        return arrivals.schedule(self.arrivals)
+
+
+def from_scenario(scenario: models.Scenario) -> Plan:
+    plan = arrivals.from_scenario(scenario)
+    shapes = {cls.name: JobShape(pods=mix.pods, memory=mix.memory)
+              for cls, mix in zip(plan.classes, scenario.load.mix)}
+    return Plan(plan, shapes)
+
+
+def runtime_text(seconds: float) -> str:
+    """A Go duration kwok reads from the pod's annotation: whole milliseconds."""
+    return f"{int(round(seconds * 1000))}ms"
+
+
+def job_manifest(creation: arrivals.Creation, shape: JobShape) -> dict:
+    """A suspended Job in the creation's LocalQueue: `pods` pods, each running the class's runtime."""
+    cls = creation.workload_class
+    labels = {corejobs.QUEUE_LABEL: creation.queue.local_queue, CLASS_LABEL: cls.name}
+    if cls.priority_class:
+        labels[corejobs.PRIORITY_CLASS_LABEL] = cls.priority_class
+    requests = {"cpu": cls.cpu}
+    if shape.memory and shape.memory != "0":
+        requests["memory"] = shape.memory
+    return {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": creation.name, "namespace": creation.queue.namespace, "labels": labels},
+        "spec": {
+            "suspend": True, "parallelism": shape.pods, "completions": shape.pods, "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": {CLASS_LABEL: cls.name},
+                             "annotations": {kwokconfig.RUNTIME_ANNOTATION: runtime_text(cls.runtime_seconds)}},
+                "spec": {"restartPolicy": "Never",
+                         "containers": [{"name": "main", "image": IMAGE, "resources": {"requests": requests}}]}}},
+    }

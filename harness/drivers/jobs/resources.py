@@ -1,0 +1,65 @@
+"""Where a jobs phase's load went, from the run's measurement tables (pure): API requests, watch
+traffic and stored objects per resource, and CPU per process — the tables that say which component
+was the bottleneck and which resource drove it.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pandas as pd
+
+READ_VERBS = frozenset({"GET", "LIST", "WATCH", "WATCHLIST"})
+RESOURCE_COLUMNS = ["resource", "reads_per_s", "writes_per_s", "watch_events_sent_per_s",
+                    "watch_cache_events_per_s", "objects_at_end"]
+PROCESS_COLUMNS = ["component", "cpu_cores", "cpu_seconds", "rss_max_mib"]
+
+
+def _rows(summary: pd.DataFrame, case: str, phase: str, metric: str, stat: str) -> list[tuple[dict, float]]:
+    picked = summary[(summary["case"] == case) & (summary["phase"] == phase) & (summary["metric"] == metric)
+                     & (summary["stat"] == stat)]
+    return [(orjson.loads(labels), float(value)) for labels, value in zip(picked["labels"], picked["value"])]
+
+
+def resource_name(labels: dict) -> str:
+    """`pods`, `jobs.batch`, `workloads.kueue.x-k8s.io`: plural and group, as kubectl names them."""
+    resource = labels.get("resource") or labels.get("kind") or ""
+    group = labels.get("group", "")
+    if "." in resource or not group:
+        return resource
+    return f"{resource}.{group}"
+
+
+def by_resource(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
+    """One row per resource the phase touched, busiest first."""
+    table: dict[str, dict[str, float]] = {}
+
+    def add(name: str, column: str, value: float) -> None:
+        if name:
+            row = table.setdefault(name, dict.fromkeys(RESOURCE_COLUMNS[1:], 0.0))
+            row[column] += value
+
+    for labels, value in _rows(summary, case, phase, "apiserver_request_total", "rate"):
+        add(resource_name(labels), "reads_per_s" if labels.get("verb") in READ_VERBS else "writes_per_s", value)
+    for labels, value in _rows(summary, case, phase, "apiserver_watch_events_total", "rate"):
+        add(resource_name(labels), "watch_events_sent_per_s", value)
+    for labels, value in _rows(summary, case, phase, "apiserver_watch_cache_events_received_total", "rate"):
+        add(resource_name(labels), "watch_cache_events_per_s", value)
+    objects = _rows(summary, case, phase, "apiserver_resource_objects", "last") \
+        or _rows(summary, case, phase, "apiserver_storage_objects", "last")
+    for labels, value in objects:
+        add(resource_name(labels), "objects_at_end", value)
+    frame = pd.DataFrame([{"resource": name, **values} for name, values in table.items()], columns=RESOURCE_COLUMNS)
+    busy = frame["reads_per_s"] + frame["writes_per_s"] + frame["watch_events_sent_per_s"]
+    return frame.assign(_busy=busy).sort_values("_busy", ascending=False).drop(columns="_busy").reset_index(drop=True)
+
+
+def by_process(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
+    """Mean cores busy, CPU seconds and largest RSS per component in the phase, busiest first."""
+    rows: dict[str, dict[str, float]] = {}
+    for metric, stat, column in (("cpu_seconds", "rate", "cpu_cores"), ("cpu_seconds", "delta", "cpu_seconds"),
+                                 ("rss_bytes", "max", "rss_max_mib")):
+        for labels, value in _rows(summary, case, phase, metric, stat):
+            row = rows.setdefault(labels.get("component", "?"), dict.fromkeys(PROCESS_COLUMNS[1:], 0.0))
+            row[column] += value / (1 << 20) if column == "rss_max_mib" else value
+    frame = pd.DataFrame([{"component": name, **values} for name, values in rows.items()], columns=PROCESS_COLUMNS)
+    return frame.sort_values("cpu_cores", ascending=False).reset_index(drop=True)

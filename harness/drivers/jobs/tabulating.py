@@ -1,0 +1,82 @@
+"""Jobs figures and records -> tidy tables (pure)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.drivers.jobs import figures as figs, recording
+
+FIGURES_TABLE = "jobs_figures"
+RATES_TABLE = "jobs_rates"
+JOBS_TABLE = "jobs_jobs"
+PODS_TABLE = "jobs_pods"
+
+LATENCY_NAMES = {"admitted": "time_to_admission", "first_running": "time_to_first_pod_running",
+                 "completed": "time_to_complete"}
+POD_LATENCY_NAMES = {"bind": "pod_create_to_bound", "start": "pod_bound_to_running"}
+
+
+def _distribution_rows(prefix: str, dist: figs.Distribution | None, **extra) -> list[dict]:
+    if dist is None:
+        return []
+    return [{"metric": f"{prefix}_{stat}_seconds", "value": float(getattr(dist, stat)), "unit": "s", **extra}
+            for stat in ("mean", "p50", "p90", "p99", "max")]
+
+
+def figures_frame(figures: figs.Figures, extras: dict[str, float]) -> pd.DataFrame:
+    """One row per figure: metric, value, unit, class ('' for all classes)."""
+    rows = [{"metric": name, "value": float(value), "unit": "count"} for name, value in (
+        ("jobs", figures.jobs), ("jobs_completed", figures.jobs_completed), ("jobs_failed", figures.jobs_failed),
+        ("pods", figures.pods), ("pods_succeeded", figures.pods_succeeded),
+        ("most_jobs_running", figures.most_jobs_running), ("most_pods_running", figures.most_pods_running),
+        ("suspensions", figures.suspensions), ("complete", float(figures.complete)))]
+    rows.append({"metric": "wall_seconds", "value": figures.wall_seconds, "unit": "s"})
+    for series, value in figures.sustained.items():
+        if value is not None:
+            rows.append({"metric": f"{series}_per_second_sustained", "value": value, "unit": "1/s"})
+    for series, value in figures.peak.items():
+        rows.append({"metric": f"{series}_per_second_peak_{figs.PEAK_WINDOW_SECONDS}s", "value": value, "unit": "1/s"})
+    for until, dist in figures.job_latency.items():
+        rows += _distribution_rows(LATENCY_NAMES[until], dist)
+    for (name, until), dist in figures.job_latency_by_class.items():
+        rows += _distribution_rows(LATENCY_NAMES[until], dist, job_class=name)
+    for kind, dist in figures.pod_latency.items():
+        rows += _distribution_rows(POD_LATENCY_NAMES[kind], dist)
+    for name, value in extras.items():
+        rows.append({"metric": name, "value": float(value), "unit": "s" if name.endswith("_seconds") else "count"})
+    frame = pd.DataFrame(rows, columns=["metric", "value", "unit", "job_class"])
+    frame["job_class"] = frame["job_class"].fillna("")
+    return frame
+
+
+def rates_frame(figures: figs.Figures) -> pd.DataFrame:
+    """series (pods_bound, jobs_admitted, ...), second after the start of generation, count."""
+    rows = [{"series": series, "second": second, "count": count}
+            for series, counts in figures.rates.items() for second, count in sorted(counts.items())]
+    return pd.DataFrame(rows, columns=["series", "second", "count"])
+
+
+def jobs_frame(recorder: recording.Recorder, start: float) -> pd.DataFrame:
+    """One row per Job, times in seconds after the start of generation."""
+    def rel(t: float | None) -> float | None:
+        return None if t is None else t - start
+
+    rows = [{"namespace": j.namespace, "name": j.name, "job_class": j.job_class, "cluster_queue": j.cluster_queue,
+             "pods": j.pods, "created_s": rel(j.created), "admitted_s": rel(j.admitted),
+             "unsuspended_s": rel(j.unsuspended), "first_running_s": rel(j.first_running),
+             "completed_s": rel(j.completed), "workload_finished_s": rel(j.workload_finished), "failed": j.failed,
+             "suspensions": j.suspensions} for j in recorder.jobs.values()]
+    return pd.DataFrame(rows, columns=["namespace", "name", "job_class", "cluster_queue", "pods", "created_s",
+                                       "admitted_s", "unsuspended_s", "first_running_s", "completed_s",
+                                       "workload_finished_s", "failed", "suspensions"])
+
+
+def pods_frame(recorder: recording.Recorder, start: float) -> pd.DataFrame:
+    def rel(t: float | None) -> float | None:
+        return None if t is None else t - start
+
+    rows = [{"namespace": ns, "name": name, "job": p.job[1], "created_s": rel(p.created), "bound_s": rel(p.bound),
+             "running_s": rel(p.running), "succeeded_s": rel(p.succeeded), "failed_s": rel(p.failed)}
+            for (ns, name), p in recorder.pods.items()]
+    return pd.DataFrame(rows, columns=["namespace", "name", "job", "created_s", "bound_s", "running_s",
+                                       "succeeded_s", "failed_s"])

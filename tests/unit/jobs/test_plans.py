@@ -1,0 +1,58 @@
+"""The jobs plan and the Job each creation sends."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.clusters import kwokconfig
+from harness.drivers.jobs import plans
+from harness.scenarios import loading
+from harness.scenarios.loading import ScenarioError
+from scheduler.core import jobs as corejobs
+
+
+def scenario(*overrides: str):
+    return loading.load("jobs", list(overrides)).scenario
+
+
+def test_every_class_runs_count_jobs_of_its_pods_per_cluster_queue():
+    plan = plans.from_scenario(scenario("load.mix=[{pods: 3, cpu: '2', runtime_seconds: 5, per_second: 2, count: 10}]"))
+    assert plan.total_jobs == 4 * 10 and plan.total_pods == 4 * 10 * 3
+    first = plan.schedule()[0]
+    assert first.at == pytest.approx(0.5)
+
+
+def test_a_job_is_suspended_in_its_queue_and_its_pods_carry_the_runtime_for_kwok():
+    plan = plans.from_scenario(scenario(
+        "load.mix=[{pods: 3, cpu: '500m', memory: 2Gi, runtime_seconds: 2.5, per_second: 1, count: 1, "
+        "priority_class: high, priority: 10}]",
+        "queues.priority_classes=[{name: high, value: 10}]"))
+    creation = plan.schedule()[0]
+    job = plans.job_manifest(creation, plan.shapes[creation.workload_class.name])
+    assert job["spec"]["suspend"] is True
+    assert job["spec"]["parallelism"] == job["spec"]["completions"] == 3
+    labels = job["metadata"]["labels"]
+    assert labels[corejobs.QUEUE_LABEL] == creation.queue.local_queue
+    assert labels[corejobs.PRIORITY_CLASS_LABEL] == "high"
+    template = job["spec"]["template"]
+    assert template["metadata"]["annotations"][kwokconfig.RUNTIME_ANNOTATION] == "2500ms"
+    assert template["metadata"]["labels"][plans.CLASS_LABEL] == labels[plans.CLASS_LABEL]
+    assert template["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "500m", "memory": "2Gi"}
+
+
+def test_runtime_text_is_whole_milliseconds():
+    assert plans.runtime_text(20) == "20000ms" and plans.runtime_text(0.0004) == "0ms"
+
+
+def test_a_jobs_cluster_has_its_jobs_queued_by_default_and_a_jobs_phase_needs_one():
+    assert scenario().scheduler.manage_jobs is True
+    with pytest.raises(ScenarioError, match="set cluster.jobs: true"):
+        scenario("cluster.jobs=false")
+    with pytest.raises(ScenarioError, match="drop scheduler.manage_jobs: false"):
+        scenario("scheduler.manage_jobs=false")
+    with pytest.raises(ScenarioError, match=r"load.mix\[0\] needs count and per_second"):
+        scenario("load.mix=[{pods: 2}]")
+
+
+def test_a_cluster_without_jobs_leaves_the_scheduler_as_it_was():
+    assert loading.load("quick").scenario.scheduler.manage_jobs is False

@@ -1,0 +1,68 @@
+"""API load per resource and CPU per process from a summary table; the jobs summary metrics."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from harness.drivers.jobs import reporting, resources, summarising, tabulating
+
+
+def row(metric, stat, value, source="apiserver", phase="jobs", case="c0", **labels):
+    return {"case": case, "source": source, "metric": metric, "stat": stat, "labels": json.dumps(labels),
+            "phase": phase, "t": 1.0, "value": value}
+
+
+def test_requests_are_split_into_reads_and_writes_per_resource_with_its_group():
+    summary = pd.DataFrame([
+        row("apiserver_request_total", "rate", 10.0, verb="POST", resource="pods", group=""),
+        row("apiserver_request_total", "rate", 5.0, verb="PATCH", resource="pods", group=""),
+        row("apiserver_request_total", "rate", 2.0, verb="LIST", resource="pods", group=""),
+        row("apiserver_request_total", "rate", 3.0, verb="PUT", resource="jobs", group="batch"),
+        row("apiserver_request_total", "rate", 99.0, verb="PUT", resource="jobs", group="batch", phase="other"),
+        row("apiserver_watch_events_total", "rate", 40.0, resource="pods", group=""),
+        row("apiserver_resource_objects", "last", 800.0, resource="pods", group=""),
+    ])
+    frame = resources.by_resource(summary, "c0", "jobs").set_index("resource")
+    assert frame.index[0] == "pods"
+    assert frame.loc["pods", "writes_per_s"] == 15.0 and frame.loc["pods", "reads_per_s"] == 2.0
+    assert frame.loc["pods", "watch_events_sent_per_s"] == 40.0 and frame.loc["pods", "objects_at_end"] == 800.0
+    assert frame.loc["jobs.batch", "writes_per_s"] == 3.0
+
+
+def test_cpu_per_process_busiest_first():
+    summary = pd.DataFrame([
+        row("cpu_seconds", "rate", 0.4, source="process", component="etcd", pid="1"),
+        row("cpu_seconds", "rate", 1.2, source="process", component="kube-apiserver", pid="2"),
+        row("rss_bytes", "max", float(2 << 20), source="process", component="etcd", pid="1"),
+    ])
+    frame = resources.by_process(summary, "c0", "jobs")
+    assert list(frame["component"]) == ["kube-apiserver", "etcd"]
+    assert frame.set_index("component").loc["etcd", "rss_max_mib"] == pytest.approx(2.0)
+
+
+def figures_table(case, implementation, wall):
+    return pd.DataFrame([
+        {"metric": "wall_seconds", "value": wall, "unit": "s", "job_class": "", "case": case, "phase": "jobs",
+         "implementation": implementation},
+        {"metric": "time_to_admission_p50_seconds", "value": 1.0, "unit": "s", "job_class": "small", "case": case,
+         "phase": "jobs", "implementation": implementation},
+        {"metric": "complete", "value": 1.0, "unit": "count", "job_class": "", "case": case, "phase": "jobs",
+         "implementation": implementation}])
+
+
+def test_metrics_of_a_case_and_ratio_to_kueue_in_the_same_run():
+    frame = pd.concat([figures_table("ours", "reference", 50.0), figures_table("theirs", "kueue", 100.0)])
+    metrics = {m.name: m for m in summarising.metrics({tabulating.FIGURES_TABLE: frame}, "ours")}
+    assert metrics["jobs.wall_seconds"].value == 50.0 and metrics["jobs.complete"].better == "higher"
+    assert "jobs.time_to_admission_p50_seconds" not in metrics  # per-class rows are not headline entries
+    assert metrics["jobs.ratio_to_kueue.wall_seconds"].value == pytest.approx(0.5)
+    assert summarising.metrics({}, "ours") == []
+
+
+def test_headline_table_has_a_row_per_case():
+    frame = pd.concat([figures_table("ours", "reference", 50.0), figures_table("theirs", "kueue", 100.0)])
+    table = reporting.headline_table(frame)
+    assert list(table["case"]) == ["ours", "theirs"] and list(table["wall s"]) == [50.0, 100.0]
