@@ -40,6 +40,9 @@ def kind_config(cluster: specs.ClusterSpec) -> dict:
             "kubeadmConfigPatches": [yaml.safe_dump({
                 "kind": "ClusterConfiguration",
                 "apiServer": {"extraArgs": apiserver_args},
+                **({"controllerManager": {"extraArgs": dict(cluster.controller_manager_args)}}
+                   if cluster.controller_manager_args else {}),
+                **({"scheduler": {"extraArgs": dict(cluster.scheduler_args)}} if cluster.scheduler_args else {}),
                 "etcd": {"local": {"extraArgs": {"quota-backend-bytes": str(cluster.etcd_quota_bytes)}}},
             }, sort_keys=True)],
         }],

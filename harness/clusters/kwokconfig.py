@@ -267,7 +267,10 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
         documents.append(node_ready_stage())
         if cluster.jobs:
             documents += pod_stages()
-    patches.append({"name": "kube-controller-manager", "extraArgs": [_arg("controllers", ",".join(controllers))]})
+    patches.append({"name": "kube-controller-manager", "extraArgs": [_arg("controllers", ",".join(controllers))]
+                    + [_arg(key, value) for key, value in cluster.controller_manager_args]})
+    if cluster.scheduler_args:
+        patches.append({"name": "kube-scheduler", "extraArgs": [_arg(key, value) for key, value in cluster.scheduler_args]})
 
     # kwok-controller plays the node stage on 4 workers by default: ~75 nodes/s become Ready on
     # this machine, 20 minutes for 100k. Its work is one status patch per node; more workers keep up.

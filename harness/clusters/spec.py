@@ -75,6 +75,11 @@ class ClusterSpec:
     """etcd's backend quota; its 2 GiB default is too small for 100k nodes plus workloads."""
     apiserver_args: tuple[tuple[str, str], ...] = ()
     """Extra kube-apiserver flags (name without dashes, value), e.g. requestheader settings."""
+    controller_manager_args: tuple[tuple[str, str], ...] = ()
+    """Extra kube-controller-manager flags, e.g. (kube-api-qps, 200): its client limit (20/s by default)
+    caps how fast the job controller creates pods."""
+    scheduler_args: tuple[tuple[str, str], ...] = ()
+    """Extra kube-scheduler flags, e.g. (kube-api-qps, 200) (50/s by default: binds and events)."""
     kwok_parallelism: int = 64
     """Workers kwok-controller uses to mark nodes Ready (its default of 4 takes 20 min for 100k nodes)."""
     max_requests_inflight: int = 400

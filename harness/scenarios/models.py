@@ -83,6 +83,10 @@ class ClusterSection(_Model):
     feature_gates: dict[str, bool] = {}
     apiserver_args: dict[str, str] = {}
     """Extra kube-apiserver flags without dashes, e.g. {emulated-version: "1.33"}."""
+    controller_manager_args: dict[str, str] = {}
+    """Extra kube-controller-manager flags, e.g. {kube-api-qps: "200"} (the job controller's pace)."""
+    scheduler_args: dict[str, str] = {}
+    """Extra kube-scheduler flags, e.g. {kube-api-qps: "200"} (its binds and events)."""
     heartbeats: HeartbeatSpec = HeartbeatSpec()
     jobs: bool = False
     """Run batch Jobs' pods (job controller and kube-scheduler on); see ClusterSpec.jobs."""
@@ -105,6 +109,8 @@ class ClusterSection(_Model):
         return clusterspecs.ClusterSpec(name=self.name or name, backend=self.backend, k8s_version=self.k8s_version,
                                         feature_gates=dict(self.feature_gates),
                                         apiserver_args=tuple(sorted(self.apiserver_args.items())),
+                                        controller_manager_args=tuple(sorted(self.controller_manager_args.items())),
+                                        scheduler_args=tuple(sorted(self.scheduler_args.items())),
                                         heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds),
                                         jobs=self.jobs, allow_remote=self.allow_remote)
 
@@ -332,6 +338,8 @@ class ArmSpec(_Model):
     k8s_version: str | None = None
     feature_gates: dict[str, bool] = {}
     apiserver_args: dict[str, str] = {}
+    controller_manager_args: dict[str, str] = {}
+    scheduler_args: dict[str, str] = {}
 
 
 FaultKind = Literal["kill-scheduler", "restart-apiserver", "kill-etcd", "pause-kwok"]
@@ -383,7 +391,7 @@ class Scenario(_Model):
         cluster = dict(data.get("cluster") or {})
         if arm.get("k8s_version") is not None:
             cluster["k8s_version"] = arm["k8s_version"]
-        for key in ("feature_gates", "apiserver_args"):
+        for key in ("feature_gates", "apiserver_args", "controller_manager_args", "scheduler_args"):
             if arm.get(key):
                 cluster[key] = {**(cluster.get(key) or {}), **arm[key]}
         return {**data, "cluster": cluster}

@@ -149,6 +149,24 @@ def test_feature_gates_and_apiserver_args_reach_the_config():
     assert config["options"]["disableQPSLimits"] is False, "APF must stay on"
 
 
+def test_controller_manager_and_scheduler_flags_reach_their_components_from_an_arm():
+    from harness.scenarios import models
+
+    scenario = models.Scenario.model_validate({
+        "name": "arms", "cluster": {"jobs": True, "controller_manager_args": {"kube-api-burst": "300"}},
+        "arms": {"raised": {"controller_manager_args": {"kube-api-qps": "200"},
+                            "scheduler_args": {"kube-api-qps": "150"}}},
+        "arm": "raised"})
+    spec = scenario.cluster.cluster_spec("c")
+    config = _documents(jobs=True, controller_manager_args=spec.controller_manager_args,
+                        scheduler_args=spec.scheduler_args)[0]
+    manager = _patch_args(config, "kube-controller-manager")
+    assert manager["kube-api-qps"]["value"] == "200" and manager["kube-api-burst"]["value"] == "300"
+    assert "job-controller" in manager["controllers"]["value"]
+    assert _patch_args(config, "kube-scheduler")["kube-api-qps"]["value"] == "150"
+    assert "kube-scheduler" not in [p["name"] for p in _documents(jobs=True)[0]["componentsPatches"]]
+
+
 def test_the_config_serialises_as_multi_document_yaml():
     text = yaml.safe_dump_all(_documents(), sort_keys=False)
     kinds = [d["kind"] for d in yaml.safe_load_all(text)]
