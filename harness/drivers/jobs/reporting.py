@@ -25,7 +25,10 @@ HEADLINES = (
 NOTE = ("Jobs created suspended in their LocalQueue by the generator; admitted by the scheduler under test; pods made "
         "by the real job controller, bound by the real kube-scheduler, run and finished by kwok after the Job's "
         "runtime; the scheduler finishes the Workload once the Job is Complete. Times are the generator's clock when "
-        "its watch saw the event. 'sustained' is the count over the span from the first to the last such event.")
+        "its watch saw the event. 'sustained' is the count over the span from the first to the last such event. "
+        "Per resource: requests per second in the phase (reads: GET, LIST, WATCH), watch events sent to watchers, "
+        "events the watch cache took from etcd, and objects as the apiserver last counted them (it recounts each "
+        "resource about once a minute, so a short phase may show 0); the etcd census below is exact.")
 POD_SERIES = (("pods_created", "created"), ("pods_bound", "bound"), ("pods_running", "Running"),
               ("pods_succeeded", "Succeeded"))
 

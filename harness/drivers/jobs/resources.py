@@ -10,7 +10,7 @@ import pandas as pd
 
 READ_VERBS = frozenset({"GET", "LIST", "WATCH", "WATCHLIST"})
 RESOURCE_COLUMNS = ["resource", "reads_per_s", "writes_per_s", "watch_events_sent_per_s",
-                    "watch_cache_events_per_s", "objects_at_end"]
+                    "watch_cache_events_per_s", "objects_counted"]
 PROCESS_COLUMNS = ["component", "cpu_cores", "cpu_seconds", "rss_max_mib"]
 
 
@@ -47,7 +47,7 @@ def by_resource(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
     objects = _rows(summary, case, phase, "apiserver_resource_objects", "last") \
         or _rows(summary, case, phase, "apiserver_storage_objects", "last")
     for labels, value in objects:
-        add(resource_name(labels), "objects_at_end", value)
+        add(resource_name(labels), "objects_counted", value)
     frame = pd.DataFrame([{"resource": name, **values} for name, values in table.items()], columns=RESOURCE_COLUMNS)
     busy = frame["reads_per_s"] + frame["writes_per_s"] + frame["watch_events_sent_per_s"]
     return frame.assign(_busy=busy).sort_values("_busy", ascending=False).drop(columns="_busy").reset_index(drop=True)

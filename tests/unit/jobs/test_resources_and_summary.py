@@ -28,7 +28,7 @@ def test_requests_are_split_into_reads_and_writes_per_resource_with_its_group():
     frame = resources.by_resource(summary, "c0", "jobs").set_index("resource")
     assert frame.index[0] == "pods"
     assert frame.loc["pods", "writes_per_s"] == 15.0 and frame.loc["pods", "reads_per_s"] == 2.0
-    assert frame.loc["pods", "watch_events_sent_per_s"] == 40.0 and frame.loc["pods", "objects_at_end"] == 800.0
+    assert frame.loc["pods", "watch_events_sent_per_s"] == 40.0 and frame.loc["pods", "objects_counted"] == 800.0
     assert frame.loc["jobs.batch", "writes_per_s"] == 3.0
 
 
