@@ -56,3 +56,10 @@ def test_a_jobs_cluster_has_its_jobs_queued_by_default_and_a_jobs_phase_needs_on
 
 def test_a_cluster_without_jobs_leaves_the_scheduler_as_it_was():
     assert loading.load("quick").scenario.scheduler.manage_jobs is False
+
+
+def test_kueue_baseline_as_jobs_keeps_kueues_classes_and_counts_with_one_pod_each():
+    plan = plans.from_scenario(loading.load("kueue-baseline-jobs").scenario)
+    assert plan.total_jobs == 15_000 and plan.total_pods == 15_000
+    assert [c.name for c in plan.arrivals.classes] == ["small", "medium", "large"]
+    assert {shape.pods for shape in plan.shapes.values()} == {1}
