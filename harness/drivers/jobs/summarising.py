@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.drivers import registry
+from harness.drivers import peers, registry
 from harness.drivers.jobs import tabulating
 
 BETTER = {
@@ -38,18 +38,5 @@ def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
 
 
 def ratios_to_kueue(frame: pd.DataFrame, case: str) -> dict[str, float]:
-    """Ours / Kueue's per figure for a reference case of a run where Kueue ran the same phase once (else empty)."""
-    if "implementation" not in frame.columns:
-        return {}
-    frame = _overall(frame)
-    mine = frame[(frame["case"] == case) & (frame["implementation"] == "reference")]
-    theirs = frame[(frame["implementation"] == "kueue") & frame["phase"].isin(set(mine["phase"]))]
-    if mine.empty or theirs["case"].nunique() != 1:
-        return {}
-    ours_by, theirs_by = (f.set_index("metric")["value"] for f in (mine, theirs))
-    out = {}
-    for metric in RATIOS:
-        a, b = ours_by.get(metric), theirs_by.get(metric)
-        if a is not None and b is not None and pd.notna(a) and pd.notna(b) and b:
-            out[metric] = float(a) / float(b)
-    return out
+    """Ours / Kueue's per figure (all classes together) for a reference case of a run that also ran Kueue."""
+    return peers.ratios_to_kueue(_overall(frame), case, RATIOS)

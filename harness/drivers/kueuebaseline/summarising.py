@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.drivers import registry
+from harness.drivers import peers, registry
 from harness.drivers.kueuebaseline import tabulating
 
 BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
@@ -37,20 +37,5 @@ def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
 
 
 def ratios_to_kueue(frame: pd.DataFrame, case: str) -> dict[str, float]:
-    """Ours / Kueue's per figure, for a reference case of a run that also ran Kueue (else empty).
-
-    Kueue's case is the one Kueue ran with the same phase; with several, none is picked (no guess).
-    """
-    if "implementation" not in frame.columns:
-        return {}
-    mine = frame[(frame["case"] == case) & (frame["implementation"] == "reference")]
-    theirs = frame[(frame["implementation"] == "kueue") & frame["phase"].isin(set(mine["phase"]))]
-    if mine.empty or theirs["case"].nunique() != 1:
-        return {}
-    ours_by, theirs_by = (f.set_index("metric")["kqbench"] for f in (mine, theirs))
-    out = {}
-    for metric in RATIOS:
-        a, b = ours_by.get(metric), theirs_by.get(metric)
-        if a is not None and b is not None and pd.notna(a) and pd.notna(b) and b:
-            out[metric] = float(a) / float(b)
-    return out
+    """Ours / Kueue's per figure, for a reference case of a run that also ran Kueue (else empty)."""
+    return peers.ratios_to_kueue(frame, case, RATIOS, value="kqbench")
