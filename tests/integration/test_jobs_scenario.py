@@ -1,5 +1,6 @@
-"""`kqbench run` of a scaled-down jobs scenario end to end: Jobs through the reference scheduler,
-pods by the real job controller and kube-scheduler, run by kwok; figures, summary and report."""
+"""`kqbench run` of a scaled-down jobs scenario end to end, the reference scheduler and real Kueue in
+one run: Jobs through the queue, pods by the real job controller and kube-scheduler, run by kwok;
+figures per case, ours / Kueue's in the summary, the report's section."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 import yaml
 
 from harness.drivers.jobs import resources
+from harness.progress import LineProgress
+from harness.toolchain import building
 from tests.integration.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -29,11 +32,14 @@ SCENARIO = {
     "load": {"users": {"churn": 0, "querier": 0, "bystander": 0},
              "mix": [{"pods": 2, "cpu": "1", "memory": "0", "runtime_seconds": 2, "per_second": 5, "count": 10}]},
     "measurements": {"scrape_interval_seconds": 5},
+    "sweep": {"scheduler.implementation": ["reference", "kueue"]},
 }
+CASES = 2
 
 
 @pytest.fixture(scope="module")
 def jobs_run(binaries, state_dir, tmp_path_factory) -> Path:
+    building.ensure_kueue(LineProgress(interval=10.0))
     folder = tmp_path_factory.mktemp("jobs")
     scenario = folder / "jobs-small.yaml"
     scenario.write_text(yaml.safe_dump(SCENARIO))
@@ -43,38 +49,44 @@ def jobs_run(binaries, state_dir, tmp_path_factory) -> Path:
     return run
 
 
-def figures_of(run: Path) -> pd.Series:
+def figures_by_implementation(run: Path) -> dict[str, pd.Series]:
     frame = pd.read_parquet(run / "tables" / "jobs_figures.parquet")
-    return frame[frame["job_class"] == ""].set_index("metric")["value"]
+    overall = frame[frame["job_class"] == ""]
+    return {name: rows.set_index("metric")["value"] for name, rows in overall.groupby("implementation")}
 
 
-def test_every_job_completes_within_its_queues_room(jobs_run):
-    figures = figures_of(jobs_run)
+@pytest.mark.parametrize("implementation", ["reference", "kueue"])
+def test_every_job_completes_within_its_queues_room(jobs_run, implementation):
+    figures = figures_by_implementation(jobs_run)[implementation]
     assert figures["jobs"] == 20 and figures["jobs_completed"] == 20 and figures["complete"] == 1
     assert figures["pods_succeeded"] == 40 and figures["jobs_failed"] == 0
     # each ClusterQueue holds 4 CPU, a Job needs 2: at most 2 Jobs per queue run at once
     assert 2 <= figures["most_jobs_running"] <= 4
     assert figures["pods_bound_per_second_sustained"] > 0
     jobs = pd.read_parquet(jobs_run / "tables" / "jobs_jobs.parquet")
+    jobs = jobs[jobs["implementation"] == implementation]
     assert (jobs["admitted_s"] <= jobs["first_running_s"]).all() and (jobs["first_running_s"] < jobs["completed_s"]).all()
     # a pod runs its 2 s: no Job completes sooner after its first pod ran
     assert ((jobs["completed_s"] - jobs["first_running_s"]) >= 1.5).all()
 
 
 def test_the_summary_report_and_invariants_say_so(jobs_run):
-    summary = json.loads((jobs_run / "summary.json").read_text())
-    assert summary["metrics"]["jobs.complete @ all"]["value"] == 1
-    assert "jobs.time_to_first_pod_running_p50_seconds @ all" in summary["metrics"]
+    metrics = json.loads((jobs_run / "summary.json").read_text())["metrics"]
+    complete = {key: entry["value"] for key, entry in metrics.items() if key.startswith("jobs.complete @")}
+    assert len(complete) == CASES and set(complete.values()) == {1}, complete
+    assert any(key.startswith("jobs.ratio_to_kueue.wall_seconds @") for key in metrics), sorted(metrics)
     report = (jobs_run / "report.html").read_text()
     assert "jobs: batch Jobs through the queue" in report and "API load per resource" in report
+    assert "ours / Kueue, same run" in report
     invariants = pd.read_parquet(jobs_run / "tables" / "invariants.parquet")
     assert set(invariants["status"]) == {"passed"}, invariants[invariants["status"] != "passed"].to_dict("records")
 
 
 def test_pods_are_the_busiest_resource_and_kube_scheduler_was_measured(jobs_run):
     table = pd.read_parquet(jobs_run / "tables" / "summary.parquet")
-    [case] = table["case"].unique()
-    load = resources.by_resource(table, case, "jobs").set_index("resource")
-    assert load.loc["pods", "writes_per_s"] > 0 and load.loc["jobs.batch", "writes_per_s"] > 0
-    cpu = resources.by_process(table, case, "jobs").set_index("component")
-    assert {"kube-scheduler", "kube-controller-manager", "kube-apiserver"} <= set(cpu.index)
+    assert table["case"].nunique() == CASES
+    for case in table["case"].unique():
+        load = resources.by_resource(table, case, "jobs").set_index("resource")
+        assert load.loc["pods", "writes_per_s"] > 0 and load.loc["jobs.batch", "writes_per_s"] > 0
+        cpu = resources.by_process(table, case, "jobs").set_index("component")
+        assert {"kube-scheduler", "kube-controller-manager", "kube-apiserver", "scheduler"} <= set(cpu.index)
