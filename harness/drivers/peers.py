@@ -1,8 +1,10 @@
 """Ours / Kueue's, from one run that ran the same phase with both implementations (pure).
 
 A sweep over `scheduler.implementation` puts a reference case and a Kueue case of the same phase in
-one run's tables; a driver's figures table says which implementation made each row. The ratio is
-taken only when exactly one Kueue case ran that phase (with several, none is picked: no guess).
+one run's tables; a driver's figures table says which implementation made each row. Kueue's
+counterpart of a reference case is the case whose id differs only in `implementation=kueue` (other
+sweep axes, such as an arm, and the repeat stay the same); without such a case, the one Kueue case
+that ran the phase (with several, none is picked: no guess).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ def ratios_to_kueue(frame: pd.DataFrame, case: str, metrics: Iterable[str], valu
         return {}
     mine = frame[(frame["case"] == case) & (frame["implementation"] == "reference")]
     theirs = frame[(frame["implementation"] == "kueue") & frame["phase"].isin(set(mine["phase"]))]
+    twin = case.replace("implementation=reference", "implementation=kueue")
+    if twin != case and (theirs["case"] == twin).any():
+        theirs = theirs[theirs["case"] == twin]
     if mine.empty or theirs["case"].nunique() != 1:
         return {}
     ours_by, theirs_by = (f.drop_duplicates("metric").set_index("metric")[value] for f in (mine, theirs))

@@ -66,3 +66,15 @@ def test_headline_table_has_a_row_per_case():
     frame = pd.concat([figures_table("ours", "reference", 50.0), figures_table("theirs", "kueue", 100.0)])
     table = reporting.headline_table(frame)
     assert list(table["case"]) == ["ours", "theirs"] and list(table["wall s"]) == [50.0, 100.0]
+
+
+def test_with_an_arm_swept_too_each_reference_case_is_compared_with_kueue_in_the_same_arm():
+    frame = pd.concat([figures_table("arm=a,implementation=reference,r0", "reference", 50.0),
+                       figures_table("arm=a,implementation=kueue,r0", "kueue", 100.0),
+                       figures_table("arm=b,implementation=reference,r0", "reference", 60.0),
+                       figures_table("arm=b,implementation=kueue,r0", "kueue", 200.0)])
+    assert summarising.ratios_to_kueue(frame, "arm=a,implementation=reference,r0") == {"wall_seconds": 0.5}
+    assert summarising.ratios_to_kueue(frame, "arm=b,implementation=reference,r0") == {"wall_seconds": 0.3}
+    # two Kueue cases and no twin: no guess
+    assert summarising.ratios_to_kueue(frame.replace("arm=a,implementation=kueue,r0", "other"),
+                                       "arm=a,implementation=reference,r0") == {}
