@@ -21,7 +21,8 @@ from scheduler.api import groups
 from scheduler.controller import informing
 from scheduler.kube import client as kube
 
-JOBS = "/apis/batch/v1/jobs"
+BATCH = "/apis/batch/v1"
+JOBS = f"{BATCH}/jobs"
 PODS = "/api/v1/pods"
 WORKLOADS = f"{groups.PATH}/workloads"
 
@@ -77,7 +78,7 @@ class Generator:
     async def _create(self, creation, record: recording.JobRecord) -> None:
         body = plans.job_manifest(creation, self.plan.shapes[creation.workload_class.name])
         try:
-            await self.client.request("POST", f"/apis/batch/v1/namespaces/{record.namespace}/jobs", body)
+            await self.client.request("POST", f"{BATCH}/namespaces/{record.namespace}/jobs", body)
             record.created = self.clock()
         except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError) as error:
             self.outcome.create_failures += 1

@@ -16,10 +16,10 @@ HEADLINES = (
     ("jobs", "Jobs"), ("jobs_completed", "complete"), ("pods", "pods"), ("wall_seconds", "wall s"),
     ("pods_bound_per_second_sustained", "pods bound/s"), ("pods_bound_per_second_peak_10s", "bound/s peak 10 s"),
     ("pods_succeeded_per_second_sustained", "pods succeeded/s"),
-    ("time_to_admission_p50_seconds", "to admission p50 s"), ("time_to_admission_p99_seconds", "p99"),
+    ("time_to_admission_p50_seconds", "to admission p50 s"), ("time_to_admission_p99_seconds", "to admission p99 s"),
     ("time_to_first_pod_running_p50_seconds", "to first pod Running p50 s"),
-    ("time_to_first_pod_running_p99_seconds", "p99 "),
-    ("time_to_complete_p50_seconds", "to complete p50 s"), ("time_to_complete_p99_seconds", "p99  "),
+    ("time_to_first_pod_running_p99_seconds", "to first pod Running p99 s"),
+    ("time_to_complete_p50_seconds", "to complete p50 s"), ("time_to_complete_p99_seconds", "to complete p99 s"),
     ("pod_create_to_bound_p99_seconds", "pod created→bound p99 s"), ("most_pods_running", "most pods Running"),
     ("suspensions", "suspensions"))
 NOTE = ("Jobs created suspended in their LocalQueue by the generator; admitted by the scheduler under test; pods made "
