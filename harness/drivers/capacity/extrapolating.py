@@ -109,10 +109,20 @@ def predict(steps: pd.DataFrame, capacity: pd.DataFrame, query_p99_seconds: floa
             rows.append(_row(design, "query p99 = c*N*log2(N)", f"c={c:.3g} s", limit, limit, limit, measured))
         else:
             t0, c = _fit_log(own)
-            limit = (math.inf if c <= 0 else 2 ** ((query_p99_seconds - t0) / c)) if c == c else math.nan
+            limit = _log_break(t0, c, query_p99_seconds)
             rows.append(_row(design, "query p99 = t0 + c*log2(N)", f"t0={t0:.3g} s, c={c:.3g} s", limit, limit,
                              limit, measured))
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _log_break(t0: float, c: float, target: float) -> float:
+    """N where t0 + c*log2(N) reaches target: inf for a flat or tiny slope (2**x would overflow a float)."""
+    if c != c or t0 != t0:
+        return math.nan
+    if c <= 0:
+        return math.inf
+    exponent = (target - t0) / c
+    return math.inf if exponent > math.log2(BEYOND) else 2 ** exponent
 
 
 def _fit_log(steps: pd.DataFrame) -> tuple[float, float]:

@@ -116,3 +116,13 @@ def test_variants_put_the_reference_first_and_run_status_field_twice():
     assert [(v["strategy"], v.get("no_client_limit", False)) for v in found] == [
         ("aggregated-indexed", False), ("status-field", False), ("status-field", True), ("single-object", False)]
     assert found[1]["qps"] == 50 and "qps" not in found[2]
+
+
+def test_a_nearly_flat_log_fit_predicts_no_break_instead_of_overflowing():
+    flat = _search("aggregated-indexed", False, [
+        (1000, (), _fig(1000, 100, query_p99_seconds=0.0100000)),
+        (2000, (), _fig(2000, 100, query_p99_seconds=0.0100001))])  # slope 1e-7 s per doubling: 2**1e7
+    tables = _tables(flat)
+    predicted = extrapolating.predict(tabulating.judged_steps(tables), tabulating.capacity(tables))
+    row = predicted.set_index("design").loc["aggregated-indexed"]
+    assert row["predicted_break_here"] == float("inf") and row["at_100k_and_large_churn"] == "holds"
