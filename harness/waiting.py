@@ -6,6 +6,7 @@ Every wait here has a deadline or an attempt limit; a wait that runs out is a on
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Collection
 from typing import TypeVar
 
@@ -44,3 +45,12 @@ async def retry_status(send: Callable[[], Awaitable[int]], attempts: int,
         return await send()
 
     return await retrying(attempt)
+
+
+async def cancel(*tasks: asyncio.Task | None) -> None:
+    """Cancel every task that was started (None: never started) and wait until each has ended, so that
+    nothing outlives a generator's run; their exceptions are the cancellation itself and are dropped."""
+    started = [task for task in tasks if task is not None]
+    for task in started:
+        task.cancel()
+    await asyncio.gather(*started, return_exceptions=True)

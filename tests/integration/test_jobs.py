@@ -14,7 +14,7 @@ from harness import apiservice, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, kwokconfig, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
-from scheduler.core import jobs as corejobs
+from scheduler.core import conditions, jobs as corejobs
 
 from . import kueue_objects as ko
 from .conftest import unique_name
@@ -60,11 +60,6 @@ def merge_patch(creds, path: str, patch: dict) -> None:
     assert status == 200, f"PATCH {path}: {status} {body[:300]!r}"
 
 
-def condition_true(obj: dict, kind: str) -> bool:
-    return any(c.get("type") == kind and c.get("status") == "True"
-               for c in (obj.get("status") or {}).get("conditions") or ())
-
-
 def spot_flavor() -> dict:
     return {**ko.flavor("spot"), "spec": {"nodeLabels": SPOT}}
 
@@ -106,9 +101,9 @@ def test_twenty_jobs_run_five_at_a_time_on_the_flavors_nodes_and_release_their_q
     def all_complete() -> bool:
         nonlocal most_running
         ours = [j for j in items(creds, JOBS) if j["metadata"]["name"] in names]
-        running = [j for j in ours if j["spec"].get("suspend") is False and not condition_true(j, "Complete")]
+        running = [j for j in ours if j["spec"].get("suspend") is False and not conditions.is_true(j, "Complete")]
         most_running = max(most_running, len(running))
-        return len(ours) == 20 and all(condition_true(j, "Complete") for j in ours)
+        return len(ours) == 20 and all(conditions.is_true(j, "Complete") for j in ours)
 
     assert ko.wait_for(all_complete, timeout=100, interval=0.25), "not every Job completed"
     assert 2 <= most_running <= 5, f"{most_running} Jobs ran at once (room for 5)"
@@ -119,7 +114,7 @@ def test_twenty_jobs_run_five_at_a_time_on_the_flavors_nodes_and_release_their_q
     for name, workload in workloads.items():
         assert workload["metadata"]["name"].startswith(f"job-{name}-")
         assert workload["spec"]["podSets"][0]["count"] == 2
-        assert condition_true(workload, "Finished"), f"{name}'s Workload is not Finished"
+        assert conditions.is_true(workload, "Finished"), f"{name}'s Workload is not Finished"
         finished = next(c for c in workload["status"]["conditions"] if c["type"] == "Finished")
         assert finished["reason"] == "Succeeded"
 
@@ -169,7 +164,7 @@ def test_an_evicted_workload_suspends_its_job_and_restores_its_node_selector(clu
     assert ko.wait_for(stopped_and_restored, timeout=45), f"not stopped and restored: {rest.get_json(creds, path)}"
     assert ko.wait_for(lambda: not running_pods(), timeout=30), "the stopped Job's pods are still there"
     evicted = rest.get_json(creds, workload_path)
-    assert condition_true(evicted, "Evicted") and not (evicted.get("status") or {}).get("admission")
+    assert conditions.is_true(evicted, "Evicted") and not (evicted.get("status") or {}).get("admission")
 
     # Resumed, it is admitted and started again with the flavor's labels.
     merge_patch(creds, workload_path, {"spec": {"active": True}})

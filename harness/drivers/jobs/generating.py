@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
+from harness import waiting
 from harness.drivers.jobs import plans, recording
 from scheduler.api import groups
 from scheduler.controller import informing
@@ -138,11 +139,7 @@ class Generator:
         finally:
             self.outcome.end = self.clock()
             stop.set()
-            every = (creating, progress, *watching, *self._tasks)
-            for task in every:
-                if task is not None:
-                    task.cancel()
-            await asyncio.gather(*(t for t in every if t is not None), return_exceptions=True)
+            await waiting.cancel(creating, progress, *watching, *self._tasks)
         return self.outcome
 
 

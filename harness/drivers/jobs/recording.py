@@ -11,11 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.drivers.jobs import plans
-
-
-def condition_true(obj: dict, kind: str) -> bool:
-    return any(c.get("type") == kind and c.get("status") == "True"
-               for c in (obj.get("status") or {}).get("conditions") or ())
+from scheduler.core import conditions
 
 
 @dataclass(slots=True)
@@ -78,9 +74,9 @@ class Recorder:
         if suspended and record._running:
             record.suspensions += 1
         record._running = not suspended
-        if record.completed is None and (condition_true(obj, "Complete") or condition_true(obj, "Failed")):
+        if record.completed is None and (conditions.is_true(obj, "Complete") or conditions.is_true(obj, "Failed")):
             record.completed = now
-            record.failed = condition_true(obj, "Failed")
+            record.failed = conditions.is_true(obj, "Failed")
         return record
 
     def on_workload(self, obj: dict, now: float) -> JobRecord | None:
@@ -90,9 +86,9 @@ class Recorder:
         record = self.jobs.get((meta.get("namespace", ""), owner.get("name", ""))) if owner else None
         if record is None:
             return None
-        if record.admitted is None and condition_true(obj, "Admitted") and (obj.get("status") or {}).get("admission"):
+        if record.admitted is None and conditions.is_true(obj, "Admitted") and (obj.get("status") or {}).get("admission"):
             record.admitted = now
-        if record.workload_finished is None and condition_true(obj, "Finished"):
+        if record.workload_finished is None and conditions.is_true(obj, "Finished"):
             record.workload_finished = now
         return record
 

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
+from harness import waiting
 from harness.drivers.kueuebaseline import figures as figs, plans
 from loadtests import settings as load_settings, workloads as wl
 from scheduler.controller import informing
-from scheduler.core import quantities
+from scheduler.core import conditions, quantities
 from scheduler.kube import client as kube
 
 FIELD_MANAGER = "kqbench-kueue-baseline"
@@ -61,18 +62,6 @@ class Outcome:
     """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
 
 
-def _condition(obj: dict, kind: str) -> dict | None:
-    for c in (obj.get("status") or {}).get("conditions") or ():
-        if c.get("type") == kind:
-            return c
-    return None
-
-
-def _true(obj: dict, kind: str) -> bool:
-    c = _condition(obj, kind)
-    return c is not None and c.get("status") == "True"
-
-
 def _first_quantity(entries: list, *path: str) -> int:
     """The milli-value at entries[0].<path...>[0].<last> (Kueue's recorder reads the first flavor's
     first resource), 0 when absent."""
@@ -98,7 +87,7 @@ def eviction_release(obj: dict, now: float) -> dict:
     (UnsetQuotaReservationWithCondition): QuotaReserved=False/Pending, no admission, Admitted=False;
     guarded by the resourceVersion it was computed from."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-    conditions = []
+    patched = []
     for c in (obj.get("status") or {}).get("conditions") or ():
         if c.get("type") == "QuotaReserved":
             c = {**c, "status": "False", "reason": "Pending", "message": "Evicted by the test runner",
@@ -106,10 +95,10 @@ def eviction_release(obj: dict, now: float) -> dict:
         elif c.get("type") == "Admitted" and c.get("status") == "True":
             c = {**c, "status": "False", "reason": "NoReservation", "message": "The workload has no reservation",
                  "lastTransitionTime": stamp}
-        conditions.append(c)
+        patched.append(c)
     meta = obj.get("metadata") or {}
     return {"metadata": {"resourceVersion": meta.get("resourceVersion", "")},
-            "status": {"admission": None, "conditions": conditions}}
+            "status": {"admission": None, "conditions": patched}}
 
 
 def finished_apply(namespace: str, name: str, now: float) -> dict:
@@ -167,21 +156,21 @@ class Generator:
         if record is None or kind == "DELETED" or plans.CLASS_LABEL not in (meta.get("labels") or {}):
             return
         now = self.clock()
-        reserved = _condition(obj, "QuotaReserved")
-        finished = _condition(obj, "Finished")
+        reserved, finished = conditions.condition(obj, "QuotaReserved"), conditions.condition(obj, "Finished")
+        is_reserved, is_finished = conditions.is_true(obj, "QuotaReserved"), conditions.is_true(obj, "Finished")
         api = self.outcome.api_times.setdefault(record.name, ["", "", ""])
         api[0] = meta.get("creationTimestamp", "") or api[0]
-        if _true(obj, "QuotaReserved") and not api[1]:
+        if is_reserved and not api[1]:
             api[1] = reserved.get("lastTransitionTime", "")
-        if _true(obj, "Finished"):
+        if is_finished:
             api[2] = finished.get("lastTransitionTime", "")
-        if _true(obj, "Evicted") and _true(obj, "QuotaReserved") and not _true(obj, "Finished") \
+        if conditions.is_true(obj, "Evicted") and is_reserved and not is_finished \
                 and record.name not in self._releasing:
             self._releasing.add(record.name)
             self._spawn(self._release(meta.get("namespace", ""), obj))
-        if _true(obj, "Finished"):
+        if is_finished:
             self._finished(record, now)
-        elif _true(obj, "Admitted") and (obj.get("status") or {}).get("admission"):
+        elif conditions.is_true(obj, "Admitted") and (obj.get("status") or {}).get("admission"):
             if record.admitted_since is None:
                 record.on_admitted(now)
                 epoch = self._timers.get(record.name, 0) + 1
@@ -307,11 +296,7 @@ class Generator:
                 self.outcome.timed_out = True
         finally:
             stop.set()
-            every = (creating, progress, watching, watching_queues, *self._tasks)
-            for task in every:
-                if task is not None:
-                    task.cancel()
-            await asyncio.gather(*(t for t in every if t is not None), return_exceptions=True)
+            await waiting.cancel(creating, progress, watching, watching_queues, *self._tasks)
         return self.outcome
 
 

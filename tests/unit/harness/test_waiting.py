@@ -56,3 +56,15 @@ def test_retry_status_awaits_what_a_lambda_returns():
         return status
 
     assert asyncio.run(waiting.retry_status(lambda: post(201), 3)) == 201
+
+
+def test_cancel_ends_every_started_task_and_skips_the_ones_never_started():
+    async def scenario():
+        forever = asyncio.create_task(asyncio.sleep(3600))
+        done = asyncio.create_task(asyncio.sleep(0))
+        await done
+        await waiting.cancel(forever, None, done)
+        return forever, done
+
+    forever, done = asyncio.run(scenario())
+    assert forever.cancelled() and done.done() and not done.cancelled()
