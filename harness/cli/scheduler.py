@@ -76,6 +76,9 @@ def install(name, kubeconfig_path, visibility_port) -> None:
               help="Keep encoded visibility pages until their queue changes (off: encode per request, as Kueue).")
 @click.option("--manage-jobs", is_flag=True, default=_DEFAULTS.manage_jobs,
               help="Queue batch/v1 Jobs labelled kueue.x-k8s.io/queue-name (Kueue's job integration).")
+@click.option("--kueue-concurrency", multiple=True, callback=lambda _c, _p, given: _kind_counts(given),
+              metavar="KIND.GROUP=N", help="Kueue only: workers of one reconciler over what Kueue ships "
+              "(its controller.groupKindConcurrency), e.g. Job.batch=50; repeatable.")
 @click.option("--log-dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the scheduler's log (default: the kqbench state folder's logs/).")
 def run(name, kubeconfig_path, log_dir, **fields) -> None:
@@ -94,6 +97,16 @@ def run(name, kubeconfig_path, log_dir, **fields) -> None:
         pass
     finally:
         handle.stop()
+
+
+def _kind_counts(given: tuple[str, ...]) -> dict[str, str]:
+    counts = {}
+    for item in given:
+        kind, sep, count = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r}: use KIND.GROUP=N, e.g. Job.batch=50")
+        counts[kind.strip()] = count.strip()
+    return counts
 
 
 def section_of(fields: dict) -> models.SchedulerSection:

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from harness.scenarios import models
 
 RUNNER_FIELDS = ("enabled", "implementation")
-"""Fields of the scheduler section the runner reads itself; every other one reaches the process."""
+"""Fields of the scheduler section the runner reads itself."""
+KUEUE_FIELDS = ("kueue_concurrency",)
+"""Fields only real Kueue reads (harness.implementations.kueue); every other one reaches our process."""
 
 
 def settings_for(cluster: state.ClusterInfo, section: models.SchedulerSection, visibility_port: int,

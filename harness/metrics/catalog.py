@@ -131,6 +131,13 @@ FAMILIES: tuple[Family, ...] = (
     _f("kueue_admission_attempts_total", KUEUE, COUNTER),
     _f("kueue_admission_attempt_duration_seconds", KUEUE, HISTOGRAM, ("result",)),
     _f("kueue_build_info", KUEUE, GAUGE),
+    # Kueue's reconcilers (controller-runtime, labelled by controller: job, workload, clusterqueue, ...):
+    # workers configured and busy, backlog, time a key waited in the work queue and a reconcile took.
+    _f("controller_runtime_max_concurrent_reconciles", KUEUE, GAUGE),
+    _f("controller_runtime_active_workers", KUEUE, GAUGE),
+    _f("workqueue_depth", KUEUE, GAUGE),
+    _f("workqueue_queue_duration_seconds", KUEUE, HISTOGRAM, ("controller",)),
+    _f("controller_runtime_reconcile_time_seconds", KUEUE, HISTOGRAM, ("controller",)),
 )
 
 

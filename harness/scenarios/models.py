@@ -7,9 +7,10 @@ raw dict never travels past `loading`.
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from harness.clusters import spec as clusterspecs
 from harness.drivers import registry
@@ -251,6 +252,19 @@ class SchedulerSection(_Model):
     """Aggregated strategies: keep encoded pages until their queue changes (false: encode per request, as Kueue)."""
     manage_jobs: bool = _PROCESS.manage_jobs
     """Queue batch/v1 Jobs (Kueue's job integration); on by default in a cluster that runs Jobs (cluster.jobs)."""
+    kueue_concurrency: dict[str, PositiveInt] = {}
+    """Kueue only: workers per reconciled kind over what Kueue ships (its controller.groupKindConcurrency:
+    Job.batch 5, Workload.kueue.x-k8s.io 5, ...). The reference scheduler reconciles on one event loop
+    and has no such pool, so it runs the same with or without this (a sweep over implementations keeps it)."""
+
+    @field_validator("kueue_concurrency")
+    @classmethod
+    def _kinds_are_kind_dot_group(cls, value: dict[str, int]) -> dict[str, int]:
+        for key in value:
+            if not re.fullmatch(r"[A-Z][A-Za-z0-9]*(\.[a-z0-9][a-z0-9.-]*)?", key):
+                raise ValueError(f"kueue_concurrency key {key!r} is not Kind.group as Kueue names them "
+                                 f"(Job.batch, Workload.kueue.x-k8s.io, Pod)")
+        return value
 
     @model_validator(mode="after")
     def _implementation_publishes_the_strategy(self) -> "SchedulerSection":

@@ -27,7 +27,8 @@ SCENARIO = {
             "covered_resources": ["cpu"],
             "flavors": [{"flavor": "default", "resources": [{"name": "cpu", "nominal": 4}]}]}]}],
         "local_queues": [{"name": "lq-{q}", "cluster_queue": "cq-{q}", "each": {"q": 2}}]},
-    "scheduler": {"strategy": "aggregated-indexed"},
+    # Kueue's Job reconciler at 3 workers (it ships 5): proves the setting reaches Kueue; ours has no such pool
+    "scheduler": {"strategy": "aggregated-indexed", "kueue_concurrency": {"Job.batch": 3}},
     "phases": {"jobs": {"kind": "jobs", "seconds": 240}},
     "load": {"users": {"churn": 0, "querier": 0, "bystander": 0},
              "mix": [{"pods": 2, "cpu": "1", "memory": "0", "runtime_seconds": 2, "per_second": 5, "count": 10}]},
@@ -90,3 +91,13 @@ def test_pods_are_the_busiest_resource_and_kube_scheduler_was_measured(jobs_run)
         assert load.loc["pods", "writes_per_s"] > 0 and load.loc["jobs.batch", "writes_per_s"] > 0
         cpu = resources.by_process(table, case, "jobs").set_index("component")
         assert {"kube-scheduler", "kube-controller-manager", "kube-apiserver", "scheduler"} <= set(cpu.index)
+
+
+def test_kueue_runs_its_job_reconciler_with_the_workers_the_scenario_asked_for(jobs_run):
+    table = pd.read_parquet(jobs_run / "tables" / "summary.parquet")
+    [kueue_case] = [case for case in table["case"].unique() if "kueue" in case]
+    controllers = resources.kueue_controllers(table, kueue_case, "jobs").set_index("controller")
+    assert controllers.loc["job", "workers"] == 3 and controllers.loc["job", "reconciles"] >= 20
+    assert controllers.loc["workload_controller", "workers"] == 5  # what Kueue ships stays
+    assert controllers.loc["job", "queue_wait_p99_s"] >= 0
+    assert "Kueue's reconcilers" in (jobs_run / "report.html").read_text()

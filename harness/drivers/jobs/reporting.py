@@ -98,6 +98,10 @@ def section(tables: registry.Tables) -> registry.ReportSection | None:
             cpu = resources.by_process(summary, case, phase)
             parts.append(f"<h3>{html.escape(str(case))}, phase {html.escape(str(phase))}: API load per resource</h3>"
                          + _html(load) + "<h3>CPU per process (mean cores busy in the phase)</h3>" + _html(cpu))
+            controllers = resources.kueue_controllers(summary, case, phase)
+            if not controllers.empty:
+                parts.append("<h3>Kueue's reconcilers: workers, backlog, time in the work queue</h3>"
+                             + _html(controllers))
     rates, jobs = tables.get(tabulating.RATES_TABLE), tables.get(tabulating.JOBS_TABLE)
     drawn = ()
     if rates is not None and jobs is not None and not rates.empty:

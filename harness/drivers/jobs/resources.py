@@ -63,3 +63,31 @@ def by_process(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
             row[column] += value / (1 << 20) if column == "rss_max_mib" else value
     frame = pd.DataFrame([{"component": name, **values} for name, values in rows.items()], columns=PROCESS_COLUMNS)
     return frame.sort_values("cpu_cores", ascending=False).reset_index(drop=True)
+
+
+CONTROLLER_COLUMNS = ["controller", "reconciles", "workers", "most_workers_busy", "largest_backlog",
+                      "queue_wait_p50_s", "queue_wait_p99_s", "reconcile_p50_s", "reconcile_p99_s"]
+
+
+def kueue_controllers(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
+    """Kueue's reconcilers in the phase, one row per controller that reconciled anything, most reconciles
+    first: a key that waits long in the queue while every worker is busy says the workers are the limit."""
+    rows: dict[str, dict[str, float]] = {}
+
+    def put(metric: str, stat: str, column: str, combine=max) -> None:
+        for labels, value in _rows(summary, case, phase, metric, stat):
+            name = labels.get("controller") or labels.get("name") or "?"
+            row = rows.setdefault(name, dict.fromkeys(CONTROLLER_COLUMNS[1:], float("nan")))
+            row[column] = value if row[column] != row[column] else combine(row[column], value)
+
+    put("controller_runtime_reconcile_time_seconds", "count", "reconciles")
+    put("controller_runtime_max_concurrent_reconciles", "last", "workers")
+    put("controller_runtime_active_workers", "max", "most_workers_busy")
+    put("workqueue_depth", "max", "largest_backlog", combine=lambda a, b: a + b)  # one series per priority
+    put("workqueue_queue_duration_seconds", "p50", "queue_wait_p50_s")
+    put("workqueue_queue_duration_seconds", "p99", "queue_wait_p99_s")
+    put("controller_runtime_reconcile_time_seconds", "p50", "reconcile_p50_s")
+    put("controller_runtime_reconcile_time_seconds", "p99", "reconcile_p99_s")
+    frame = pd.DataFrame([{"controller": name, **values} for name, values in rows.items()], columns=CONTROLLER_COLUMNS)
+    frame = frame[frame["reconciles"] > 0]
+    return frame.sort_values("reconciles", ascending=False).reset_index(drop=True)

@@ -16,7 +16,8 @@ Names follow Kueue's `config/default` (namespace `kueue-system`, prefix `kueue-`
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 NAMESPACE = "kueue-system"
 NAME_PREFIX = "kueue-"
@@ -48,6 +49,15 @@ class ManagerSettings:
     qps: float | None
     """Client-side write limit; None turns it off (Kueue: a negative qps)."""
     burst: int
+    concurrency: Mapping[str, int] = field(default_factory=dict)
+    """Workers per reconciled kind (controller.groupKindConcurrency, e.g. Job.batch), over what Kueue ships."""
+
+
+def _controller(shipped: dict, concurrency: Mapping[str, int]) -> dict:
+    controller = {**shipped, "cacheSyncTimeout": CACHE_SYNC_TIMEOUT_NS}
+    if concurrency:
+        controller["groupKindConcurrency"] = {**shipped.get("groupKindConcurrency", {}), **concurrency}
+    return controller
 
 
 def _service_ref(name: str, port: int) -> dict:
@@ -162,6 +172,6 @@ def configuration(shipped: dict, settings: ManagerSettings) -> dict:
         "internalCertManagement": {"enable": True, "webhookServiceName": WEBHOOK_SERVICE,
                                    "webhookSecretName": WEBHOOK_SECRET},
         "clientConnection": {"qps": -1 if settings.qps is None else settings.qps, "burst": settings.burst},
-        "controller": {**shipped.get("controller", {}), "cacheSyncTimeout": CACHE_SYNC_TIMEOUT_NS},
+        "controller": _controller(shipped.get("controller", {}), settings.concurrency),
     }
     return config

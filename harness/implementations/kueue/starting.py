@@ -12,6 +12,7 @@ import ssl
 import subprocess
 import urllib.request
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,7 +86,7 @@ def install_api(info: state.ClusterInfo, webhook_port: int = 0, kueue: layout.Ku
 
 def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, log_dir: Path | None = None,
           ready_timeout: float = READY_TIMEOUT_SECONDS, kueue: layout.KueueBuild | None = None,
-          ports: manifests.Ports | None = None) -> KueueProcess:
+          ports: manifests.Ports | None = None, concurrency: Mapping[str, int] | None = None) -> KueueProcess:
     """Install Kueue's API on the cluster, start its manager, and wait until it serves; stop it on failure."""
     kueue = kueue or building.locate_kueue()
     ports = ports or pick_ports()
@@ -94,7 +95,8 @@ def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, l
     # CRDs first: the conversion webhook's port is the one this manager will listen on.
     installing.install_crds(creds, kueue, ports.webhook)
     installing.install_objects(creds, kueue, files, ports)
-    settings = manifests.ManagerSettings(ports=ports, cert_dir=str(files.cert_dir), qps=qps, burst=burst)
+    settings = manifests.ManagerSettings(ports=ports, cert_dir=str(files.cert_dir), qps=qps, burst=burst,
+                                         concurrency=dict(concurrency or {}))
     config = installing.write_config(kueue, files, settings)
     token = installing.metrics_token(creds)
     log_dir = log_dir or state.state_root() / "logs"
@@ -144,7 +146,8 @@ class SchedulerHandle:
 
 
 def start_scheduler(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path) -> SchedulerHandle:
-    """The runner's starter: Kueue with the scenario's client limits (strategy does not apply: Kueue
-    publishes positions only through its visibility API, copied and sorted per request)."""
+    """The runner's starter: Kueue with the scenario's client limits and workers per kind (strategy does
+    not apply: Kueue publishes positions only through its visibility API, copied and sorted per request)."""
     qps = None if section.no_client_limit else section.qps
-    return SchedulerHandle(start(cluster, qps=qps, burst=section.burst, log_dir=log_dir))
+    return SchedulerHandle(start(cluster, qps=qps, burst=section.burst, log_dir=log_dir,
+                                 concurrency=section.kueue_concurrency))

@@ -119,3 +119,11 @@ def test_webhook_ca_is_one_kueues_rotator_keeps():
     cert = x509.load_pem_x509_certificate(serving.cert_pem)
     cert.verify_directly_issued_by(x509.load_pem_x509_certificate(ca.cert_pem))
     assert pki.dns_names(serving.cert_pem)[0] == "kueue-webhook-service.kueue-system.svc"
+
+
+def test_workers_per_kind_override_what_kueue_ships_and_keep_the_rest():
+    settings = manifests.ManagerSettings(ports=PORTS, cert_dir="/tmp/x/webhook-certs", qps=None, burst=40,
+                                         concurrency={"Job.batch": 50})
+    controller = manifests.configuration(SHIPPED, settings)["controller"]
+    assert controller["groupKindConcurrency"] == {"Workload.kueue.x-k8s.io": 5, "Job.batch": 50}
+    assert SHIPPED["controller"]["groupKindConcurrency"] == {"Workload.kueue.x-k8s.io": 5}

@@ -10,6 +10,7 @@ import dataclasses
 import typing
 from pathlib import Path
 
+import click
 import pytest
 
 from harness import apiservice
@@ -46,15 +47,16 @@ def process_settings(section: models.SchedulerSection) -> scheduler_settings.Sch
     return scheduler_settings.parse_args(scheduler_settings.to_args(settings))
 
 
-@pytest.mark.parametrize("field", [f for f in models.SchedulerSection.model_fields if f not in reference.RUNNER_FIELDS])
+@pytest.mark.parametrize("field", [f for f in models.SchedulerSection.model_fields
+                                   if f not in reference.RUNNER_FIELDS + reference.KUEUE_FIELDS])
 def test_every_field_of_the_scenario_section_reaches_the_process(field):
     default = models.SchedulerSection()
     changed = models.SchedulerSection(**{**default.model_dump(), field: other_value(default, field)})
     assert process_settings(changed) != process_settings(default), f"scheduler.{field} never reaches the process"
 
 
-def test_the_runner_only_fields_are_fields():
-    assert set(reference.RUNNER_FIELDS) <= set(models.SchedulerSection.model_fields)
+def test_the_runner_only_and_kueue_only_fields_are_fields():
+    assert set(reference.RUNNER_FIELDS + reference.KUEUE_FIELDS) <= set(models.SchedulerSection.model_fields)
 
 
 def test_section_defaults_are_the_process_defaults():
@@ -134,3 +136,10 @@ def test_kueue_serves_only_the_visibility_api_strategies():
     with pytest.raises(ValueError, match="publishes positions only as"):
         models.SchedulerSection(implementation="kueue", strategy="status-field")
     assert models.SchedulerSection(implementation="kueue", strategy="aggregated-snapshot").implementation == "kueue"
+
+
+def test_kueue_concurrency_option_takes_kind_equals_count_pairs():
+    fields = {"kueue_concurrency": schedulercli._kind_counts(("Job.batch=50", "Workload.kueue.x-k8s.io = 8"))}
+    assert schedulercli.section_of(fields).kueue_concurrency == {"Job.batch": 50, "Workload.kueue.x-k8s.io": 8}
+    with pytest.raises(click.BadParameter, match="use KIND.GROUP=N"):
+        schedulercli._kind_counts(("Job.batch",))

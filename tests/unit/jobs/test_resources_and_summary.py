@@ -43,6 +43,27 @@ def test_cpu_per_process_busiest_first():
     assert frame.set_index("component").loc["etcd", "rss_max_mib"] == pytest.approx(2.0)
 
 
+def test_kueue_reconcilers_say_workers_backlog_and_queue_wait_per_controller():
+    kueue = {"source": "kueue"}
+    summary = pd.DataFrame([
+        row("controller_runtime_reconcile_time_seconds", "count", 6000.0, controller="job", **kueue),
+        row("controller_runtime_reconcile_time_seconds", "p99", 0.05, controller="job", **kueue),
+        row("controller_runtime_max_concurrent_reconciles", "last", 5.0, controller="job", **kueue),
+        row("controller_runtime_active_workers", "max", 5.0, controller="job", **kueue),
+        row("workqueue_depth", "max", 300.0, controller="job", name="job", priority="", **kueue),
+        row("workqueue_depth", "max", 20.0, controller="job", name="job", priority="-100", **kueue),
+        row("workqueue_queue_duration_seconds", "p99", 8.0, controller="job", **kueue),
+        row("controller_runtime_reconcile_time_seconds", "count", 900.0, controller="clusterqueue", **kueue),
+        row("controller_runtime_max_concurrent_reconciles", "last", 1.0, controller="resourceflavor", **kueue),
+    ])
+    frame = resources.kueue_controllers(summary, "c0", "jobs")
+    assert list(frame["controller"]) == ["job", "clusterqueue"]  # resourceflavor reconciled nothing
+    job = frame.set_index("controller").loc["job"]
+    assert (job["workers"], job["most_workers_busy"], job["largest_backlog"]) == (5.0, 5.0, 320.0)
+    assert job["queue_wait_p99_s"] == 8.0 and job["reconcile_p99_s"] == 0.05
+    assert resources.kueue_controllers(summary, "c0", "other").empty
+
+
 def figures_table(case, implementation, wall):
     return pd.DataFrame([
         {"metric": "wall_seconds", "value": wall, "unit": "s", "job_class": "", "case": case, "phase": "jobs",

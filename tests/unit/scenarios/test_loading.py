@@ -65,6 +65,8 @@ def test_kueue_baseline_numbers():
                                                  "master_port": 6000, "worker_start_timeout": 120.0,
                                                  "workers_rejoin": True}),
     ([], lambda s: not s.cluster.allow_remote and planning.distribution(s.load) == {"workers": 0}),
+    (["scheduler.kueue_concurrency={Job.batch: 50, Workload.kueue.x-k8s.io: 20}"],
+     lambda s: s.scheduler.kueue_concurrency == {"Job.batch": 50, "Workload.kueue.x-k8s.io": 20}),
 ])
 def test_overrides(overrides, check):
     loaded = loading.parse(BASE, "t.yaml", overrides)
@@ -98,6 +100,12 @@ def test_sweeping_a_whole_section_merges_each_variant_and_names_the_case_by_its_
                                             "strategy=status-field,no_client_limit=True,r0"]
 
 
+def test_sweeping_a_mapping_field_names_the_empty_mapping_default():
+    loaded = loading.parse(BASE, "t.yaml", ["sweep.scheduler.kueue_concurrency=[{}, {Job.batch: 50}]"])
+    assert [c.id for c in loaded.cases] == ["kueue_concurrency=default,r0", "Job.batch=50,r0"]
+    assert [c.scenario.scheduler.kueue_concurrency for c in loaded.cases] == [{}, {"Job.batch": 50}]
+
+
 def test_templates_expand_queues():
     scenario = loading.parse(BASE, "t.yaml").scenario
     assert scenario.queues.cluster_queue_names() == ["cq-0", "cq-1"]
@@ -128,6 +136,7 @@ def test_node_pools_convert():
     (BASE + "  warm: {seconds: 3}\n", [], "phases.warm: a phase needs `kind:`"),
     (BASE, ["novalue"], "--set 'novalue': use PATH=VALUE"),
     (BASE, ["load.master_bind=5557"], "load.master_bind"),
+    (BASE, ["scheduler.kueue_concurrency={job.batch: 50}"], "'job.batch' is not Kind.group"),
 ])
 def test_errors_are_one_line_with_file_line_field(text, overrides, expected):
     with pytest.raises(loading.ScenarioError) as caught:
