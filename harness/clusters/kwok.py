@@ -136,6 +136,7 @@ def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Pa
         kubeconfig=str(workdir / "kubeconfig.yaml"),
         apiserver_url=f"https://127.0.0.1:{ports.apiserver}",
         etcd_url=f"http://127.0.0.1:{ports.etcd}",
+        metrics_urls=kwokconfig.metrics_urls(cluster, ports),
         workdir=str(workdir),
         versions={"kubernetes": binaries.kubernetes_version, "etcd": binaries.etcd_version, "kwok": binaries.kwok_version},
         feature_gates=dict(cluster.feature_gates),

@@ -207,6 +207,15 @@ def pod_stages() -> list[dict]:
     ]
 
 
+def metrics_urls(cluster: specs.ClusterSpec, ports: Ports) -> dict[str, str]:
+    """The components whose /metrics say where Jobs wait (the job controller's work queue, the pods
+    kube-scheduler has yet to place); a cluster without Jobs runs no kube-scheduler and is not asked."""
+    if not cluster.jobs:
+        return {}
+    return {"kube-controller-manager": f"https://127.0.0.1:{ports.controller_manager}/metrics",
+            "kube-scheduler": f"https://127.0.0.1:{ports.scheduler}/metrics"}
+
+
 def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, ports: Ports) -> list[dict]:
     """The YAML documents of `kwokctl create cluster --config`."""
     options = {

@@ -32,6 +32,9 @@ class ClusterInfo:
     workdir: str | None = None
     """Folder whose path appears in every process the cluster runs (the kwok backend's)."""
     pids: dict[str, int] = field(default_factory=dict)
+    metrics_urls: dict[str, str] = field(default_factory=dict)
+    """/metrics of the cluster's own components that serve it to anyone on loopback, by component
+    (kube-controller-manager, kube-scheduler: kwokctl allows /metrics without authorization)."""
     versions: dict[str, str] = field(default_factory=dict)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     created_at: str = ""

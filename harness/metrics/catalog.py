@@ -15,6 +15,9 @@ SCHEDULER = "scheduler"
 """The reference scheduler's own /metrics (scheduler/controller/metering.py, scheduler/publishing/metering.py)."""
 KUEUE = "kueue"
 """Real Kueue's manager /metrics (its pkg/metrics): read beside ours, never under our names."""
+CONTROLLER_MANAGER = "kube-controller-manager"
+KUBE_SCHEDULER = "kube-scheduler"
+"""The cluster's own components, named as the cluster state names them (ClusterInfo.metrics_urls)."""
 
 COUNTER = "counter"
 GAUGE = "gauge"
@@ -138,6 +141,17 @@ FAMILIES: tuple[Family, ...] = (
     _f("workqueue_depth", KUEUE, GAUGE),
     _f("workqueue_queue_duration_seconds", KUEUE, HISTOGRAM, ("controller",)),
     _f("controller_runtime_reconcile_time_seconds", KUEUE, HISTOGRAM, ("controller",)),
+    # kube-controller-manager's work queues (label name: job, garbagecollector_attempt_to_delete, ...):
+    # the job controller's backlog and how long a Job waited for one of its workers.
+    _f("workqueue_depth", CONTROLLER_MANAGER, GAUGE),
+    _f("workqueue_adds_total", CONTROLLER_MANAGER, COUNTER),
+    _f("workqueue_queue_duration_seconds", CONTROLLER_MANAGER, HISTOGRAM, ("name",)),
+    _f("workqueue_work_duration_seconds", CONTROLLER_MANAGER, HISTOGRAM, ("name",)),
+    # kube-scheduler: pods waiting to be placed (label queue: active, backoff, unschedulable, gated) and
+    # its scheduling attempts.
+    _f("scheduler_pending_pods", KUBE_SCHEDULER, GAUGE),
+    _f("scheduler_schedule_attempts_total", KUBE_SCHEDULER, COUNTER),
+    _f("scheduler_scheduling_attempt_duration_seconds", KUBE_SCHEDULER, HISTOGRAM, ("result",)),
 )
 
 

@@ -1,5 +1,5 @@
 """Fetching /metrics text from kube-apiserver (admin client cert), etcd and our scheduler (plain HTTP on
-127.0.0.1) and Kueue's manager (bearer token)."""
+127.0.0.1), kube-controller-manager and kube-scheduler (anonymous) and Kueue's manager (bearer token)."""
 
 from __future__ import annotations
 
@@ -25,13 +25,23 @@ class Target:
 
 
 def targets(cluster: state.ClusterInfo) -> list[Target]:
-    """The apiserver's and (when kqbench started it, so its URL is known) etcd's /metrics."""
+    """The apiserver's and (when kqbench started them, so their URLs are known) etcd's, kube-controller-manager's
+    and kube-scheduler's /metrics."""
     creds = kubeconfig.load(cluster.kubeconfig)
     # One SSL context per run: loading the client cert for every scrape costs more than the scrape.
     found = [Target(catalog.APISERVER, creds.server + "/metrics", creds.ssl_context(), creds.headers())]
     if cluster.etcd_url:
         found.append(Target(catalog.ETCD, cluster.etcd_url.rstrip("/") + "/metrics"))
+    for component, url in sorted(cluster.metrics_urls.items()):
+        found.append(Target(component, url, _loopback_tls()))
     return found
+
+
+def _loopback_tls() -> ssl.SSLContext:
+    """TLS to a self-signed serving certificate on 127.0.0.1: loopback only, so it is not verified."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context
 
 
 def scheduler_target(metrics_url: str) -> Target:
@@ -42,9 +52,7 @@ def scheduler_target(metrics_url: str) -> Target:
 def bearer_target(source: str, metrics_url: str, token: str) -> Target:
     """A /metrics on 127.0.0.1 behind a bearer token over TLS with a self-signed serving certificate
     (Kueue's manager): loopback only, so the certificate is not verified."""
-    context = ssl.create_default_context()
-    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    return Target(source, metrics_url, context, {"Authorization": f"Bearer {token}"})
+    return Target(source, metrics_url, _loopback_tls(), {"Authorization": f"Bearer {token}"})
 
 
 def fetch(target: Target, timeout: float = 10.0) -> str:

@@ -91,6 +91,10 @@ def test_pods_are_the_busiest_resource_and_kube_scheduler_was_measured(jobs_run)
         assert load.loc["pods", "writes_per_s"] > 0 and load.loc["jobs.batch", "writes_per_s"] > 0
         cpu = resources.by_process(table, case, "jobs").set_index("component")
         assert {"kube-scheduler", "kube-controller-manager", "kube-apiserver", "scheduler"} <= set(cpu.index)
+        # the job controller's work queue and kube-scheduler's attempts come from their own /metrics
+        queues = resources.controller_manager_queues(table, case, "jobs").set_index("work_queue")
+        assert queues.loc["job", "adds"] >= 20, queues
+        assert resources.kube_scheduler(table, case, "jobs").get("attempts_per_s_scheduled", 0) > 0
 
 
 def test_kueue_runs_its_job_reconciler_with_the_workers_the_scenario_asked_for(jobs_run):

@@ -98,6 +98,14 @@ def section(tables: registry.Tables) -> registry.ReportSection | None:
             cpu = resources.by_process(summary, case, phase)
             parts.append(f"<h3>{html.escape(str(case))}, phase {html.escape(str(phase))}: API load per resource</h3>"
                          + _html(load) + "<h3>CPU per process (mean cores busy in the phase)</h3>" + _html(cpu))
+            queues = resources.controller_manager_queues(summary, case, phase).head(8)
+            if not queues.empty:
+                parts.append("<h3>kube-controller-manager's work queues (job: the job controller)</h3>"
+                             + _html(queues))
+            placing = resources.kube_scheduler(summary, case, phase)
+            if placing:
+                parts.append("<h3>kube-scheduler: attempts, pods waiting to be placed</h3>"
+                             + _html(pd.DataFrame([placing])))
             controllers = resources.kueue_controllers(summary, case, phase)
             if not controllers.empty:
                 parts.append("<h3>Kueue's reconcilers: workers, backlog, time in the work queue</h3>"

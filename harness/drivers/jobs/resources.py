@@ -91,3 +91,43 @@ def kueue_controllers(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFr
     frame = pd.DataFrame([{"controller": name, **values} for name, values in rows.items()], columns=CONTROLLER_COLUMNS)
     frame = frame[frame["reconciles"] > 0]
     return frame.sort_values("reconciles", ascending=False).reset_index(drop=True)
+
+
+QUEUE_COLUMNS = ["work_queue", "adds", "largest_backlog", "queue_wait_p50_s", "queue_wait_p99_s",
+                 "work_p50_s", "work_p99_s"]
+
+
+def controller_manager_queues(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
+    """kube-controller-manager's work queues that took work in the phase, busiest first: the job
+    controller's (`job`) backlog and time in queue say whether its workers kept up."""
+    rows: dict[str, dict[str, float]] = {}
+
+    def put(metric: str, stat: str, column: str) -> None:
+        for labels, value in _rows(summary, case, phase, metric, stat):
+            row = rows.setdefault(labels.get("name") or "?", dict.fromkeys(QUEUE_COLUMNS[1:], float("nan")))
+            row[column] = value
+
+    put("workqueue_adds_total", "delta", "adds")
+    put("workqueue_depth", "max", "largest_backlog")
+    put("workqueue_queue_duration_seconds", "p50", "queue_wait_p50_s")
+    put("workqueue_queue_duration_seconds", "p99", "queue_wait_p99_s")
+    put("workqueue_work_duration_seconds", "p50", "work_p50_s")
+    put("workqueue_work_duration_seconds", "p99", "work_p99_s")
+    frame = pd.DataFrame([{"work_queue": name, **values} for name, values in rows.items()], columns=QUEUE_COLUMNS)
+    frame = frame[frame["adds"] > 0]
+    return frame.sort_values("adds", ascending=False).reset_index(drop=True)
+
+
+def kube_scheduler(summary: pd.DataFrame, case: str, phase: str) -> dict[str, float]:
+    """kube-scheduler in the phase: attempts per second by result, its largest queue of pods waiting to be
+    placed, and how long a placement took (p99)."""
+    figures: dict[str, float] = {}
+    for labels, value in _rows(summary, case, phase, "scheduler_schedule_attempts_total", "rate"):
+        key = f"attempts_per_s_{labels.get('result', '?')}"
+        figures[key] = figures.get(key, 0.0) + value
+    for labels, value in _rows(summary, case, phase, "scheduler_pending_pods", "max"):
+        key = f"most_pods_pending_{labels.get('queue', '?')}"
+        figures[key] = max(figures.get(key, 0.0), value)
+    for labels, value in _rows(summary, case, phase, "scheduler_scheduling_attempt_duration_seconds", "p99"):
+        figures[f"attempt_p99_s_{labels.get('result', '?')}"] = value
+    return figures

@@ -113,6 +113,14 @@ def test_a_cluster_with_jobs_adds_the_job_controller_and_kube_scheduler(heartbea
     assert disabled == (None if heartbeats.enabled else "TaintNodesByCondition")
 
 
+def test_only_a_jobs_cluster_has_its_controller_manager_and_scheduler_scraped():
+    ports = kwokconfig.Ports(6443, 2379, 2380, 10257, 10259, 10247)
+    assert kwokconfig.metrics_urls(specs.ClusterSpec(), ports) == {}
+    assert kwokconfig.metrics_urls(specs.ClusterSpec(jobs=True), ports) == {
+        "kube-controller-manager": "https://127.0.0.1:10257/metrics",
+        "kube-scheduler": "https://127.0.0.1:10259/metrics"}
+
+
 def test_jobs_pods_run_then_succeed_after_their_annotated_runtime_and_deleted_pods_go():
     documents = _documents(jobs=True)
     stages = {d["metadata"]["name"]: d["spec"] for d in documents if d["kind"] == "Stage"}

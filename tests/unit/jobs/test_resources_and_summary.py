@@ -64,6 +64,29 @@ def test_kueue_reconcilers_say_workers_backlog_and_queue_wait_per_controller():
     assert resources.kueue_controllers(summary, "c0", "other").empty
 
 
+def test_controller_manager_queues_and_kube_scheduler_figures():
+    kcm, sched = {"source": "kube-controller-manager"}, {"source": "kube-scheduler"}
+    summary = pd.DataFrame([
+        row("workqueue_adds_total", "delta", 900.0, name="job", **kcm),
+        row("workqueue_depth", "max", 250.0, name="job", **kcm),
+        row("workqueue_queue_duration_seconds", "p99", 12.0, name="job", **kcm),
+        row("workqueue_adds_total", "delta", 40.0, name="garbagecollector_attempt_to_delete", **kcm),
+        row("workqueue_depth", "max", 0.0, name="namespace", **kcm),  # took no work: not listed
+        row("scheduler_schedule_attempts_total", "rate", 16.0, result="scheduled", profile="default-scheduler", **sched),
+        row("scheduler_schedule_attempts_total", "rate", 0.5, result="unschedulable", profile="default-scheduler", **sched),
+        row("scheduler_pending_pods", "max", 30.0, queue="active", **sched),
+        row("scheduler_scheduling_attempt_duration_seconds", "p99", 0.02, result="scheduled", **sched),
+    ])
+    queues = resources.controller_manager_queues(summary, "c0", "jobs")
+    assert list(queues["work_queue"]) == ["job", "garbagecollector_attempt_to_delete"]
+    job = queues.set_index("work_queue").loc["job"]
+    assert (job["adds"], job["largest_backlog"], job["queue_wait_p99_s"]) == (900.0, 250.0, 12.0)
+    assert resources.kube_scheduler(summary, "c0", "jobs") == {
+        "attempts_per_s_scheduled": 16.0, "attempts_per_s_unschedulable": 0.5, "most_pods_pending_active": 30.0,
+        "attempt_p99_s_scheduled": 0.02}
+    assert resources.kube_scheduler(summary, "c0", "other") == {}
+
+
 def figures_table(case, implementation, wall):
     return pd.DataFrame([
         {"metric": "wall_seconds", "value": wall, "unit": "s", "job_class": "", "case": case, "phase": "jobs",
