@@ -47,10 +47,11 @@ class Case:
 
 
 def _id_part(axis: str, value: Any) -> str:
-    """`strategy=x`; a mapping value (a whole section swept as a variant) lists its own keys; an empty
-    one is the field's default (`kueue_concurrency=default`)."""
+    """`strategy=x`; a mapping value (a whole section swept as a variant) lists its own keys, nested
+    mappings too; an empty one is the field's default (`kueue_concurrency=default`)."""
     if isinstance(value, dict) and value:
-        return ",".join(f"{key}={item}" for key, item in value.items())
+        return ",".join(_id_part(key, item) if isinstance(item, dict) else f"{key}={item}"
+                        for key, item in value.items())
     return f"{axis.rsplit('.', 1)[-1]}={'default' if value == {} else value}"
 
 

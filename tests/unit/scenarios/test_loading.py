@@ -104,6 +104,9 @@ def test_sweeping_a_mapping_field_names_the_empty_mapping_default():
     loaded = loading.parse(BASE, "t.yaml", ["sweep.scheduler.kueue_concurrency=[{}, {Job.batch: 50}]"])
     assert [c.id for c in loaded.cases] == ["kueue_concurrency=default,r0", "Job.batch=50,r0"]
     assert [c.scenario.scheduler.kueue_concurrency for c in loaded.cases] == [{}, {"Job.batch": 50}]
+    variants = loading.parse(BASE, "t.yaml", ["sweep.scheduler=[{implementation: kueue}, "
+                                              "{implementation: kueue, kueue_concurrency: {Job.batch: 50}}]"])
+    assert [c.id for c in variants.cases] == ["implementation=kueue,r0", "implementation=kueue,Job.batch=50,r0"]
 
 
 def test_templates_expand_queues():
