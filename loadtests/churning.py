@@ -8,6 +8,7 @@ whole life cycle (pending -> admitted -> runtime -> Finished -> deleted) is test
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from loadtests import settings as load_settings
@@ -47,7 +48,8 @@ Action = Create | Finish | Delete | Refresh | Wait
 @dataclass(slots=True)
 class Tracked:
     name: str
-    kind: load_settings.WorkloadKind
+    runtime_seconds: float
+    """How long it runs once admitted (its kind's, or the annotation of an adopted Workload)."""
     created_at: float
     phase: Phase = Phase.PENDING
     admitted_at: float | None = None
@@ -61,12 +63,15 @@ class ChurnLedger:
 
     settings: load_settings.ChurnSettings
     owner: str
-    """Unique per user; prefixes names and labels objects, so users never touch each other's Workloads."""
+    """Labels the user's Workloads; one user at a time holds it, and the next phase's user of the same slot
+    takes over what the last one left (users never touch each other's Workloads)."""
     rng: random.Random = field(default_factory=random.Random)
     tracked: dict[str, Tracked] = field(default_factory=dict)
     next_create_at: float | None = None
     last_refresh_at: float | None = None
     serial: int = 0
+    prefix: str = ""
+    """Starts the names it creates (unique per user and process; default: the owner)."""
 
     @property
     def pending(self) -> int:
@@ -76,19 +81,21 @@ class ChurnLedger:
         return sum(1 for t in self.tracked.values() if t.phase is phase)
 
     def next_action(self, now: float) -> Action:
-        """Deletes first (they free etcd), then due finishes, a due refresh, a paced create, else wait."""
+        """Deletes first (they free etcd), then due finishes, a due refresh (the very first action is one),
+        a paced create, else wait."""
         for t in self.tracked.values():
             if t.phase is Phase.FINISHED:
                 return Delete(t.name)
         waits: list[float] = []
         for t in self.tracked.values():
             if t.phase is Phase.ADMITTED and not t.finishing:
-                due = (t.admitted_at or now) + t.kind.runtime_seconds
+                due = (now if t.admitted_at is None else t.admitted_at) + t.runtime_seconds
                 if due <= now:
                     t.finishing = True
                     return Finish(t.name)
                 waits.append(due - now)
-        if self.tracked and (self.last_refresh_at is None or now - self.last_refresh_at >= self.settings.refresh_seconds):
+        # The first LIST comes before any create: it finds what an earlier phase's user of this owner left.
+        if self.last_refresh_at is None or (self.tracked and now - self.last_refresh_at >= self.settings.refresh_seconds):
             self.last_refresh_at = now
             return Refresh()
         if self.tracked and self.last_refresh_at is not None:
@@ -107,18 +114,28 @@ class ChurnLedger:
         kinds = self.settings.mix
         kind = self.rng.choices(kinds, weights=[k.weight for k in kinds])[0]
         queue = self.rng.choice(self.settings.local_queues)
-        return Create(name=f"{self.owner}-{self.serial}", queue=queue, kind=kind)
+        return Create(name=f"{self.prefix or self.owner}-{self.serial}", queue=queue, kind=kind)
 
     def created(self, action: Create, now: float) -> None:
-        self.tracked[action.name] = Tracked(action.name, action.kind, created_at=now)
+        self.tracked[action.name] = Tracked(action.name, action.kind.runtime_seconds, created_at=now)
         if self.last_refresh_at is None:
             self.last_refresh_at = now  # the first LIST is due one refresh period after the first Workload
 
     def create_failed(self, action: Create) -> None:
         """Nothing to track; the pacing slot is spent so a failing apiserver is not hammered."""
 
-    def observed(self, phases: dict[str, Phase], now: float) -> None:
-        """Apply a LIST of this user's Workloads: new admissions start their runtime clock."""
+    def observed(self, phases: dict[str, Phase], now: float, runtimes: Mapping[str, float] | None = None,
+                 admitted_ago: Mapping[str, float] | None = None) -> None:
+        """Apply a LIST of this owner's Workloads: new admissions start their runtime clock, and Workloads a
+        user of an earlier phase left behind are taken over (runtime from `runtimes`, else the mix's longest;
+        admitted `admitted_ago` seconds before, by their Admitted condition), so that what it admitted still
+        finishes on time and its pending ones count toward the depth."""
+        for name, seen in phases.items():
+            if name not in self.tracked:
+                runtime = (runtimes or {}).get(name, max(k.runtime_seconds for k in self.settings.mix))
+                since = now - max(0.0, (admitted_ago or {}).get(name, 0.0))
+                self.tracked[name] = Tracked(name, runtime, created_at=now, phase=seen,
+                                             admitted_at=since if seen is Phase.ADMITTED else None)
         for name, t in list(self.tracked.items()):
             seen = phases.get(name)
             if seen is None:

@@ -16,6 +16,8 @@ GROUP = groups.GROUP
 VERSION = groups.VERSION
 API_VERSION = groups.API_VERSION
 CHURN_LABEL = "kqbench.io/churn-user"
+RUNTIME_ANNOTATION = "kqbench.io/runtime-seconds"
+"""How long the Workload runs once admitted: whichever churn user holds it then finishes it on time."""
 
 
 class Phase(enum.Enum):
@@ -59,9 +61,32 @@ def build(name: str, namespace: str, queue: str, kind: load_settings.WorkloadKin
     return {
         "apiVersion": API_VERSION,
         "kind": "Workload",
-        "metadata": {"name": name, "namespace": namespace, "labels": {CHURN_LABEL: owner}},
+        "metadata": {"name": name, "namespace": namespace, "labels": {CHURN_LABEL: owner},
+                     "annotations": {RUNTIME_ANNOTATION: f"{kind.runtime_seconds:g}"}},
         "spec": spec,
     }
+
+
+def runtime_seconds(obj: dict) -> float | None:
+    """The runtime a churn user wrote on the Workload, None when absent or not a number."""
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(RUNTIME_ANNOTATION)
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def admitted_seconds_ago(obj: dict, now: dt.datetime) -> float | None:
+    """Seconds since its Admitted condition turned True (whole seconds, as the API stores it), None when
+    it is not admitted or the time is missing."""
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Admitted" and c.get("status") == "True" and c.get("lastTransitionTime"):
+            try:
+                since = dt.datetime.fromisoformat(c["lastTransitionTime"].replace("Z", "+00:00"))
+            except ValueError:
+                return None
+            return (now - since).total_seconds()
+    return None
 
 
 def _true(conditions: list[dict], kind: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import random
 import time
 
@@ -15,12 +16,17 @@ class WorkloadChurn(client.KubeUser):
     """Holds its share of pending depth: creations pause at the target and resume as admissions drain it."""
 
     abstract = False
+    _slots = itertools.count()
+    """Numbers this process's churn users 0, 1, ...: the next phase's users take over the same owners."""
 
     def on_start(self) -> None:
         churn = self.settings.churn
         self.ensure_namespace(churn.namespace)
-        self.ledger = churning.ChurnLedger(churn, owner=self.user_id,
-                                           rng=random.Random(f"{self.settings.seed}-{self.user_id}"))
+        worker = getattr(self.environment.runner, "worker_index", 0)  # distributed: one set of slots per worker
+        self.owner = f"churn-{worker}-{next(self._slots)}"
+        self.ledger = churning.ChurnLedger(churn, owner=self.owner,
+                                           rng=random.Random(f"{self.settings.seed}-{self.user_id}"),
+                                           prefix=f"{self.owner}-{self.user_id.rsplit('-', 1)[-1]}")
         self.seen: dict[str, dict] = {}
         """Last listed object per name: a Finished merge patch must carry the other conditions."""
         self._pause = 0.0
@@ -37,7 +43,7 @@ class WorkloadChurn(client.KubeUser):
         if isinstance(action, churning.Wait):
             self._pause = min(action.seconds, churn.refresh_seconds)
         elif isinstance(action, churning.Create):
-            obj = workloads.build(action.name, churn.namespace, action.queue, action.kind, self.user_id,
+            obj = workloads.build(action.name, churn.namespace, action.queue, action.kind, self.owner,
                                   churn.priority_class)
             reply = self.call("POST", workloads.collection_path(churn.namespace), "churn", body=obj)
             if reply.ok:
@@ -70,10 +76,19 @@ class WorkloadChurn(client.KubeUser):
 
     def _refresh(self) -> None:
         churn = self.settings.churn
-        path = f"{workloads.collection_path(churn.namespace)}?labelSelector={workloads.CHURN_LABEL}%3D{self.user_id}"
+        path = f"{workloads.collection_path(churn.namespace)}?labelSelector={workloads.CHURN_LABEL}%3D{self.owner}"
         reply = self.call("LIST", path, "churn-refresh")
         if not reply.ok:
             return
         items = reply.json().get("items") or []
         self.seen = {item["metadata"]["name"]: item for item in items}
-        self.ledger.observed({name: workloads.phase(item) for name, item in self.seen.items()}, time.monotonic())
+        wall = dt.datetime.now(dt.timezone.utc)
+        runtimes, ago = {}, {}
+        for name, item in self.seen.items():
+            if name not in self.ledger.tracked:  # only what it takes over needs them
+                if (seconds := workloads.runtime_seconds(item)) is not None:
+                    runtimes[name] = seconds
+                if (seconds := workloads.admitted_seconds_ago(item, wall)) is not None:
+                    ago[name] = seconds
+        self.ledger.observed({name: workloads.phase(item) for name, item in self.seen.items()}, time.monotonic(),
+                             runtimes, ago)

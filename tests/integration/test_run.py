@@ -40,6 +40,10 @@ def test_the_schedulers_own_metrics_are_in_the_tables(tiny_run):
     admitted = scheduler[(scheduler["metric"] == "kqbench_scheduler_admitted_total") & (scheduler["stat"] == "delta")]
     assert admitted["value"].sum() > 0
     assert set(scheduler["phase"]) >= {"fill", "churn"}
+    # The churn phase's user takes over what the fill's user left: the Workloads fill got admitted finish
+    # after their 30 s, and the quota they free admits more in churn, in every case.
+    in_churn = admitted[admitted["phase"] == "churn"].groupby("case")["value"].sum()
+    assert len(in_churn) == 2 and (in_churn > 0).all(), in_churn
 
 
 def test_invariants_were_checked_after_every_phase_and_held(tiny_run):

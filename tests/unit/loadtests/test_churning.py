@@ -124,8 +124,15 @@ def test_mix_weights_pick_kinds():
     assert 0.70 < picked.count(small) / len(picked) < 0.80
 
 
+def started(ledger: churning.ChurnLedger) -> churning.ChurnLedger:
+    """Past its first action, a LIST that found nothing left by an earlier phase."""
+    assert ledger.next_action(0.0) == churning.Refresh()
+    ledger.observed({}, 0.0)
+    return ledger
+
+
 def test_workloads_that_vanish_are_forgotten():
-    ledger = churning.ChurnLedger(churn(), "u", random.Random(5))
+    ledger = started(churning.ChurnLedger(churn(), "u", random.Random(5)))
     action = ledger.next_action(0.0)
     ledger.created(action, 0.0)
     ledger.observed({}, 0.5)       # not yet listed: too early to conclude anything
@@ -135,7 +142,7 @@ def test_workloads_that_vanish_are_forgotten():
 
 
 def test_a_finish_is_not_handed_out_twice_while_in_flight():
-    ledger = churning.ChurnLedger(churn(mix=(WorkloadKind(runtime_seconds=0.0),)), "u", random.Random(6))
+    ledger = started(churning.ChurnLedger(churn(mix=(WorkloadKind(runtime_seconds=0.0),)), "u", random.Random(6)))
     create = ledger.next_action(0.0)
     ledger.created(create, 0.0)
     ledger.observed({create.name: Phase.ADMITTED}, 0.1)
@@ -152,3 +159,32 @@ def test_back_off_after_refused_or_failing_requests_only():
     assert [should_back_off(s) for s in (200, 201, 404, 409, 422)] == [False] * 5
     pauses = [back_off_seconds(n) for n in range(1, 10)]
     assert pauses[:3] == [0.1, 0.2, 0.4] and pauses[-1] == 2.0 and pauses == sorted(pauses)
+
+
+def test_a_new_user_takes_over_what_the_last_phase_left_under_its_owner():
+    # The last phase's user left 2 admitted Workloads (one of a 1 s kind, one without annotation) and 3
+    # pending ones; the target is 5 pending.
+    left = {"old-1": Phase.ADMITTED, "old-2": Phase.ADMITTED, "old-3": Phase.PENDING, "old-4": Phase.PENDING,
+            "old-5": Phase.PENDING, "old-6": Phase.FINISHED}
+    ledger = churning.ChurnLedger(churn(create_per_second=10.0, mix=(WorkloadKind(runtime_seconds=3.0),
+                                                                     WorkloadKind(runtime_seconds=7.0))),
+                                  "slot-0", random.Random(7), prefix="slot-0-p2")
+    assert ledger.next_action(0.0) == churning.Refresh()
+    ledger.observed(left, 0.0, runtimes={"old-1": 1.0})
+    assert ledger.pending == 3 and ledger.count(Phase.ADMITTED) == 2
+    assert ledger.next_action(0.1) == churning.Delete("old-6")  # finished ones go first
+    ledger.deleted("old-6")
+    create = ledger.next_action(0.1)  # 2 short of the depth: creates, under its own names
+    assert isinstance(create, churning.Create) and create.name == "slot-0-p2-1"
+    ledger.created(create, 0.1)
+    assert ledger.next_action(1.5) == churning.Finish("old-1")  # its annotated 1 s
+    assert ledger.tracked["old-2"].runtime_seconds == 7.0  # no annotation: the mix's longest
+
+
+def test_what_it_takes_over_finishes_when_its_runtime_since_admission_is_up_not_later():
+    ledger = churning.ChurnLedger(churn(), "slot-0", random.Random(8))
+    assert ledger.next_action(100.0) == churning.Refresh()
+    # admitted 25 s ago by its condition, 30 s of runtime: due 5 s after the takeover
+    ledger.observed({"old-1": Phase.ADMITTED}, 100.0, runtimes={"old-1": 30.0}, admitted_ago={"old-1": 25.0})
+    assert not isinstance(ledger.next_action(104.0), churning.Finish)
+    assert ledger.next_action(105.5) == churning.Finish("old-1")

@@ -76,6 +76,13 @@ def test_workload_json_is_kueue_v1beta2():
     requests = obj["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]
     assert requests == {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}
     assert obj["metadata"]["labels"] == {workloads.CHURN_LABEL: "u1"}
+    assert workloads.runtime_seconds(obj) == kind.runtime_seconds  # whoever holds it later finishes it on time
+
+
+@pytest.mark.parametrize("annotations, expected", [({}, None), ({workloads.RUNTIME_ANNOTATION: "2.5"}, 2.5),
+                                                   ({workloads.RUNTIME_ANNOTATION: "soon"}, None)])
+def test_runtime_is_read_back_from_the_annotation(annotations, expected):
+    assert workloads.runtime_seconds({"metadata": {"annotations": annotations}}) == expected
 
 
 def test_workloads_always_carry_a_priority_kueues_visibility_api_needs():
@@ -114,3 +121,16 @@ def test_finished_patch_keeps_other_conditions():
 def test_bad_run_plans_are_refused(changes, message):
     with pytest.raises(s.SettingsError, match=message):
         s.RunPlan(settings=s.LoadSettings(target=TARGET), locustfile="x.py", **changes).validate()
+
+
+def test_admitted_seconds_ago_reads_the_admitted_condition():
+    now = dt.datetime(2026, 12, 1, 7, 0, 30, tzinfo=dt.timezone.utc)
+    admitted = {"status": {"conditions": [{"type": "QuotaReserved", "status": "True",
+                                           "lastTransitionTime": "2026-12-01T06:00:00Z"},
+                                          {"type": "Admitted", "status": "True",
+                                           "lastTransitionTime": "2026-12-01T07:00:00Z"}]}}
+    assert workloads.admitted_seconds_ago(admitted, now) == 30.0
+    pending = {"status": {"conditions": [{"type": "Admitted", "status": "False",
+                                          "lastTransitionTime": "2026-12-01T07:00:00Z"}]}}
+    assert workloads.admitted_seconds_ago(pending, now) is None
+    assert workloads.admitted_seconds_ago({}, now) is None
