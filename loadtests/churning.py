@@ -118,8 +118,6 @@ class ChurnLedger:
 
     def created(self, action: Create, now: float) -> None:
         self.tracked[action.name] = Tracked(action.name, action.kind.runtime_seconds, created_at=now)
-        if self.last_refresh_at is None:
-            self.last_refresh_at = now  # the first LIST is due one refresh period after the first Workload
 
     def create_failed(self, action: Create) -> None:
         """Nothing to track; the pacing slot is spent so a failing apiserver is not hammered."""
