@@ -5,7 +5,9 @@ server filters). Workloads come from the controller's informer, handed over by
 ``observe_workload``: one Workload watch for both, as Kueue's manager shares one cache. Every
 change to a Job or to the Workload it owns queues the Job's key; workers take keys one at a time
 per Job and decide from the newest state seen. A write that fails is retried after a backoff; a
-Job changed meanwhile fails its guarded patch (409) and is decided again from its next event.
+Job changed meanwhile fails its guarded patch (409), is read again and retried the same way. Every
+known Job is also decided again every `resync_seconds`, as an informer's resync does: a decision
+missed for any reason (a lost event) costs at most that long instead of a Job suspended for good.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class JobSettings:
     retry_seconds: float = 0.5
     """First wait before a failed write is tried again; doubles per failure of the same Job."""
     max_retry_seconds: float = 30.0
+    resync_seconds: float = 30.0
+    """Every known Job is decided again this often (no write when it agrees with its Workload)."""
 
 
 def _rv(job: jobs.Job) -> int:
@@ -91,14 +95,15 @@ class JobReconciler:
                 self._finishing.discard(uid)
         self.queue.add((obj["metadata"].get("namespace", "default"), name))
 
-    def _remember_job(self, obj: dict) -> None:
+    def _remember_job(self, obj: dict, queue: bool = True) -> None:
         job = jobs.job_from_dict(obj)
         known = self._jobs.get(job.key)
         if known is not None and _rv(known[0]) > _rv(job):
             return  # a write's response already told us newer
         may_need_workload = job.suspended and job.finish is None and job.uid not in self._workloads
         self._jobs[job.key] = (job, obj if may_need_workload else None)
-        self.queue.add(job.key)
+        if queue:
+            self.queue.add(job.key)
 
     def _on_list(self, items: list[dict]) -> None:
         listed = set()
@@ -135,8 +140,8 @@ class JobReconciler:
         except kube.FAILURES as error:
             code = kube.failure_code(error)
             self.metrics.write_failures.labels(_STEP_RESOURCES[type(step)], code).inc()
-            if code == "409":  # changed meanwhile: its next event decides again
-                return
+            if code == "409":  # changed meanwhile: decided again, after the retry delay, from the Job as it is now
+                await self._read_again(key)
             failures = self._failures[key] = self._failures.get(key, 0) + 1
             delay = min(self.settings.retry_seconds * 2 ** (failures - 1), self.settings.max_retry_seconds)
             log.warning("job %s/%s: %s failed (%s); retrying in %.1fs", *key, name, error, delay)
@@ -144,6 +149,21 @@ class JobReconciler:
             return
         self._failures.pop(key, None)
         self.metrics.job_steps.labels(name).inc()
+
+    async def _read_again(self, key: JobKey) -> None:
+        """Remember the Job as the server has it now (a failed read leaves the retry to the newest seen)."""
+        try:
+            self._remember_job(await self.client.get(_job_path(*key)), queue=False)
+        except kube.FAILURES:
+            pass
+
+    async def _resync(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=self.settings.resync_seconds)
+            except asyncio.TimeoutError:
+                for key in list(self._jobs):
+                    self.queue.add(key)
 
     def _awaiting_echo(self, step: jobs.Step) -> bool:
         uid = step.job.uid
@@ -204,7 +224,7 @@ class JobReconciler:
         await workloads_synced.wait()
         self.informer = informing.Informer(self.client, JOBS_PATH, self._on_list, self._on_event,
                                            label_selector=jobs.QUEUE_LABEL)
-        tasks = [asyncio.create_task(self.informer.run(stop))]
+        tasks = [asyncio.create_task(self.informer.run(stop)), asyncio.create_task(self._resync(stop))]
         tasks += [asyncio.create_task(self._worker()) for _ in range(self.settings.workers)]
         try:
             await stop.wait()
