@@ -33,8 +33,17 @@ POD_SERIES = (("pods_created", "created"), ("pods_bound", "bound"), ("pods_runni
               ("pods_succeeded", "Succeeded"))
 
 
+def number(value: float) -> str:
+    """Counts with thousands separators, seconds to 3 significant digits, no exponents (1.05e+05, 5e-06)."""
+    if value == 0 or abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) < 0.001:
+        return "<0.001" if value > 0 else "-<0.001"
+    return f"{value:.3g}"
+
+
 def _html(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep="")
+    return frame.to_html(index=False, escape=True, classes="data", float_format=number, na_rep="")
 
 
 def headline_table(figures: pd.DataFrame) -> pd.DataFrame:

@@ -122,3 +122,9 @@ def test_with_an_arm_swept_too_each_reference_case_is_compared_with_kueue_in_the
     # two Kueue cases and no twin: no guess
     assert summarising.ratios_to_kueue(frame.replace("arm=a,implementation=kueue,r0", "other"),
                                        "arm=a,implementation=reference,r0") == {}
+
+
+@pytest.mark.parametrize("value, shown", [(104838.0, "104,838"), (1725.0, "1,725"), (36.0, "36"), (0.9274, "0.927"),
+                                          (5.396e-06, "<0.001"), (0.0, "0"), (8.824, "8.82")])
+def test_report_numbers_read_without_exponents(value, shown):
+    assert reporting.number(value) == shown
