@@ -65,6 +65,23 @@ def by_process(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
     return frame.sort_values("cpu_cores", ascending=False).reset_index(drop=True)
 
 
+def _work_table(summary: pd.DataFrame, case: str, phase: str, columns: list[str], labels_named: tuple[str, ...],
+                picks: tuple[tuple, ...]) -> pd.DataFrame:
+    """One row per work queue or controller (named by the first of `labels_named` a series carries) with
+    a column per (metric, stat, column[, combine]) pick; rows whose first measured column is not above 0
+    did no work in the phase and are left out; busiest first. Two series of one name combine by max
+    unless the pick says how."""
+    rows: dict[str, dict[str, float]] = {}
+    for metric, stat, column, *combine in picks:
+        for labels, value in _rows(summary, case, phase, metric, stat):
+            name = next((labels[k] for k in labels_named if labels.get(k)), "?")
+            row = rows.setdefault(name, dict.fromkeys(columns[1:], float("nan")))
+            row[column] = value if row[column] != row[column] else (combine or [max])[0](row[column], value)
+    frame = pd.DataFrame([{columns[0]: name, **values} for name, values in rows.items()], columns=columns)
+    frame = frame[frame[columns[1]] > 0]
+    return frame.sort_values(columns[1], ascending=False).reset_index(drop=True)
+
+
 CONTROLLER_COLUMNS = ["controller", "reconciles", "workers", "most_workers_busy", "largest_backlog",
                       "queue_wait_p50_s", "queue_wait_p99_s", "reconcile_p50_s", "reconcile_p99_s"]
 
@@ -72,25 +89,15 @@ CONTROLLER_COLUMNS = ["controller", "reconciles", "workers", "most_workers_busy"
 def kueue_controllers(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
     """Kueue's reconcilers in the phase, one row per controller that reconciled anything, most reconciles
     first: a key that waits long in the queue while every worker is busy says the workers are the limit."""
-    rows: dict[str, dict[str, float]] = {}
-
-    def put(metric: str, stat: str, column: str, combine=max) -> None:
-        for labels, value in _rows(summary, case, phase, metric, stat):
-            name = labels.get("controller") or labels.get("name") or "?"
-            row = rows.setdefault(name, dict.fromkeys(CONTROLLER_COLUMNS[1:], float("nan")))
-            row[column] = value if row[column] != row[column] else combine(row[column], value)
-
-    put("controller_runtime_reconcile_time_seconds", "count", "reconciles")
-    put("controller_runtime_max_concurrent_reconciles", "last", "workers")
-    put("controller_runtime_active_workers", "max", "most_workers_busy")
-    put("workqueue_depth", "max", "largest_backlog", combine=lambda a, b: a + b)  # one series per priority
-    put("workqueue_queue_duration_seconds", "p50", "queue_wait_p50_s")
-    put("workqueue_queue_duration_seconds", "p99", "queue_wait_p99_s")
-    put("controller_runtime_reconcile_time_seconds", "p50", "reconcile_p50_s")
-    put("controller_runtime_reconcile_time_seconds", "p99", "reconcile_p99_s")
-    frame = pd.DataFrame([{"controller": name, **values} for name, values in rows.items()], columns=CONTROLLER_COLUMNS)
-    frame = frame[frame["reconciles"] > 0]
-    return frame.sort_values("reconciles", ascending=False).reset_index(drop=True)
+    return _work_table(summary, case, phase, CONTROLLER_COLUMNS, ("controller", "name"), (
+        ("controller_runtime_reconcile_time_seconds", "count", "reconciles"),
+        ("controller_runtime_max_concurrent_reconciles", "last", "workers"),
+        ("controller_runtime_active_workers", "max", "most_workers_busy"),
+        ("workqueue_depth", "max", "largest_backlog", lambda a, b: a + b),  # one series per priority
+        ("workqueue_queue_duration_seconds", "p50", "queue_wait_p50_s"),
+        ("workqueue_queue_duration_seconds", "p99", "queue_wait_p99_s"),
+        ("controller_runtime_reconcile_time_seconds", "p50", "reconcile_p50_s"),
+        ("controller_runtime_reconcile_time_seconds", "p99", "reconcile_p99_s")))
 
 
 QUEUE_COLUMNS = ["work_queue", "adds", "largest_backlog", "queue_wait_p50_s", "queue_wait_p99_s",
@@ -100,22 +107,13 @@ QUEUE_COLUMNS = ["work_queue", "adds", "largest_backlog", "queue_wait_p50_s", "q
 def controller_manager_queues(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
     """kube-controller-manager's work queues that took work in the phase, busiest first: the job
     controller's (`job`) backlog and time in queue say whether its workers kept up."""
-    rows: dict[str, dict[str, float]] = {}
-
-    def put(metric: str, stat: str, column: str) -> None:
-        for labels, value in _rows(summary, case, phase, metric, stat):
-            row = rows.setdefault(labels.get("name") or "?", dict.fromkeys(QUEUE_COLUMNS[1:], float("nan")))
-            row[column] = value
-
-    put("workqueue_adds_total", "delta", "adds")
-    put("workqueue_depth", "max", "largest_backlog")
-    put("workqueue_queue_duration_seconds", "p50", "queue_wait_p50_s")
-    put("workqueue_queue_duration_seconds", "p99", "queue_wait_p99_s")
-    put("workqueue_work_duration_seconds", "p50", "work_p50_s")
-    put("workqueue_work_duration_seconds", "p99", "work_p99_s")
-    frame = pd.DataFrame([{"work_queue": name, **values} for name, values in rows.items()], columns=QUEUE_COLUMNS)
-    frame = frame[frame["adds"] > 0]
-    return frame.sort_values("adds", ascending=False).reset_index(drop=True)
+    return _work_table(summary, case, phase, QUEUE_COLUMNS, ("name",), (
+        ("workqueue_adds_total", "delta", "adds"),
+        ("workqueue_depth", "max", "largest_backlog"),
+        ("workqueue_queue_duration_seconds", "p50", "queue_wait_p50_s"),
+        ("workqueue_queue_duration_seconds", "p99", "queue_wait_p99_s"),
+        ("workqueue_work_duration_seconds", "p50", "work_p50_s"),
+        ("workqueue_work_duration_seconds", "p99", "work_p99_s")))
 
 
 def kube_scheduler(summary: pd.DataFrame, case: str, phase: str) -> dict[str, float]:
