@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.cli import capacity, cluster, compare, etcd, history, load, report, run, scheduler, toolchain
+from harness.cli import agree, capacity, cluster, compare, etcd, history, load, report, run, scheduler, toolchain
 from harness.errors import KqbenchError
 
 
@@ -26,6 +26,7 @@ cli.add_command(history.command)
 cli.add_command(load.command)
 cli.add_command(etcd.group)
 cli.add_command(scheduler.group)
+cli.add_command(agree.command)
 
 
 def main() -> None:

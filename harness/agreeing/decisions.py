@@ -1,0 +1,97 @@
+"""What an implementation decided for one case at one settled point, read from API objects.
+
+Pure: it turns listed Workloads, ClusterQueues and visibility pages (plain dicts) into a
+``Decisions`` value per case, in the case's own names, so two runs compare with ``==``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from harness.agreeing import rendering
+from scheduler.core import conditions, quantities
+
+Admission = tuple[str, tuple[tuple[str, tuple[tuple[str, str], ...]], ...]]
+"""(ClusterQueue, ((pod set, ((resource, flavor), ...)), ...)), sorted."""
+
+
+@dataclass(frozen=True)
+class Decisions:
+    admitted: dict[str, Admission] = field(default_factory=dict)
+    """Workload -> where it holds quota."""
+    evicted: tuple[tuple[str, str], ...] = ()
+    """(Workload, reason) for every eviction since the previous settled point, sorted."""
+    pending: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """ClusterQueue -> its pending Workloads in the visibility API's order."""
+    pending_local: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """namespace/LocalQueue -> its pending Workloads in order."""
+    usage: dict[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
+    """ClusterQueue -> ((flavor, resource, total), ...) from status.flavorsUsage, zeros left out."""
+
+
+def admission_of(obj: Mapping) -> Admission | None:
+    """Where a Workload holds quota: QuotaReserved=True with an admission, else None."""
+    status = obj.get("status") or {}
+    admission = status.get("admission")
+    if not admission or not conditions.is_true(obj, "QuotaReserved"):
+        return None
+    pod_sets = tuple(sorted(
+        (psa.get("name", ""), tuple(sorted((r, f) for r, f in (psa.get("flavors") or {}).items()
+                                           if r != rendering.GATE_RESOURCE)))
+        for psa in admission.get("podSetAssignments") or ()))
+    return admission.get("clusterQueue", ""), pod_sets
+
+
+def holds_evicted_quota(obj: Mapping) -> bool:
+    """Evicted, yet still holding its quota: what a job reconciler would release (Kueue only)."""
+    return conditions.is_true(obj, "Evicted") and conditions.is_true(obj, "QuotaReserved")
+
+
+def eviction_of(obj: Mapping) -> tuple[str, str] | None:
+    """(lastTransitionTime, reason) of a True Evicted condition; the reason is the Preempted one if any."""
+    evicted = conditions.condition(obj, "Evicted")
+    if evicted is None or evicted.get("status") != "True":
+        return None
+    preempted = conditions.condition(obj, "Preempted")
+    reason = preempted.get("reason", "") if preempted and preempted.get("status") == "True" else evicted.get("reason", "")
+    return evicted.get("lastTransitionTime", ""), reason
+
+
+def admitted_by_case(workloads: Iterable[Mapping], prefixes: Iterable[str]) -> dict[str, dict[str, Admission]]:
+    """prefix -> {workload: admission} with the case's own ClusterQueue names."""
+    out: dict[str, dict[str, Admission]] = {p: {} for p in prefixes}
+    for obj in workloads:
+        prefix, name = _owner(obj, out)
+        admission = admission_of(obj)
+        if prefix is None or admission is None:
+            continue
+        cq, pod_sets = admission
+        local = tuple((ps, tuple((r, rendering.local_name(prefix, f) or f) for r, f in flavors))
+                      for ps, flavors in pod_sets)
+        out[prefix][name] = (rendering.local_name(prefix, cq) or cq, local)
+    return out
+
+
+def usage_of(cq_obj: Mapping, prefix: str) -> tuple[tuple[str, str, str], ...]:
+    rows = []
+    for flavor in (cq_obj.get("status") or {}).get("flavorsUsage") or ():
+        name = rendering.local_name(prefix, flavor.get("name", ""))
+        if name is None or name == rendering.GATE:
+            continue
+        for resource in flavor.get("resources") or ():
+            total = quantities.parse_quantity(resource.get("total", "0"))
+            if total:
+                rows.append((name, resource.get("name", ""), quantities.format_quantity(total)))
+    return tuple(sorted(rows))
+
+
+def pending_names(page: Mapping) -> tuple[str, ...]:
+    return tuple(item["metadata"]["name"] for item in page.get("items") or ())
+
+
+def _owner(obj: Mapping, prefixes: Mapping[str, object]) -> tuple[str | None, str]:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace", "")
+    prefix = namespace.split("-", 1)[0]
+    return (prefix if prefix in prefixes else None), meta.get("name", "")

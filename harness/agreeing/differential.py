@@ -1,0 +1,118 @@
+"""A differential run: cases through implementations A and B, each run twice, compared.
+
+Runs twice per implementation so that a decision that changes between two runs of the same
+implementation is told apart from a disagreement (self-agreement beside cross-agreement).
+Cases run side by side in batches (one cluster per batch, implementation and repeat).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.agreeing import cases, comparing, rendering, running
+from harness.agreeing.comparing import Comparison
+
+RunBatch = Callable[[str, dict[str, cases.Case], str], dict[str, running.Outcome]]
+"""(implementation, prefix -> case, cluster name) -> outcomes; ``running.run_batch`` on real clusters."""
+
+
+@dataclass
+class CaseResult:
+    index: int
+    case: cases.Case
+    outcomes: dict[str, list[running.Outcome]]
+    """implementation -> one outcome per repeat."""
+    cross: Comparison | None
+    selves: dict[str, Comparison]
+
+    @property
+    def failure(self) -> str | None:
+        return next((o.failure for runs in self.outcomes.values() for o in runs if o.failure), None)
+
+
+def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: int, batch_size: int,
+        run_batch: RunBatch, say: Callable[[str], None] = print) -> list[CaseResult]:
+    indexed = list(enumerate(all_cases))
+    outcomes: dict[int, dict[str, list[running.Outcome]]] = {i: {impl: [] for impl in implementations}
+                                                             for i, _ in indexed}
+    batches = [indexed[start:start + batch_size] for start in range(0, len(indexed), batch_size)]
+    for b, batch in enumerate(batches):
+        by_prefix = {rendering.prefix_of(i): case for i, case in batch}
+        for repeat in range(repeats):
+            for impl in implementations:
+                say(f"batch {b + 1}/{len(batches)} ({len(batch)} cases), {impl}, run {repeat + 1}/{repeats}")
+                got = run_batch(impl, by_prefix, f"agree-{impl[:3]}-{b}-{repeat}")
+                for i, _ in batch:
+                    outcomes[i][impl].append(got[rendering.prefix_of(i)])
+    return [_result(i, case, outcomes[i], implementations) for i, case in indexed]
+
+
+def _result(index: int, case: cases.Case, outcomes: dict[str, list[running.Outcome]],
+            implementations: tuple[str, str]) -> CaseResult:
+    a, b = implementations
+    cross = comparing.compare(case, outcomes[a][0].decisions, outcomes[b][0].decisions) \
+        if outcomes[a] and outcomes[b] else None
+    selves = {impl: comparing.compare(case, runs[0].decisions, runs[1].decisions)
+              for impl, runs in outcomes.items() if len(runs) > 1}
+    return CaseResult(index, case, outcomes, cross, selves)
+
+
+def summarize(results: list[CaseResult], implementations: tuple[str, str]) -> dict:
+    """The figures of a run: cases, decisions compared, agreement rates, difference classes."""
+    ran = [r for r in results if r.failure is None and r.cross is not None]
+
+    def rate(comparisons: list[Comparison]) -> dict:
+        total = sum(c.decisions for c in comparisons)
+        agreeing = sum(c.agreeing for c in comparisons)
+        orders = sum(c.orders for c in comparisons)
+        return {"decisions": total, "agreeing": agreeing, "rate": agreeing / total if total else None,
+                "orders": orders, "orders_agreeing": sum(c.orders_agreeing for c in comparisons),
+                "cases_agreeing": sum(c.agrees for c in comparisons), "cases": len(comparisons)}
+
+    classes: Counter[str] = Counter()
+    examples: dict[str, int] = {}
+    for r in ran:
+        assert r.cross is not None
+        # Only differences that each implementation reproduces in its own repeat count as disagreements.
+        for d in _stable(r):
+            classes[d.klass] += 1
+            examples.setdefault(d.klass, r.index)
+    return {
+        "implementations": list(implementations),
+        "cases": len(results), "cases_failed": len(results) - len(ran),
+        "cross": rate([r.cross for r in ran if r.cross is not None]),
+        "self": {impl: rate([r.selves[impl] for r in ran if impl in r.selves]) for impl in implementations},
+        "classes": [{"class": k, "count": n, "example_case": examples[k]} for k, n in classes.most_common()],
+        "failures": [{"case": r.index, "failure": (r.failure or "").splitlines()[0]} for r in results if r.failure],
+    }
+
+
+def _stable(result: CaseResult) -> list[comparing.Difference]:
+    """Cross differences on subjects where neither implementation disagreed with itself."""
+    assert result.cross is not None
+    unstable = {(d.epoch, d.kind, d.subject) for c in result.selves.values() for d in c.differences}
+    return [d for d in result.cross.differences if (d.epoch, d.kind, d.subject) not in unstable]
+
+
+def write(results: list[CaseResult], summary: dict, out: Path, a: str, b: str) -> None:
+    """summary.json, one line per case and implementation run in decisions.jsonl, and the case
+    file of every case whose runs disagree in cases/."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "cases").mkdir(exist_ok=True)
+    with (out / "decisions.jsonl").open("w") as lines:
+        for r in results:
+            for impl, runs in r.outcomes.items():
+                for repeat, outcome in enumerate(runs):
+                    lines.write(json.dumps({"case": r.index, "seed": r.case.seed, "implementation": impl,
+                                            "repeat": repeat, "failure": outcome.failure,
+                                            "epochs": [dataclasses.asdict(d) for d in outcome.decisions]}) + "\n")
+            if r.cross is not None and not r.cross.agrees:
+                body = cases.dump(r.case)
+                notes = "".join(f"# {comparing.describe(d, a, b)}\n" for d in _stable(r)[:20])
+                (out / "cases" / f"case-{r.index:03d}.yaml").write_text(notes + body)

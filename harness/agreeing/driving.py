@@ -1,0 +1,106 @@
+"""The writes a differential run makes: set-up objects, gates closed and opened, Workloads
+created, finished, and (for Kueue) evicted quota released, for a batch of cases at once."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from harness import rest
+from harness.agreeing import decisions, rendering
+from harness.drivers.kueuebaseline import generating as baseline
+from harness.errors import KqbenchError
+from harness.kubeconfig import Credentials
+
+WRITERS = 16
+FIELD_MANAGER = "kqbench-agreement"
+"""Not a scheduler's manager: applying Finished must not take a scheduler's conditions away."""
+
+
+def path_of(obj: dict) -> str:
+    meta = obj["metadata"]
+    if obj["kind"] == "Namespace":
+        return f"/api/v1/namespaces/{meta['name']}"
+    plural = obj["kind"].lower() + "s"
+    base = f"/apis/{obj['apiVersion']}"
+    if "namespace" in meta:
+        return f"{base}/namespaces/{meta['namespace']}/{plural}/{meta['name']}"
+    return f"{base}/{plural}/{meta['name']}"
+
+
+def apply_all(creds: Credentials, objects: Iterable[dict]) -> None:
+    """Server-side apply of every object, in parallel; the first failure raises."""
+    with ThreadPoolExecutor(WRITERS) as pool:
+        list(pool.map(lambda obj: rest.apply(creds, path_of(obj), obj, FIELD_MANAGER), objects))
+
+
+def create_in_order(creds: Credentials, rows: list[list[dict]], spacing: float = 1.1,
+                    say: Callable[[str], None] = lambda line: None) -> None:
+    """Create rows[i] (one Workload of each case) at tick i, ``spacing`` seconds apart, so that
+    creation timestamps (1 s resolution) order every case's Workloads and no two tie."""
+    for i, row in enumerate(rows):
+        started = time.monotonic()
+        apply_all(creds, row)
+        if i % 5 == 4:
+            say(f"created {i + 1}/{len(rows)} rows")
+        time.sleep(max(0.0, spacing - (time.monotonic() - started)))
+
+
+def open_gates(creds: Credentials, prefixes: Iterable[str]) -> None:
+    apply_all(creds, [rendering.gate(p) for p in prefixes])
+
+
+def close_gates(creds: Credentials, prefixes: Iterable[str]) -> None:
+    """Delete every gate flavor; Kueue's in-use finalizer would keep it, so it is taken off."""
+    def close(prefix: str) -> None:
+        path = f"/apis/{rendering.GROUP_VERSION}/resourceflavors/{rendering.named(prefix, rendering.GATE)}"
+        status, body = rest.request(creds, "DELETE", path)
+        if status not in (200, 202, 404):
+            raise KqbenchError(f"DELETE {path} answered {status}: {body[:200]!r}")
+        for _ in range(20):
+            status, body = rest.get(creds, path)
+            if status == 404:
+                return
+            rest.request(creds, "PATCH", path, {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+            time.sleep(0.1)
+        raise KqbenchError(f"{path} was not deleted within 2 s (finalizers: {json.loads(body)['metadata'].get('finalizers')})")
+
+    with ThreadPoolExecutor(WRITERS) as pool:
+        list(pool.map(close, prefixes))
+
+
+def finish(creds: Credentials, targets: list[tuple[str, str]]) -> None:
+    """Mark Finished=True (namespace, name) Workloads, as a job that completed would."""
+    now = time.time()
+    apply_all_status(creds, [baseline.finished_apply(ns, name, now) for ns, name in targets])
+
+
+def apply_all_status(creds: Credentials, bodies: list[dict]) -> None:
+    def apply(body: dict) -> None:
+        path = path_of(body) + f"/status?fieldManager={FIELD_MANAGER}&force=true"
+        status, answer = rest.request(creds, "PATCH", path, body, "application/apply-patch+yaml")
+        if status >= 300:
+            raise KqbenchError(f"PATCH {path} answered {status}: {answer[:200]!r}")
+
+    with ThreadPoolExecutor(WRITERS) as pool:
+        list(pool.map(apply, bodies))
+
+
+def release_evicted(creds: Credentials, workloads: list[dict]) -> int:
+    """Release the quota evicted Workloads still hold (what Kueue's job reconciler does for a Job);
+    returns how many were released."""
+    now = time.time()
+    held = [w for w in workloads if decisions.holds_evicted_quota(w)]
+
+    def release(obj: dict) -> None:
+        path = path_of({**obj, "kind": "Workload", "apiVersion": rendering.GROUP_VERSION}) + "/status"
+        status, body = rest.request(creds, "PATCH", path, baseline.eviction_release(obj, now),
+                                    "application/merge-patch+json")
+        if status >= 300 and status != 409:  # 409: it changed meanwhile; the next round sees it again
+            raise KqbenchError(f"PATCH {path} answered {status}: {body[:200]!r}")
+
+    with ThreadPoolExecutor(WRITERS) as pool:
+        list(pool.map(release, held))
+    return len(held)

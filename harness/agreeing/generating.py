@@ -1,0 +1,85 @@
+"""Random, valid Kueue setups and Workload streams, reproducible from a seed.
+
+The ranges follow what decides admission and preemption in Kueue: 1-3 cohorts (and queues outside
+any), 2-6 ClusterQueues of both queueing strategies, 1-3 flavors, cpu and memory (sometimes `pods`),
+nominal quotas with borrowing and lending limits, every classical preemption policy,
+flavor fungibility, 2-3 priorities, one or two pod sets of 1-3 pods, and namespaces that a queue's
+namespaceSelector does or does not select. Three epochs: Workloads arrive (more than the quota
+holds), higher-priority Workloads arrive (preemptors), some admitted Workloads finish.
+
+Quotas are small integers so that a few Workloads contend; the generator never checks its own
+output by hand: ``cases.check`` does, and a seed whose case it refuses is a generator bug.
+"""
+
+from __future__ import annotations
+
+import random
+
+from harness.agreeing import cases
+
+PRIORITIES = (0, 100, 200)
+
+
+def generate(seed: int) -> cases.Case:
+    """The case of ``seed``: the same seed gives the same case on every machine."""
+    rng = random.Random(seed)
+    flavors = tuple(cases.Flavor(name=f"f{i}", nodeLabels={"pool": f"p{i}"}) for i in range(rng.randint(1, 3)))
+    resources = ("cpu", "memory") if rng.random() < 0.8 else ("cpu", "memory", "pods")
+    cohorts = [f"co{i}" for i in range(rng.randint(1, 3))]
+    namespaces = (cases.Namespace(name="ns-a", labels={"team": "a"}), cases.Namespace(name="ns-b", labels={"team": "b"}))
+    queues = tuple(_cluster_queue(rng, i, cohorts, flavors, resources) for i in range(rng.randint(2, 6)))
+    local = tuple(cases.LocalQueue(namespace=ns.name, name=f"lq-{cq.name}", clusterQueue=cq.name)
+                  for cq in queues for ns in namespaces)
+    priorities = PRIORITIES[:rng.randint(2, 3)]
+    counter = iter(range(1000))
+    first = tuple(_workload(rng, next(counter), local, priorities[:-1] or priorities, resources)
+                  for _ in range(rng.randint(6, 16)))
+    preemptors = tuple(_workload(rng, next(counter), local, priorities[1:], resources) for _ in range(rng.randint(1, 5)))
+    finished = tuple(sorted(rng.sample([w.name for w in first], k=rng.randint(1, min(3, len(first))))))
+    epochs = (cases.Epoch(arrive=first), cases.Epoch(arrive=preemptors), cases.Epoch(finish=finished))
+    return cases.check(cases.Case(seed=seed, flavors=flavors, namespaces=namespaces, clusterQueues=queues,
+                                  localQueues=local, epochs=epochs))
+
+
+def _cluster_queue(rng: random.Random, index: int, cohorts: list[str], flavors, resources) -> cases.ClusterQueue:
+    cohort = rng.choice(cohorts) if rng.random() < 0.85 else None
+    chosen = rng.sample(flavors, k=rng.randint(1, len(flavors)))
+    group = cases.ResourceGroup(coveredResources=resources, flavors=tuple(
+        cases.FlavorQuotas(name=f.name, resources=tuple(_quota(rng, r, cohort) for r in resources)) for f in chosen))
+    selector = rng.choices([{}, {"team": "a"}, None], weights=[8, 3, 1])[0]
+    borrow = None
+    reclaim = rng.choice(["Never", "LowerPriority", "Any"])
+    if reclaim != "Never" and rng.random() < 0.4:
+        borrow = cases.BorrowWithinCohort(policy="LowerPriority",
+                                          maxPriorityThreshold=rng.choice([None, 0, 100]))
+    return cases.ClusterQueue(
+        name=f"cq{index}", cohort=cohort,
+        queueingStrategy=rng.choice(["StrictFIFO", "BestEffortFIFO"]),
+        namespaceSelector=selector,
+        preemption=cases.Preemption(
+            withinClusterQueue=rng.choice(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]),
+            reclaimWithinCohort=reclaim, borrowWithinCohort=borrow),
+        flavorFungibility=cases.FlavorFungibility(whenCanBorrow=rng.choice(["MayStopSearch", "TryNextFlavor"]),
+                                                  whenCanPreempt=rng.choice(["MayStopSearch", "TryNextFlavor"])),
+        resourceGroups=(group,))
+
+
+def _quota(rng: random.Random, resource: str, cohort: str | None) -> cases.Quota:
+    nominal = rng.randint(0, 8)
+    unit = "Gi" if resource == "memory" else ""
+    borrowing = lending = None
+    if cohort and rng.random() < 0.35:
+        borrowing = f"{rng.randint(0, 4)}{unit}"
+    if cohort and rng.random() < 0.35:
+        lending = f"{rng.randint(0, nominal)}{unit}"
+    return cases.Quota(name=resource, nominalQuota=f"{nominal}{unit}", borrowingLimit=borrowing, lendingLimit=lending)
+
+
+def _workload(rng: random.Random, index: int, local, priorities, resources) -> cases.Workload:
+    lq = rng.choice(local)
+    pod_sets = tuple(
+        cases.PodSet(name=f"ps{p}", count=rng.randint(1, 3),
+                     requests={"cpu": str(rng.randint(1, 3)), "memory": f"{rng.randint(0, 3)}Gi"})
+        for p in range(1 if rng.random() < 0.75 else 2))
+    return cases.Workload(name=f"w{index:02d}", namespace=lq.namespace, queueName=lq.name,
+                          priority=rng.choice(priorities), podSets=pod_sets)

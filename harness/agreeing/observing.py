@@ -1,0 +1,178 @@
+"""Reading what an implementation decided, from the apiserver: Workloads, ClusterQueues, the
+visibility API, and every eviction as it happens (a Workload watch), for a batch of cases."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from harness import rest
+from harness.agreeing import cases, decisions, rendering
+from harness.kubeconfig import Credentials
+
+BASE = f"/apis/{rendering.GROUP_VERSION}"
+VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+READERS = 8
+"""Parallel visibility reads: a batch has hundreds of queues, each one GET."""
+
+
+@dataclass(frozen=True)
+class State:
+    """One look at the cluster: enough to tell whether decisions still change."""
+
+    workloads: list[dict]
+    cluster_queues: list[dict]
+
+    def signature(self) -> tuple:
+        admitted = sorted((w["metadata"]["namespace"], w["metadata"]["name"], repr(decisions.admission_of(w)),
+                           decisions.holds_evicted_quota(w)) for w in self.workloads)
+        usage = sorted((q["metadata"]["name"], json.dumps((q.get("status") or {}).get("flavorsUsage"), sort_keys=True))
+                       for q in self.cluster_queues)
+        return tuple(admitted), tuple(usage)
+
+
+def look(creds: Credentials) -> State:
+    return State(rest.get_json(creds, f"{BASE}/workloads", timeout=60)["items"],
+                 rest.get_json(creds, f"{BASE}/clusterqueues", timeout=60)["items"])
+
+
+def settled(creds: Credentials, alive, quiet: float, timeout: float, clock=time.monotonic,
+            sleep=time.sleep) -> State:
+    """The state once its signature held for ``quiet`` seconds; bounded by ``timeout``.
+    ``alive()`` is asked each round, so that a crashed scheduler ends the wait at once."""
+    deadline = clock() + timeout
+    last, since = None, clock()
+    while True:
+        if not alive():
+            raise SchedulerDied("the scheduler exited while decisions were settling")
+        state = look(creds)
+        signature = state.signature()
+        if signature != last:
+            last, since = signature, clock()
+        elif clock() - since >= quiet:
+            return state
+        if clock() >= deadline:
+            raise NotSettled(f"decisions still changed after {timeout:.0f}s")
+        sleep(1.0)
+
+
+class SchedulerDied(RuntimeError):
+    pass
+
+
+class NotSettled(RuntimeError):
+    pass
+
+
+def read_decisions(creds: Credentials, state: State, batch: dict[str, cases.Case],
+                   evictions: dict[str, list[tuple[str, str]]]) -> dict[str, decisions.Decisions]:
+    """Every case's decisions at a settled point (``evictions``: since the last one, per case)."""
+    admitted = decisions.admitted_by_case(state.workloads, batch)
+    queues = {q["metadata"]["name"]: q for q in state.cluster_queues}
+    pages = _pages(creds, batch)
+    out = {}
+    for prefix, case in batch.items():
+        pending = {cq.name: pages[("cq", rendering.named(prefix, cq.name))] for cq in case.clusterQueues}
+        local = {f"{lq.namespace}/{lq.name}": pages[("lq", f"{rendering.named(prefix, lq.namespace)}/{lq.name}")]
+                 for lq in case.localQueues}
+        usage = {cq.name: decisions.usage_of(queues.get(rendering.named(prefix, cq.name), {}), prefix)
+                 for cq in case.clusterQueues}
+        out[prefix] = decisions.Decisions(admitted[prefix], tuple(sorted(evictions.get(prefix, ()))),
+                                          pending, local, usage)
+    return out
+
+
+def _pages(creds: Credentials, batch: dict[str, cases.Case]) -> dict[tuple[str, str], tuple[str, ...]]:
+    paths = {}
+    for prefix, case in batch.items():
+        for cq in case.clusterQueues:
+            name = rendering.named(prefix, cq.name)
+            paths[("cq", name)] = f"{VISIBILITY}/clusterqueues/{name}/pendingworkloads?limit=1000"
+        for lq in case.localQueues:
+            ns = rendering.named(prefix, lq.namespace)
+            paths[("lq", f"{ns}/{lq.name}")] = f"{VISIBILITY}/namespaces/{ns}/localqueues/{lq.name}/pendingworkloads?limit=1000"
+
+    def read(path: str) -> tuple[str, ...]:
+        status, body = rest.get(creds, path, timeout=30)
+        if status == 404:
+            return ()
+        if status != 200:
+            raise RuntimeError(f"GET {path} answered {status}: {body[:200]!r}")
+        return decisions.pending_names(json.loads(body))
+
+    with ThreadPoolExecutor(READERS) as pool:
+        return dict(zip(paths, pool.map(read, paths.values()), strict=True))
+
+
+class EvictionLog:
+    """Every Evicted=True transition of a Workload, from a watch (so an eviction followed by a
+    re-admission between two looks is still seen). Runs in a thread; ``stop()`` ends it."""
+
+    WATCH_SECONDS = 5
+    """Each watch request ends after this long and the next resumes from the last resourceVersion,
+    so that stopping never waits on an open stream for more than this."""
+
+    def __init__(self, creds: Credentials) -> None:
+        self.creds = creds
+        self._seen: set[tuple[str, str, str]] = set()
+        self._new: dict[str, list[tuple[str, str]]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.error: str | None = None
+        listed = rest.get_json(creds, f"{BASE}/workloads?limit=1", timeout=30)
+        self._version = listed["metadata"]["resourceVersion"]
+        self._thread = threading.Thread(target=self._run, name="eviction-log", daemon=True)
+        self._thread.start()
+
+    def take(self) -> dict[str, list[tuple[str, str]]]:
+        """Evictions since the last take, per case prefix: [(workload, reason)]."""
+        with self._lock:
+            taken, self._new = self._new, {}
+        return taken
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.WATCH_SECONDS + 10)
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set() and failures < 20:
+            path = (f"{BASE}/workloads?watch=1&allowWatchBookmarks=true&timeoutSeconds={self.WATCH_SECONDS}"
+                    f"&resourceVersion={self._version}")
+            request = urllib.request.Request(self.creds.server + path, headers=self.creds.headers())
+            try:
+                with urllib.request.urlopen(request, context=self.creds.ssl_context(),
+                                            timeout=self.WATCH_SECONDS + 30) as response:
+                    for line in response:
+                        self._event(json.loads(line))
+                failures = 0
+            except (OSError, urllib.error.URLError, ValueError) as error:
+                failures += 1
+                self.error = str(error)
+                self._stop.wait(0.5)
+
+    def _event(self, event: dict) -> None:
+        obj = event.get("object") or {}
+        version = (obj.get("metadata") or {}).get("resourceVersion")
+        if event.get("type") == "ERROR":
+            raise ValueError(f"watch error: {obj.get('message')}")  # e.g. 410 Gone: counted as a failure
+        if version:
+            self._version = version
+        if event.get("type") not in ("ADDED", "MODIFIED"):
+            return
+        eviction = decisions.eviction_of(obj)
+        if eviction is None:
+            return
+        meta = obj["metadata"]
+        key = (meta["namespace"], meta["name"], eviction[0])
+        with self._lock:
+            if key in self._seen:
+                return
+            self._seen.add(key)
+            prefix = meta["namespace"].split("-", 1)[0]
+            self._new.setdefault(prefix, []).append((meta["name"], eviction[1]))

@@ -1,0 +1,152 @@
+"""One implementation, one fresh cluster, a batch of cases side by side, epoch after epoch.
+
+The protocol that makes the outcome independent of timing, for each epoch:
+
+1. every case's gate is closed (its queues inactive: nothing is admitted or preempted);
+2. the epoch's finished Workloads are marked Finished, then its new Workloads are created, one
+   creation second per Workload of a case;
+3. the gates open: each case's queues become active in one event and decide on everything at once;
+4. once decisions settle, Workloads that were evicted but still hold their quota (Kueue leaves that
+   to a job reconciler, and these Workloads have no Job) are released with the gates closed, then
+   the gates open again, until nothing is left to release;
+5. the decisions are read: admissions, evictions (from a watch), pending lists, usage.
+
+A scheduler that exits fails the whole batch with its log's tail; the caller goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import apiservice, kubeconfig, schedulerproc
+from harness.agreeing import cases, decisions, driving, observing, rendering
+from harness.clusters import bringup, spec as specs
+from harness.implementations.kueue import starting
+from harness.nodes import pools
+from harness.progress import LineProgress
+
+IMPLEMENTATIONS = ("reference", "kueue")
+SETTLE_QUIET_SECONDS = 5.0
+"""No decision changed for this long = settled. Kueue requeues inadmissible Workloads in batches of 1 s
+and backs its scheduling loop off by up to ~1 s; 5 s is several of both."""
+SETTLE_TIMEOUT_SECONDS = 180.0
+GATE_SECONDS = 2.0
+"""After closing or before opening the gates: time for both schedulers to see every change."""
+RELEASE_ROUNDS = 6
+CLIENT_QPS, CLIENT_BURST = 300.0, 500
+"""Both schedulers' client limits (Kueue v0.19's defaults): the tester measures decisions, not
+throttling, and a backlog of status writes only slows settling."""
+
+
+@dataclass
+class Outcome:
+    """One case's settled decisions per epoch, up to where its run stopped."""
+
+    decisions: list[decisions.Decisions] = field(default_factory=list)
+    failure: str | None = None
+
+
+@dataclass
+class Scheduler:
+    stop: Callable[[], object]
+    alive: Callable[[], bool]
+    log_tail: Callable[[], str]
+
+
+def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
+              say: Callable[[str], None] = print) -> dict[str, Outcome]:
+    """Every case of ``batch`` (prefix -> case) through every epoch on a new cluster ``name``."""
+    outcomes = {prefix: Outcome() for prefix in batch}
+    scheduler: Scheduler | None = None
+    log: observing.EvictionLog | None = None
+    try:
+        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=2)], LineProgress(interval=30.0))
+        creds = kubeconfig.load(info.kubeconfig)
+        if implementation == "kueue":
+            starting.install_api(info)
+        else:
+            apiservice.install_crds(creds)
+        driving.apply_all(creds, [obj for prefix, case in batch.items()
+                                  for obj in rendering.setup_objects(case, prefix)])
+        scheduler = _start(implementation, info, log_dir)
+        log = observing.EvictionLog(creds)
+        epochs = max(len(case.epochs) for case in batch.values())
+        for epoch in range(epochs):
+            say(f"{implementation} {name}: epoch {epoch + 1}/{epochs}")
+            results = _epoch(creds, batch, epoch, scheduler, log, say)
+            for prefix, result in results.items():
+                outcomes[prefix].decisions.append(result)
+    except (observing.SchedulerDied, observing.NotSettled, Exception) as error:  # noqa: B014 (named for readers)
+        tail = scheduler.log_tail() if scheduler is not None else ""
+        message = f"{type(error).__name__}: {error}"
+        if tail:
+            message += f"\n--- last lines of the {implementation} log ---\n{tail}"
+        for outcome in outcomes.values():
+            outcome.failure = outcome.failure or message
+        say(f"{implementation} {name}: failed: {message.splitlines()[0]}")
+    finally:
+        if log is not None:
+            log.stop()
+        if scheduler is not None:
+            scheduler.stop()
+        bringup.down(name)
+    return outcomes
+
+
+def _epoch(creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler,
+           log: observing.EvictionLog, say) -> dict[str, decisions.Decisions]:
+    active = {p: c for p, c in batch.items() if epoch < len(c.epochs)}
+    if epoch > 0:
+        driving.close_gates(creds, active)
+        time.sleep(GATE_SECONDS)
+    state = observing.look(creds)
+    admitted = decisions.admitted_by_case(state.workloads, active)
+    finished = [(rendering.named(p, _namespace_of(c, name)), name) for p, c in active.items()
+                for name in c.epochs[epoch].finish if name in admitted[p]]
+    driving.finish(creds, finished)
+    rows = _rows(active, epoch)
+    driving.create_in_order(creds, rows, say=say)
+    time.sleep(GATE_SECONDS)
+    driving.open_gates(creds, active)
+    state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS)
+    for _ in range(RELEASE_ROUNDS):
+        held = [w for w in state.workloads if decisions.holds_evicted_quota(w)]
+        if not held:
+            break
+        driving.close_gates(creds, active)
+        time.sleep(GATE_SECONDS)
+        driving.release_evicted(creds, observing.look(creds).workloads)
+        time.sleep(GATE_SECONDS)
+        driving.open_gates(creds, active)
+        state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS)
+    say(f"  settled: {sum(1 for w in state.workloads if decisions.admission_of(w))} Workloads hold quota")
+    return observing.read_decisions(creds, state, active, log.take())
+
+
+def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
+    """Row i: the i-th new Workload of every case that has one."""
+    arriving = {p: c.epochs[epoch].arrive for p, c in active.items()}
+    depth = max((len(a) for a in arriving.values()), default=0)
+    return [[rendering.workload(a[i], p) for p, a in arriving.items() if i < len(a)] for i in range(depth)]
+
+
+def _namespace_of(case: cases.Case, name: str) -> str:
+    return next(w.namespace for w in case.workloads() if w.name == name)
+
+
+def _start(implementation: str, info, log_dir: Path) -> Scheduler:
+    if implementation == "kueue":
+        handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir)
+        return Scheduler(handle.stop, handle.alive, handle.log_tail)
+    process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir)
+    return Scheduler(process.stop, process.alive, lambda: _tail(process.log_path))
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

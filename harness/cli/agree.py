@@ -1,0 +1,96 @@
+"""`kqbench agree`: the same cases to two implementations, each twice; where they decide differently."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from harness.agreeing import cases, differential, generating, running
+from harness.errors import KqbenchError
+from harness.progress import LineProgress
+from harness.results import runs
+from harness.toolchain import building, versions
+
+DEFAULT_OUT = Path("results") / "agreement" / "runs"
+
+
+@click.command("agree")
+@click.option("--cases", "count", type=click.IntRange(min=0), default=0, show_default=True,
+              help="How many random cases (seeds SEED, SEED+1, ...).")
+@click.option("--seed", type=int, default=1, show_default=True, help="The first random case's seed.")
+@click.option("--case", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A case file to replay (YAML); may be given several times, beside or instead of --cases.")
+@click.option("--implementation-a", "impl_a", type=click.Choice(running.IMPLEMENTATIONS), default="reference",
+              show_default=True)
+@click.option("--implementation-b", "impl_b", type=click.Choice(running.IMPLEMENTATIONS), default="kueue",
+              show_default=True)
+@click.option("--repeats", type=click.IntRange(1, 5), default=2, show_default=True,
+              help="Runs per implementation; 2 or more measures each one's agreement with itself.")
+@click.option("--batch", "batch_size", type=click.IntRange(1, 400), default=50, show_default=True,
+              help="Cases side by side on one cluster.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
+def command(count, seed, files, impl_a, impl_b, repeats, batch_size, out) -> None:
+    """Generate or read cases (every one validated before a cluster starts), run each through
+    both implementations on local clusters in epochs, and compare admissions, flavors, evictions,
+    pending order and usage at every settled point.
+
+    Writes summary.json, decisions.jsonl and the disagreeing cases under --out; exits 1 when a
+    decision differs between the implementations (and not within one)."""
+    chosen = [cases.load(path) for path in files] + [generating.generate(seed + i) for i in range(count)]
+    if not chosen:
+        raise click.UsageError("nothing to run: give --cases N or --case FILE")
+    if "kueue" in (impl_a, impl_b):
+        building.ensure_kueue(LineProgress(interval=10.0))
+    out = out or DEFAULT_OUT / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    log_dir = out / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    implementations = (impl_a, impl_b)
+    (out / "run.json").write_text(json.dumps({
+        "command": " ".join(["kqbench", "agree", *sys.argv[2:]]), "git_sha": runs.git_sha(),
+        "seeds": [c.seed for c in chosen], "files": [str(f) for f in files], "implementations": list(implementations),
+        "repeats": repeats, "batch": batch_size, "versions": _versions(), "machine": runs.machine(),
+        "started": runs.now_iso()}, indent=2) + "\n")
+
+    def run_batch(impl, batch, name):
+        return running.run_batch(impl, batch, log_dir, name, say=click.echo)
+
+    results = differential.run(chosen, implementations, repeats, batch_size, run_batch, say=click.echo)
+    summary = differential.summarize(results, implementations)
+    differential.write(results, summary, out, impl_a, impl_b)
+    _print(summary)
+    click.echo(f"results: {out}")
+    if summary["cases_failed"]:
+        click.echo(f"{summary['cases_failed']} case(s) failed to run (see summary.json failures)", err=True)
+    if summary["classes"]:
+        sys.exit(1)
+
+
+def _versions() -> dict:
+    try:
+        pins = versions.load_pins()
+        return {"kueue": pins.kueue, "kubernetes": pins.kubernetes_default}
+    except (KqbenchError, AttributeError):
+        return {}
+
+
+def _print(summary: dict) -> None:
+    table = Table(title="decisions compared")
+    for column in ("pair", "cases", "agreeing cases", "decisions", "agreeing", "rate", "orders agreeing"):
+        table.add_column(column, justify="left" if column == "pair" else "right")
+    a, b = summary["implementations"]
+    rows = [(f"{a} / {b}", summary["cross"])] + [(f"{impl} / itself", rate) for impl, rate in summary["self"].items()]
+    for label, rate in rows:
+        table.add_row(label, str(rate["cases"]), str(rate["cases_agreeing"]), str(rate["decisions"]),
+                      str(rate["agreeing"]), "-" if rate["rate"] is None else f"{rate['rate']:.2%}",
+                      f"{rate['orders_agreeing']}/{rate['orders']}")
+    console = Console(width=160)
+    console.print(table)
+    for row in summary["classes"]:
+        console.print(f"  {row['count']:4d}  {row['class']}  (e.g. case {row['example_case']})")
