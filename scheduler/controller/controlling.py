@@ -65,8 +65,9 @@ def admission_status(workload: Workload, admission: Admission, now: float) -> di
     }
 
 
-def eviction_status(workload: Workload, preemptor: Workload, now: float) -> dict:
-    """The apply configuration that evicts a workload; omitting admission removes it (we owned it)."""
+def eviction_status(workload: Workload, preemptor: Workload, now: float, reason: str = "InClusterQueue") -> dict:
+    """The apply configuration that evicts a workload; omitting admission removes it (we owned it).
+    ``reason``: why it was chosen (Kueue's Preempted condition reasons: InClusterQueue, InCohortReclamation, ...)."""
     message = f"Preempted to accommodate {preemptor.namespace}/{preemptor.name}"
     return {
         "apiVersion": GROUP_VERSION, "kind": "Workload",
@@ -76,7 +77,7 @@ def eviction_status(workload: Workload, preemptor: Workload, now: float) -> dict
                 _condition("QuotaReserved", False, "Preempted", message, now),
                 _condition("Admitted", False, "Preempted", message, now),
                 _condition("Evicted", True, "Preempted", message, now),
-                _condition("Preempted", True, "InClusterQueue", message, now),
+                _condition("Preempted", True, reason, message, now),
             ],
         },
     }
@@ -283,14 +284,15 @@ class Controller:
         self.metrics.admitted_total.labels(cq).inc()
         self.metrics.admission_latency.labels(cq).observe(max(0.0, self.clock() - workload.queue_timestamp))
 
-    async def _write_eviction(self, target: Workload, preemptor: Workload, cluster_queue: str, now: float) -> None:
+    async def _write_eviction(self, target: Workload, preemptor: Workload, cluster_queue: str, now: float,
+                              reason: str) -> None:
         path = _workload_path(target.namespace, target.name)
         try:
             async with self._writes:
                 try:
                     result = await self.client.request(
                         "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
-                        eviction_status(target, preemptor, now), "application/apply-patch+yaml")
+                        eviction_status(target, preemptor, now, reason), "application/apply-patch+yaml")
                 except kube.FAILURES as error:
                     self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                     return
@@ -357,7 +359,8 @@ class Controller:
                     if target.workload.key in self._evictions_in_flight:
                         continue
                     self._evictions_in_flight.add(target.workload.key)
-                    self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now))
+                    self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now,
+                                                     target.reason.value))
         self.metrics.unwritten.set(self._unwritten)
         if decisions and self.on_change:
             self.on_change()
