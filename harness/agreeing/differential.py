@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.agreeing import cases, comparing, rendering, running
+from harness.agreeing import cases, comparing, rendering, running, shrinking
 from harness.agreeing.comparing import Comparison
 
 RunBatch = Callable[[str, dict[str, cases.Case], str], dict[str, running.Outcome]]
@@ -116,3 +116,46 @@ def write(results: list[CaseResult], summary: dict, out: Path, a: str, b: str) -
                 body = cases.dump(r.case)
                 notes = "".join(f"# {comparing.describe(d, a, b)}\n" for d in _stable(r)[:20])
                 (out / "cases" / f"case-{r.index:03d}.yaml").write_text(notes + body)
+
+
+def still_disagrees(run_batch: RunBatch, implementations: tuple[str, str], klass: str,
+                    name: str) -> Callable[[list[cases.Case]], list[bool]]:
+    """For shrinking: which of several cases still show a difference of ``klass`` (one run each,
+    all side by side)."""
+    a, b = implementations
+    rounds = iter(range(1000))
+
+    def check(options: list[cases.Case]) -> list[bool]:
+        by_prefix = {rendering.prefix_of(i): case for i, case in enumerate(options)}
+        n = next(rounds)
+        got_a = run_batch(a, by_prefix, f"{name}-{a[:3]}-{n}")
+        got_b = run_batch(b, by_prefix, f"{name}-{b[:3]}-{n}")
+        verdicts = []
+        for prefix, case in by_prefix.items():
+            left, right = got_a[prefix], got_b[prefix]
+            if left.failure or right.failure:
+                verdicts.append(False)
+                continue
+            found = comparing.compare(case, left.decisions, right.decisions)
+            verdicts.append(any(d.klass == klass for d in found.differences))
+        return verdicts
+
+    return check
+
+
+def minimal_cases(results: list[CaseResult], summary: dict, run_batch: RunBatch, implementations: tuple[str, str],
+                  out: Path, say: Callable[[str], None] = print) -> list[Path]:
+    """Shrink the example case of every difference class; write each as cases/minimal-<class>.yaml."""
+    by_index = {r.index: r for r in results}
+    written = []
+    for row in summary["classes"]:
+        klass, example = row["class"], by_index[row["example_case"]]
+        say(f"shrinking case {example.index} ({klass})")
+        minimal = shrinking.shrink(example.case, still_disagrees(run_batch, implementations, klass, "shrink"),
+                                   say=say)
+        slug = "".join(c if c.isalnum() else "-" for c in klass).strip("-")
+        path = out / "cases" / f"minimal-{slug}.yaml"
+        path.write_text(f"# {klass}: shrunk from case {example.index} (seed {example.case.seed})\n" + cases.dump(minimal))
+        row["minimal"] = str(path.relative_to(out))
+        written.append(path)
+    return written

@@ -34,9 +34,11 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
               help="Runs per implementation; 2 or more measures each one's agreement with itself.")
 @click.option("--batch", "batch_size", type=click.IntRange(1, 400), default=50, show_default=True,
               help="Cases side by side on one cluster.")
+@click.option("--shrink/--no-shrink", default=False, show_default=True,
+              help="Reduce one case of every difference class to a minimal one (cases/minimal-*.yaml).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
-def command(count, seed, files, impl_a, impl_b, repeats, batch_size, out) -> None:
+def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out) -> None:
     """Generate or read cases (every one validated before a cluster starts), run each through
     both implementations on local clusters in epochs, and compare admissions, flavors, evictions,
     pending order and usage at every settled point.
@@ -64,6 +66,9 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, out) -> Non
     results = differential.run(chosen, implementations, repeats, batch_size, run_batch, say=click.echo)
     summary = differential.summarize(results, implementations)
     differential.write(results, summary, out, impl_a, impl_b)
+    if shrink and summary["classes"]:
+        differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     _print(summary)
     click.echo(f"results: {out}")
     if summary["cases_failed"]:
