@@ -47,9 +47,10 @@ class PageRequest:
 
     @classmethod
     def of(cls, offset: object = 0, limit: object = DEFAULT_LIMIT) -> PageRequest:
-        """Validate offset/limit given as ints or query-string text; clamp limit to 100000."""
+        """Validate offset/limit given as ints or query-string text; a limit of 0 means the default
+        (Kueue's SetDefaults_PendingWorkloadOptions, apis/visibility/v1beta2/defaults.go); clamp it to 100000."""
         offset_value = _non_negative_int("offset", offset, default=0)
-        limit_value = _non_negative_int("limit", limit, default=DEFAULT_LIMIT)
+        limit_value = _non_negative_int("limit", limit, default=DEFAULT_LIMIT) or DEFAULT_LIMIT
         return cls(offset_value, min(limit_value, MAX_LIMIT))
 
 

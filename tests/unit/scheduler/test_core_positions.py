@@ -46,7 +46,7 @@ def test_order_is_priority_then_timestamp_then_uid(positions):
         (0, 2, [("w0", 0, 0), ("w2", 2, 1)]),
         (1, 10, [("w2", 2, 1), ("w4", 4, 2)]),
         (3, 10, []),
-        (0, 0, []),
+        (0, 0, [("w0", 0, 0), ("w2", 2, 1), ("w4", 4, 2)]),  # limit 0 is Kueue's default, 1000
     ],
 )
 def test_local_queue_page(positions, offset, limit, expected):
@@ -92,6 +92,10 @@ def test_item_shape_matches_kueue_visibility(positions):
         ("5", "20", PageRequest(5, 20)),
         (0, 200_000, PageRequest(0, 100_000)),
         ("", "", PageRequest(0, 1000)),
+        # Kueue defaults a limit of 0 as it defaults a missing one (SetDefaults_PendingWorkloadOptions).
+        (0, 0, PageRequest(0, 1000)),
+        ("3", "0", PageRequest(3, 1000)),
+        ("0", "000", PageRequest(0, 1000)),
     ],
 )
 def test_page_defaults_and_clamp(offset, limit, expected):

@@ -82,6 +82,7 @@ def _apply(manager: QueueManager, op: tuple, now: float) -> list:
 
 
 def _reference_cluster_queue(manager: QueueManager, cq: str, offset: int, limit: int) -> list:
+    limit = limit or 1000  # Kueue's default for a limit of 0
     ordered = manager.pending_in_order(cq)
     seen: dict = {}
     items = []

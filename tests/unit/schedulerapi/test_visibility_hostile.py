@@ -162,3 +162,12 @@ def test_an_unreachable_authorizer_is_a_503_to_retry_not_a_500(tmp_path):
         assert code == 503 and _is_status(body, 503) and json.loads(body)["reason"] == "ServiceUnavailable"
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("query", ["", "?limit=0", "?offset=0&limit=0", "?limit=00"])
+def test_a_limit_of_zero_is_kueues_default_page(served, query):
+    # Kueue defaults limit 0 like a missing one (1000; apis/visibility/v1beta2/defaults.go).
+    for path in ("clusterqueues/cq-a", "namespaces/team-a/localqueues/lq-a"):
+        request = hostile.Request("GET", f"{hostile.GROUP_PATH}/v1beta2/{path}/pendingworkloads{query}")
+        code, body = hostile.send("127.0.0.1", served.port, served.client, request, IDENTITY)
+        assert code == 200 and len(json.loads(body)["items"]) == 15, f"{path}{query} -> {code} {body[:200]!r}"
