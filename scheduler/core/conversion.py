@@ -14,19 +14,25 @@ from datetime import datetime
 from typing import Any
 
 from scheduler.core.kinds import (
+    EVERYTHING,
+    NOTHING,
     ClusterQueue,
     Cohort,
     FlavorFungibility,
     FlavorQuotas,
     FungibilityPolicy,
     FungibilityPreference,
+    LabelRequirement,
+    LabelSelector,
     LocalQueue,
+    Namespace,
     Preemption,
     PreemptionPolicy,
     QueueingStrategy,
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
+    SelectorOperator,
     Taint,
     Toleration,
     WorkloadPriorityClass,
@@ -114,7 +120,39 @@ def cluster_queue_from_dict(obj: Obj) -> ClusterQueue:
         ),
         stopped=(spec.get("stopPolicy") or "None") != "None",
         drain=spec.get("stopPolicy") == "HoldAndDrain",
+        namespace_selector=label_selector_from_dict(spec.get("namespaceSelector")),
     )
+
+
+def label_selector_from_dict(obj: Obj | None) -> LabelSelector:
+    """metav1.LabelSelectorAsSelector: null (or absent) selects nothing, ``{}`` everything.
+
+    A selector it would refuse (an unknown operator, In/NotIn without values, Exists/DoesNotExist
+    with some) selects nothing: Kueue's webhook refuses such a ClusterQueue, and its cache could not
+    build one (pkg/cache/scheduler/clusterqueue.go), so it admits nothing. Label key syntax is not checked.
+    """
+    if obj is None:
+        return NOTHING
+    requirements = [
+        LabelRequirement(key, SelectorOperator.IN, frozenset((value,)))
+        for key, value in (obj.get("matchLabels") or {}).items()
+    ]
+    for expression in obj.get("matchExpressions") or ():
+        try:
+            operator = SelectorOperator(expression.get("operator"))
+        except ValueError:
+            return NOTHING
+        values = frozenset(expression.get("values") or ())
+        takes_values = operator in (SelectorOperator.IN, SelectorOperator.NOT_IN)
+        if bool(values) is not takes_values or not expression.get("key"):
+            return NOTHING
+        requirements.append(LabelRequirement(expression["key"], operator, values))
+    return LabelSelector(tuple(requirements)) if requirements else EVERYTHING
+
+
+def namespace_from_dict(obj: Obj) -> Namespace:
+    meta = _meta(obj)
+    return Namespace(sys.intern(meta["name"]), dict(meta.get("labels") or {}))
 
 
 def _fungibility(value: str | None, default: FungibilityPolicy) -> FungibilityPolicy:

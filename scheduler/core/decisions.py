@@ -3,7 +3,8 @@
 The cycle (``scheduling``) produces these; ``QueueManager.apply_decisions`` records them
 in memory (Kueue's "assume"), and the controller writes the matching API changes:
 ``Admit`` -> set status.admission + QuotaReserved/Admitted; ``Preempt`` -> evict the
-targets; ``Park`` and ``Wait`` -> optionally a QuotaReserved=False condition message.
+targets; ``Park`` and ``Wait`` -> optionally a QuotaReserved=False condition message (written
+for a namespace mismatch, as Kueue's scheduler does for every head it turns away).
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from dataclasses import dataclass
 
 from scheduler.core.preempting import PreemptionTarget
 from scheduler.core.workloads import Admission, Workload
+
+NAMESPACE_MISMATCH = "NamespaceMismatch"
+"""Kueue's RequeueReasonNamespaceMismatch (pkg/cache/queue/cluster_queue.go)."""
+NAMESPACE_MISMATCH_MESSAGE = "Workload namespace doesn't match ClusterQueue selector"
+"""The QuotaReserved=False message Kueue writes for it (pkg/scheduler/scheduler.go, nominate)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -36,11 +42,14 @@ class Preempt:
 
 @dataclass(slots=True, frozen=True)
 class Park:
-    """BestEffortFIFO: set aside as inadmissible until capacity changes; keeps its position."""
+    """BestEffortFIFO: set aside as inadmissible until capacity changes; keeps its position.
+    Either strategy: a head whose namespace the ClusterQueue does not select (``NAMESPACE_MISMATCH``)."""
 
     workload: Workload
     cluster_queue: str
     message: str
+    reason: str = ""
+    """Kueue's requeue reason, "" for a head that did not fit."""
 
 
 @dataclass(slots=True, frozen=True)

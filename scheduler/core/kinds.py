@@ -1,14 +1,16 @@
 """The Kueue configuration kinds the core understands, as plain typed dataclasses.
 
 ResourceFlavor, ClusterQueue (with its quotas and policies), Cohort, LocalQueue and
-WorkloadPriorityClass of ``kueue.x-k8s.io/v1beta2``, reduced to the fields the
-scheduling semantics use. Workloads live in ``workloads``; conversion from
-Kueue-shaped dicts lives in ``conversion``. Quantities are milli-units (``quantities``).
+WorkloadPriorityClass of ``kueue.x-k8s.io/v1beta2``, and the labels of core/v1 Namespaces that
+a ClusterQueue's namespaceSelector reads, reduced to the fields the scheduling semantics use.
+Workloads live in ``workloads``; conversion from Kueue-shaped dicts lives in ``conversion``.
+Quantities are milli-units (``quantities``).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # (flavor name, resource name): the unit of quota accounting, as in Kueue's FlavorResource.
@@ -60,6 +62,61 @@ class Toleration:
         if self.operator == "Exists":
             return not self.key or self.key == taint.key
         return self.key == taint.key and self.value == taint.value
+
+
+class SelectorOperator(enum.Enum):
+    IN = "In"
+    NOT_IN = "NotIn"
+    EXISTS = "Exists"
+    DOES_NOT_EXIST = "DoesNotExist"
+
+
+@dataclass(slots=True, frozen=True)
+class LabelRequirement:
+    """One requirement of a label selector (k8s.io/apimachinery labels.Requirement)."""
+
+    key: str
+    operator: SelectorOperator
+    values: frozenset[str] = frozenset()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """labels.Requirement.Matches: NotIn and DoesNotExist hold for a missing key, In does not."""
+        if self.operator is SelectorOperator.IN:
+            return self.key in labels and labels[self.key] in self.values
+        if self.operator is SelectorOperator.NOT_IN:
+            return self.key not in labels or labels[self.key] not in self.values
+        if self.operator is SelectorOperator.EXISTS:
+            return self.key in labels
+        return self.key not in labels
+
+
+@dataclass(slots=True, frozen=True)
+class LabelSelector:
+    """A label selector as metav1.LabelSelectorAsSelector makes it: requirements ANDed, or nothing.
+
+    The API's null selects nothing and ``{}`` everything (``NOTHING``/``EVERYTHING``); a ClusterQueue's
+    ``namespaceSelector`` is read this way by Kueue (pkg/cache/scheduler/clusterqueue.go).
+    """
+
+    requirements: tuple[LabelRequirement, ...] = ()
+    selects_nothing: bool = False
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.selects_nothing:
+            return False
+        return all(requirement.matches(labels) for requirement in self.requirements)
+
+
+EVERYTHING = LabelSelector()
+NOTHING = LabelSelector(selects_nothing=True)
+
+
+@dataclass(slots=True, frozen=True)
+class Namespace:
+    """What the scheduler needs of a core/v1 Namespace: the labels ClusterQueues select on."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True, frozen=True)
@@ -122,6 +179,9 @@ class ClusterQueue:
     stopped: bool = False
     # stopPolicy HoldAndDrain: its admitted workloads are evicted too.
     drain: bool = False
+    # Namespaces whose workloads it may admit. Every namespace by default here, so that a queue built
+    # in code is not closed by surprise; a missing spec.namespaceSelector converts to NOTHING, as in Kueue.
+    namespace_selector: LabelSelector = EVERYTHING
 
     def quota(self, flavor_resource: FlavorResource) -> ResourceQuota | None:
         """The quota for a (flavor, resource), or None when the queue does not provide it."""

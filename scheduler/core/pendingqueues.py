@@ -3,8 +3,9 @@
 As in Kueue (pkg/queue/cluster_queue.go) a pending workload is either *active* (in the
 ordered queue the scheduler pops heads from) or *parked* (BestEffortFIFO's
 "inadmissible" set: tried, did not fit, waits for capacity to change). Both count as
-pending and both appear in positions. StrictFIFO never parks: a head that does not fit
-stays at the head and *blocks* the queue until capacity changes or a new head arrives.
+pending and both appear in positions. StrictFIFO parks only a head from a namespace its
+ClusterQueue does not select: a head that does not fit stays at the head and *blocks* the
+queue until capacity changes or a new head arrives.
 A *held* workload (``Requeued=False`` after a stop, Kueue's backoff gate) is pending and has a
 position, but is never a head until it comes back with ``Requeued=True``.
 """
@@ -12,7 +13,7 @@ position, but is never a head until it comes back with ``Requeued=True``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from sortedcontainers import SortedKeyList
 
@@ -108,12 +109,21 @@ class PendingQueue:
         """Stop offering ``key`` as head until capacity changes or the head changes."""
         self._blocked_head = key
 
-    def capacity_changed(self) -> None:
-        """Return parked workloads to the active queue and lift a block."""
+    def unblock(self) -> None:
+        """Offer the blocked head again, for a change that concerns it alone (its namespace)."""
         self._blocked_head = None
+
+    def capacity_changed(self, stays_parked: Callable[[Workload], bool] | None = None) -> None:
+        """Return parked workloads to the active queue (all but those ``stays_parked`` keeps) and lift a block."""
+        self._blocked_head = None
+        kept = set()
         for key in self._parked:
-            self._active.add(self._members[key])
-        self._parked.clear()
+            workload = self._members[key]
+            if stays_parked is not None and stays_parked(workload):
+                kept.add(key)
+            else:
+                self._active.add(workload)
+        self._parked = kept
 
     def has_work(self) -> bool:
         return self.head() is not None

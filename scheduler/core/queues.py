@@ -17,6 +17,13 @@ Workload life cycle, as the manager sees it::
 Any release of quota ("capacity changed") unparks the parked workloads and lifts StrictFIFO
 blocks in the ClusterQueue and its cohort, as Kueue's QueueInadmissibleWorkloads does; so does a
 changed ClusterQueue or Cohort spec, but not an update that leaves the spec as it was.
+
+A ClusterQueue admits only from namespaces its ``namespaceSelector`` selects: the scheduling cycle
+parks a head from any other namespace, in either queueing strategy, and unparking leaves it parked
+while its namespace is still not selected (pkg/cache/queue/inadmissible_workloads.go). A namespace
+whose labels change so that a ClusterQueue newly selects it unparks that queue and its cohort
+(pkg/controller/core/clusterqueue_controller.go, cqNamespaceHandler). A namespace not seen yet
+counts as one without labels.
 """
 
 from __future__ import annotations
@@ -25,7 +32,15 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 
 from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
-from scheduler.core.kinds import ClusterQueue, Cohort, LocalQueue, ResourceFlavor, WorkloadPriorityClass
+from scheduler.core.kinds import (
+    EVERYTHING,
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+)
 from scheduler.core.pendingqueues import PendingQueue
 from scheduler.core.positions import (
     PageRequest,
@@ -63,6 +78,9 @@ class QueueManager:
         self.flavors: dict[str, ResourceFlavor] = {}
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
         self.local_queues: dict[LocalQueueKey, LocalQueue] = {}
+        self.namespace_labels: dict[str, dict[str, str]] = {}
+        # (ClusterQueue, namespace) -> whether its selector selects the namespace; dropped on any change.
+        self._selected: dict[tuple[str, str], bool] = {}
         self._pending: dict[str, PendingQueue] = {}
         self._workloads: dict[WorkloadKey, Workload] = {}
         # Workloads that want to be pending (active, unadmitted), by LocalQueue, queue or not.
@@ -110,6 +128,7 @@ class QueueManager:
             return
         touched = set(self.quotas.neighbours(cq.name)) if old is not None else set()
         self.quotas.set_cluster_queue(cq)
+        self._selected.clear()
         queue = self._pending.get(cq.name)
         if queue is None:
             self._pending[cq.name] = PendingQueue(cq.name, cq.queueing_strategy)
@@ -125,6 +144,7 @@ class QueueManager:
     def delete_cluster_queue(self, name: str) -> None:
         touched = self.quotas.neighbours(name)
         self.quotas.remove_cluster_queue(name)
+        self._selected.clear()
         if self._pending.pop(name, None) is not None:
             self.positions.cluster_queue_removed(name)
         self._capacity_changed(touched)
@@ -146,6 +166,42 @@ class QueueManager:
         old = self.local_queues.pop((namespace, name), None)
         if old is not None:
             self._dequeue_local_queue(old)
+
+    def add_namespace(self, namespace: Namespace) -> None:
+        """Add or update a Namespace's labels; a ClusterQueue that selects it now and did not before
+        retries its parked workloads and those of its cohort (Kueue's cqNamespaceHandler.Update)."""
+        old = self.namespace_labels.get(namespace.name)
+        if old == namespace.labels:
+            return
+        self.namespace_labels[namespace.name] = dict(namespace.labels)
+        self._selected.clear()
+        newly: set[str] = set()
+        for cq in self.quotas.cluster_queues.values():
+            before, now = cq.namespace_selector.matches(old or {}), cq.namespace_selector.matches(namespace.labels)
+            if now and not before:
+                newly |= self.quotas.neighbours(cq.name)
+            elif before and not now and (queue := self._pending.get(cq.name)) is not None:
+                # Kueue retries a StrictFIFO head every cycle, so a blocked head from this namespace
+                # is turned away at once and the next one tried.
+                blocked = queue.blocked()
+                if blocked is not None and blocked.namespace == namespace.name:
+                    queue.unblock()
+        self._capacity_changed(newly)
+
+    update_namespace = add_namespace
+
+    def delete_namespace(self, name: str) -> None:
+        """Forget a Namespace's labels (its workloads are deleted with it; Kueue retries nothing)."""
+        if self.namespace_labels.pop(name, None) is not None:
+            self._selected.clear()
+
+    def namespace_selected(self, cq: ClusterQueue, namespace: str) -> bool:
+        """Whether ``cq``'s namespaceSelector selects ``namespace`` (Kueue's nominate checks this)."""
+        key = (cq.name, namespace)
+        selected = self._selected.get(key)
+        if selected is None:
+            selected = self._selected[key] = cq.namespace_selector.matches(self.namespace_labels.get(namespace, {}))
+        return selected
 
     # -- workloads --------------------------------------------------------------------
     def add_workload(self, workload: Workload) -> None:
@@ -419,8 +475,14 @@ class QueueManager:
     def _capacity_changed(self, cluster_queues: Iterable[str]) -> None:
         for name in cluster_queues:
             queue = self._pending.get(name)
-            if queue is not None:
+            if queue is None:
+                continue
+            cq = self.quotas.cluster_queues[name]
+            if cq.namespace_selector == EVERYTHING:
                 queue.capacity_changed()
+            else:
+                # Kueue's queueInadmissibleWorkloads leaves a workload parked while its namespace is not selected.
+                queue.capacity_changed(lambda workload, cq=cq: not self.namespace_selected(cq, workload.namespace))
 
 
 def _same_for_queueing(old: Workload, new: Workload) -> bool:

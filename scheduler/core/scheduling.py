@@ -2,7 +2,8 @@
 
 Mirrors Kueue's scheduler loop (pkg/scheduler/scheduler.go) on an in-memory snapshot:
 
-1. take the head of each ClusterQueue that can admit (``QueueManager.heads``);
+1. take the head of each ClusterQueue that can admit (``QueueManager.heads``); park those
+   from a namespace the queue's namespaceSelector does not select;
 2. assign flavors to each head against usage at the start of the cycle;
 3. order the entries: those that fit without borrowing first, then higher priority,
    then earlier queue-order timestamp, then uid;
@@ -28,7 +29,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
+from scheduler.core.decisions import (
+    NAMESPACE_MISMATCH,
+    NAMESPACE_MISMATCH_MESSAGE,
+    Admit,
+    Decision,
+    Park,
+    Preempt,
+    Wait,
+)
 from scheduler.core.flavorassigning import FlavorAssignment, Mode, assign_flavors, can_preempt
 from scheduler.core.kinds import ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy
 from scheduler.core.preempting import AdmittedWorkload, PreemptionTarget, find_targets
@@ -45,6 +54,15 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
     # take their place in the walk as Kueue's every-cycle retry of them does: they hold back
     # what they wait for and claim the targets they are waiting for.
     held = manager.blocked_heads() if heads else []
+    # Kueue's nominate turns a head away from a namespace its ClusterQueue does not select before
+    # assigning flavors: it is parked in either strategy and takes no part in the walk.
+    refused: list[Decision] = [
+        Park(head, cq.name, NAMESPACE_MISMATCH_MESSAGE, NAMESPACE_MISMATCH)
+        for cq, head in (*heads, *held) if not manager.namespace_selected(cq, head.namespace)
+    ]
+    if refused:
+        heads = [(cq, head) for cq, head in heads if manager.namespace_selected(cq, head.namespace)]
+        held = [(cq, head) for cq, head in held if manager.namespace_selected(cq, head.namespace)]
     # Kueue nominates every head against the snapshot taken at the start of the cycle (flavors
     # and preemption targets), then walks them; earlier admissions never enlarge a target set.
     entries = [
@@ -52,7 +70,7 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
         for blocked, pairs in ((False, heads), (True, held)) for cq, head in pairs
     ]
     entries.sort(key=lambda e: (e.assignment.borrows, e.workload.order_key))
-    decisions: list[Decision] = []
+    decisions = refused
     # Kueue's preemptedWorkloads: every target claimed in this cycle, with the quota it holds.
     claimed: dict[WorkloadKey, AdmittedWorkload] = {}
     for entry in entries:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from scheduler.core import kinds, quantities, workloads
+from scheduler.core import conversion, kinds, quantities, workloads
 from scheduler.core.queues import QueueManager
 
 
@@ -111,6 +111,11 @@ class ClusterQueueBuilder:
         self._fields["flavor_fungibility"] = kinds.FlavorFungibility(
             kinds.FungibilityPolicy(when_can_borrow), kinds.FungibilityPolicy(when_can_preempt)
         )
+        return self
+
+    def namespaces(self, selector: dict | None) -> ClusterQueueBuilder:
+        """spec.namespaceSelector as written in YAML (None: absent, which selects no namespace)."""
+        self._fields["namespace_selector"] = conversion.label_selector_from_dict(selector)
         return self
 
     def obj(self) -> kinds.ClusterQueue:

@@ -141,6 +141,7 @@ def test_end_to_end_from_dicts():
             {
                 "metadata": {"name": "cq"},
                 "spec": {
+                    "namespaceSelector": {},
                     "resourceGroups": [
                         {
                             "coveredResources": ["cpu", "memory"],

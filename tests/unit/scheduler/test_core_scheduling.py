@@ -206,7 +206,7 @@ def _parked_beside_a_neighbour():
 def _cluster_queue_object(name, status):
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
             "metadata": {"name": name, "resourceVersion": str(len(status) + 7)},
-            "spec": {"cohortName": "co", "queueingStrategy": "BestEffortFIFO", "resourceGroups": [{
+            "spec": {"cohortName": "co", "queueingStrategy": "BestEffortFIFO", "namespaceSelector": {}, "resourceGroups": [{
                 "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
                     {"name": "cpu", "nominalQuota": "2"}]}]}]},
             "status": status}
