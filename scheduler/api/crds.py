@@ -48,6 +48,15 @@ _RESOURCE_GROUPS = _array(_object({
     "coveredResources": _array(_STRING),
     "flavors": _array(_object({"name": _STRING, "resources": _array(_RESOURCE_QUOTA)})),
 }))
+# metav1.LabelSelector. No default and not nullable, as in Kueue's CRD: null is pruned to absent, which
+# selects no namespace, while {} (every namespace) is kept. Operators as Kueue's webhook accepts them.
+_LABEL_SELECTOR = _object({
+    "matchLabels": {"type": "object", "additionalProperties": _STRING},
+    "matchExpressions": _array(_object({
+        "key": _STRING, "operator": {"type": "string", "enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
+        "values": _array(_STRING),
+    }, required=["key", "operator"])),
+}, **{"x-kubernetes-map-type": "atomic"})
 _POD_SET = _object({"name": _STRING, "count": _INT, "minCount": _INT, "template": _OPEN})
 _ADMISSION = _object({
     "clusterQueue": _STRING,
@@ -81,7 +90,7 @@ KINDS = (
          _object({
              "cohortName": _STRING,
              "queueingStrategy": {"type": "string", "enum": ["StrictFIFO", "BestEffortFIFO"]},
-             "namespaceSelector": _OPEN, "resourceGroups": _RESOURCE_GROUPS,
+             "namespaceSelector": _LABEL_SELECTOR, "resourceGroups": _RESOURCE_GROUPS,
              "preemption": _object({"withinClusterQueue": _STRING, "reclaimWithinCohort": _STRING,
                                     "borrowWithinCohort": _OPEN}),
              "flavorFungibility": _object({"whenCanBorrow": _STRING, "whenCanPreempt": _STRING}),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from scheduler.api import groups
 from scheduler.controller import informing, metering, statuses
 from scheduler.core import activation, conversion, draining, queuestatus, scheduling
-from scheduler.core.decisions import Admit, Preempt
+from scheduler.core.decisions import NAMESPACE_MISMATCH, Admit, Park, Preempt
 from scheduler.core.queues import QueueManager
 from scheduler.core.workloads import Admission, Workload
 from scheduler.kube import client as kube
@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 GROUP_VERSION = groups.API_VERSION
 BASE = groups.PATH
+PATHS = {"namespaces": "/api/v1/namespaces"}
+"""Resources outside Kueue's group; the others are under ``BASE``."""
 FIELD_MANAGER = statuses.FIELD_MANAGER
 DEFAULT_MAX_UNWRITTEN = 256
 
@@ -117,6 +119,9 @@ class Controller:
         self._written_rv: dict[tuple[str, str], int] = {}
         # Every Workload the API holds as last listed or watched (key -> its identifying metadata).
         self._known_workloads: dict[tuple[str, str], dict] = {}
+        # The QuotaReserved condition of each Workload last seen with it False: Kueue writes a pending
+        # message only when it changes, and keeps the condition's lastTransitionTime.
+        self._not_reserved: dict[tuple[str, str], dict] = {}
         self._evictions_in_flight: set[tuple[str, str]] = set()
         self.informers: list[informing.Informer] = []
         self._status_written: dict[str, queuestatus.QueueStatus] = {}
@@ -177,6 +182,7 @@ class Controller:
             "workloadpriorityclasses": simple(m.add_workload_priority_class, m.delete_workload_priority_class,
                                               conversion.workload_priority_class_from_dict, name),
             "cohorts": simple(m.add_cohort, m.delete_cohort, conversion.cohort_from_dict, name),
+            "namespaces": simple(m.add_namespace, m.delete_namespace, conversion.namespace_from_dict, name),
             "clusterqueues": simple(m.add_cluster_queue, m.delete_cluster_queue,
                                     seen(conversion.cluster_queue_from_dict, name), name),
             "localqueues": simple(m.add_local_queue, m.delete_local_queue,
@@ -198,7 +204,8 @@ class Controller:
         meta = obj["metadata"]
         key = (meta.get("namespace", "default"), meta["name"])
         # What a later relist needs to announce its deletion (the owner, for the Job integration).
-        self._known_workloads[key] = {"metadata": {k: meta[k] for k in ("namespace", "name", "ownerReferences") if k in meta}}
+        self._known_workloads[key] = {"metadata": {k: meta[k] for k in ("namespace", "name", "ownerReferences",
+                                                                         "resourceVersion") if k in meta}}
         version = _rv(obj)
         written = self._written_rv.get(key)
         if written is not None and version < written:
@@ -208,6 +215,11 @@ class Controller:
         elif written is not None:
             del self._written_rv[key]
         workload = self.decoder.decode(obj)
+        reserved = next((c for c in statuses.conditions_of(obj) if c.get("type") == "QuotaReserved"), None)
+        if reserved is not None and reserved.get("status") == "False":
+            self._not_reserved[key] = reserved
+        else:
+            self._not_reserved.pop(key, None)
         if self.workload_observer is not None:
             self.workload_observer("MODIFIED", obj, workload)
         if workload.finished:
@@ -245,6 +257,7 @@ class Controller:
 
     def _forget_workload(self, key: tuple[str, str], obj: dict) -> None:
         self._known_workloads.pop(key, None)
+        self._not_reserved.pop(key, None)
         self._written_rv.pop(key, None)
         self._held_by_stop.pop(key, None)
         self.manager.delete_workload(key)
@@ -331,6 +344,19 @@ class Controller:
         self._apply_workload(result, from_write=True)
         self._touch()
 
+    def _write_pending(self, workload: Workload, message: str, now: float) -> None:
+        """Write why a workload was turned away, unless its QuotaReserved condition says so already."""
+        previous = self._not_reserved.get(workload.key)
+        if previous is not None and (previous.get("reason"), previous.get("message")) == ("Pending", message):
+            return
+        known = self._known_workloads.get(workload.key)
+        if known is None or workload.key in self._status_writes_in_flight:
+            return
+        version = known["metadata"].get("resourceVersion", "")
+        body = statuses.pending_status(workload, message, [previous] if previous else [], version, now)
+        self._status_writes_in_flight.add(workload.key)
+        self._spawn(self._write_status(workload, body, statuses.PENDING_FIELD_MANAGER, None))
+
     def _drain_and_restart(self) -> None:
         """Evict what a HoldAndDrain stop drains; mark Requeued those whose stopped queue resumed."""
         now = self.clock()
@@ -361,6 +387,10 @@ class Controller:
                     self._evictions_in_flight.add(target.workload.key)
                     self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now,
                                                      target.reason.value))
+            elif isinstance(decision, Park) and decision.reason == NAMESPACE_MISMATCH:
+                # Kueue writes this for every head it turns away; the reference scheduler only for this one
+                # (a head that does not fit stays unmarked, see the README).
+                self._write_pending(decision.workload, decision.message, now)
         self.metrics.unwritten.set(self._unwritten)
         if decisions and self.on_change:
             self.on_change()
@@ -420,11 +450,11 @@ class Controller:
         """Start one informer per kind; returns once every one has listed (the core is rebuilt)."""
         tasks = []
         handlers = self._handlers()
-        # Configuration first so that workloads find their queues when they arrive.
+        # Configuration first so that workloads find their queues (and their namespaces' labels) when they arrive.
         for resource in ("resourceflavors", "workloadpriorityclasses", "cohorts", "clusterqueues", "localqueues",
-                         "workloads"):
+                         "namespaces", "workloads"):
             on_list, on_event = handlers[resource]
-            informer = informing.Informer(self.client, f"{BASE}/{resource}", on_list, on_event)
+            informer = informing.Informer(self.client, PATHS.get(resource, f"{BASE}/{resource}"), on_list, on_event)
             self.informers.append(informer)
             tasks.append(asyncio.create_task(informer.run(stop)))
             await informer.synced.wait()

@@ -20,6 +20,9 @@ from scheduler.core.workloads import Workload
 GROUP_VERSION = groups.API_VERSION
 FIELD_MANAGER = "kqbench-scheduler"
 REQUEUE_FIELD_MANAGER = "kqbench-scheduler-requeue"
+PENDING_FIELD_MANAGER = "kqbench-scheduler-pending"
+"""Owns only the QuotaReserved=False condition of a workload turned away: applied under the main
+manager, that one-condition body would remove the other conditions the main manager owns."""
 
 
 def rfc3339(seconds: float) -> str:
@@ -66,6 +69,17 @@ def requeued_status(workload: Workload, reason: str, message: str, now: float) -
     """Requeued=True only. Applied under its own field manager (``REQUEUE_FIELD_MANAGER``) so that it
     can neither undo nor be undone by an admission written meanwhile under the main one."""
     return _workload_body(workload, {"conditions": [condition("Requeued", True, reason, message, now)]})
+
+
+def pending_status(workload: Workload, message: str, previous: list[dict], resource_version: str,
+                   now: float) -> dict:
+    """QuotaReserved=False with reason Pending and why, as Kueue's scheduler writes for a head it turns
+    away (pkg/scheduler/scheduler.go requeueAndUpdate, workload.UnsetQuotaReservationWithCondition).
+    Only onto ``resource_version``, the object the decision saw: an admission written since must stay."""
+    reserved = keep_transition(condition("QuotaReserved", False, "Pending", message, now), previous)
+    body = _workload_body(workload, {"conditions": [reserved]})
+    body["metadata"]["resourceVersion"] = resource_version
+    return body
 
 
 def activation_status(workload: Workload, change: activation.Change, previous: list[dict], now: float) -> dict:

@@ -75,3 +75,13 @@ def test_cluster_queue_status_carries_flavors_usage_as_kueue_writes_it():
         {"name": "default", "resources": [{"name": "cpu", "total": "20500m", "borrowed": "500m"}]},
         {"name": "spot", "resources": [{"name": "cpu", "total": "0", "borrowed": "0"}]}]
     assert "flavorsUsage" not in statuses.queue_status("LocalQueue", "lq", "ns", status, None, NOW)["status"]
+
+
+def test_a_turned_away_workload_gets_only_its_quota_reserved_condition_onto_the_version_seen():
+    previous = [{"type": "QuotaReserved", "status": "False", "reason": "Preempted", "lastTransitionTime": EARLIER}]
+    body = statuses.pending_status(WORKLOAD, "Workload namespace doesn't match ClusterQueue selector", previous, "42", NOW)
+    (condition,) = body["status"]["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == ("QuotaReserved", "False", "Pending")
+    assert condition["lastTransitionTime"] == EARLIER, "still False: Kueue's SetStatusCondition keeps the time"
+    assert body["metadata"] == {"name": "w", "namespace": "ns", "resourceVersion": "42"}
+    assert statuses.PENDING_FIELD_MANAGER not in (statuses.FIELD_MANAGER, statuses.REQUEUE_FIELD_MANAGER)

@@ -28,6 +28,18 @@ def test_every_kueue_kind_has_a_crd_with_status_subresource():
     assert "value" in kinds["WorkloadPriorityClass"]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
 
 
+def test_namespace_selector_keeps_null_and_empty_apart():
+    # No default anywhere on the path and not nullable (as Kueue's CRD): null is pruned to absent (no
+    # namespace), {} is kept (every namespace), so the two never collapse into one another.
+    crd = next(c for c in crds.all_crds() if c["spec"]["names"]["kind"] == "ClusterQueue")
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    selector = spec["properties"]["namespaceSelector"]
+    assert "default" not in spec and "default" not in selector and not selector.get("nullable")
+    assert selector["type"] == "object" and selector["x-kubernetes-map-type"] == "atomic"
+    expression = selector["properties"]["matchExpressions"]["items"]
+    assert expression["properties"]["operator"]["enum"] == ["In", "NotIn", "Exists", "DoesNotExist"]
+
+
 def test_queue_positions_crd_has_no_status_and_an_open_list():
     crd = crds.queue_positions_crd()
     assert crd["spec"]["group"] == "kqbench.dev" and crd["spec"]["scope"] == "Cluster"
