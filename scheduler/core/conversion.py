@@ -16,6 +16,8 @@ from typing import Any
 from scheduler.core.kinds import (
     EVERYTHING,
     NOTHING,
+    BorrowWithinCohort,
+    BorrowWithinCohortPolicy,
     ClusterQueue,
     Cohort,
     FlavorFungibility,
@@ -112,6 +114,7 @@ def cluster_queue_from_dict(obj: Obj) -> ClusterQueue:
         preemption=Preemption(
             PreemptionPolicy(preemption.get("withinClusterQueue") or "Never"),
             PreemptionPolicy(preemption.get("reclaimWithinCohort") or "Never"),
+            _borrow_within_cohort(preemption.get("borrowWithinCohort")),
         ),
         flavor_fungibility=FlavorFungibility(
             _fungibility(fungibility.get("whenCanBorrow"), defaults.when_can_borrow),
@@ -153,6 +156,16 @@ def label_selector_from_dict(obj: Obj | None) -> LabelSelector:
 def namespace_from_dict(obj: Obj) -> Namespace:
     meta = _meta(obj)
     return Namespace(sys.intern(meta["name"]), dict(meta.get("labels") or {}))
+
+
+def _borrow_within_cohort(obj: Obj | None) -> BorrowWithinCohort:
+    """``preemption.borrowWithinCohort``; absent and ``{}`` mean policy Never, as the CRD defaults it."""
+    obj = obj or {}
+    threshold = obj.get("maxPriorityThreshold")
+    return BorrowWithinCohort(
+        BorrowWithinCohortPolicy(obj.get("policy") or "Never"),
+        None if threshold is None else int(threshold),
+    )
 
 
 def _fungibility(value: str | None, default: FungibilityPolicy) -> FungibilityPolicy:

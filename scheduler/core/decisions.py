@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler.core.flavorassigning import LastAssignment
 from scheduler.core.preempting import PreemptionTarget
 from scheduler.core.workloads import Admission, Workload
 
@@ -50,17 +51,23 @@ class Park:
     message: str
     reason: str = ""
     """Kueue's requeue reason, "" for a head that did not fit."""
+    last_assignment: LastAssignment | None = None
+    """Where its flavor search stopped; the next search resumes after it (flavorassigning)."""
 
 
 @dataclass(slots=True, frozen=True)
 class Wait:
     """Stay at the head. ``blocks``: StrictFIFO head that does not fit, retried only
-    when capacity changes; otherwise retried next cycle (lost a race in this one)."""
+    when capacity changes; otherwise retried next cycle (lost a race in this one, or its
+    flavor search has flavors left to try)."""
 
     workload: Workload
     cluster_queue: str
     message: str
     blocks: bool
+    last_assignment: LastAssignment | None = None
+    """Where its flavor search stopped; None starts the next search over (Kueue resets it when a
+    head is skipped)."""
 
 
 Decision = Admit | Preempt | Park | Wait

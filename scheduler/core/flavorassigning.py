@@ -1,45 +1,105 @@
 """Choosing a ResourceFlavor for every resource of every pod set (Kueue's flavorassigner).
 
+Ported from pkg/scheduler/flavorassigner/flavorassigner.go (findFlavorForPodSets, fitsResourceQuota,
+isPreferred, shouldTryNextFlavor) with flavor fungibility on, for flat cohorts.
+
 For each pod set and each resource group it needs, flavors are tried in the order the
-ClusterQueue lists them. A flavor is skipped when its node labels contradict the pod
-set's nodeSelector or its taints are not tolerated. Otherwise it gets a mode:
+ClusterQueue lists them, starting after the flavor the workload's last attempt stopped at
+(``LastAssignment``). A flavor is skipped when its node labels contradict the pod set's nodeSelector
+or its taints are not tolerated. Otherwise each resource gets a *granular mode*, worst to best:
 
-- ``FIT``: the request fits in what is available now (maybe by borrowing);
-- ``PREEMPT``: it does not fit now, but fits in the queue's nominal quota and the
-  queue's preemption policy allows evicting someone (targets are found later);
-- ``NO_FIT``: neither.
+- ``NO_FIT``: more than the queue could ever hold, or not within its nominal quota while
+  ``borrowWithinCohort`` forbids preempting while borrowing;
+- ``NO_CANDIDATES``: preempting would be needed but the preemption simulation finds no targets;
+- ``PREEMPT``: the simulation finds targets, some in the queue itself;
+- ``RECLAIM``: the simulation finds targets, all in other queues of the cohort;
+- ``FIT``: it fits in what is available now,
 
-Flavor fungibility decides when to stop: a fit without borrowing always stops;
-``whenCanBorrow=MayStopSearch`` stops at a fit that borrows; ``whenCanPreempt=MayStopSearch``
-stops at a flavor needing preemption. Otherwise the best flavor seen is kept, ranked by
-``preference``. Node affinity and topology-aware scheduling are not modelled.
+together with a borrowing level (0: within the queue's nominal quota, after the simulated
+preemptions for the preempting modes; 1: from the cohort). A flavor's mode is its worst resource's.
+The search stops at the first flavor that fits without borrowing; ``whenCanPreempt: MayStopSearch``
+also stops at one with preemption targets and ``whenCanBorrow: MayStopSearch`` at one that borrows;
+flavors without candidates are always passed. Otherwise the best flavor seen is kept, ranked by mode
+then borrowing (``BorrowingOverPreemption``) or borrowing then mode (``PreemptionOverBorrowing``).
+Node affinity, topology-aware scheduling and partial admission are not modelled.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from scheduler.core.kinds import (
     ClusterQueue,
+    FlavorFungibility,
     FlavorResource,
     FungibilityPolicy,
     FungibilityPreference,
-    PreemptionPolicy,
     ResourceFlavor,
     ResourceGroup,
 )
+from scheduler.core.preempting import AdmittedWorkload, PreemptionPossibility, simulate_preemption
 from scheduler.core.quotas import QuotaBook, Usage
 from scheduler.core.workloads import PODS_RESOURCE, Admission, PodSet, PodSetAssignment, Workload
 
 
 class Mode(enum.IntEnum):
-    """Ordered worst to best, so ``min`` gives a pod set's or workload's overall mode."""
+    """Kueue's FlavorAssignmentMode, ordered worst to best so ``min`` gives the overall mode."""
 
     NO_FIT = 0
     PREEMPT = 1
     FIT = 2
+
+
+class Possibility(enum.IntEnum):
+    """Kueue's preemptionMode, the first half of a granular mode; worst to best."""
+
+    NO_FIT = 0
+    NO_CANDIDATES = 1
+    PREEMPT = 2
+    RECLAIM = 3
+    FIT = 4
+
+    @property
+    def mode(self) -> Mode:
+        return Mode.NO_FIT if self is Possibility.NO_FIT else Mode.FIT if self is Possibility.FIT else Mode.PREEMPT
+
+
+_FROM_ORACLE = {
+    PreemptionPossibility.NO_CANDIDATES: Possibility.NO_CANDIDATES,
+    PreemptionPossibility.PREEMPT: Possibility.PREEMPT,
+    PreemptionPossibility.RECLAIM: Possibility.RECLAIM,
+}
+
+
+@dataclass(slots=True, frozen=True)
+class GranularMode:
+    possibility: Possibility
+    # 0: within the queue's nominal quota; higher: from further up the cohort tree.
+    borrowing: int
+
+
+_BEST = GranularMode(Possibility.FIT, 0)
+
+
+@dataclass(slots=True, frozen=True)
+class LastAssignment:
+    """Kueue's AssignmentClusterQueueState: per pod set, per resource, the index of the last flavor
+    the search tried; -1 when it reached the group's last flavor (the next search starts over)."""
+
+    tried: tuple[Mapping[str, int], ...] = ()
+
+    def next_flavor(self, pod_set: int, resource: str) -> int:
+        """Where the next search for this pod set's resource group starts (NextFlavorToTryForPodSetResource)."""
+        if pod_set >= len(self.tried) or resource not in self.tried[pod_set]:
+            return 0
+        return self.tried[pod_set][resource] + 1
+
+    def pending_flavors(self) -> bool:
+        """Some search stopped before its last flavor (PendingFlavors): Kueue requeues the workload
+        into the active queue instead of parking it, so the next cycle goes on from there."""
+        return any(index != -1 for pod_set in self.tried for index in pod_set.values())
 
 
 @dataclass(slots=True, frozen=True)
@@ -49,10 +109,26 @@ class FlavorAssignment:
     mode: Mode
     admission: Admission | None
     usage: Usage
-    borrows: bool
-    # The (flavor, resource) pairs that need preemption to fit.
+    # Kueue's Assignment.Borrowing: the highest borrowing level over the chosen flavors; it orders the
+    # cycle's entries and sizes what a head without preemption targets holds back.
+    borrowing: int
+    # The (flavor, resource) pairs whose own mode is PREEMPT.
     needs_preemption: frozenset[FlavorResource]
+    last_assignment: LastAssignment = LastAssignment()
     message: str = ""
+
+    @property
+    def borrows(self) -> bool:
+        return self.borrowing > 0
+
+
+@dataclass(slots=True, frozen=True)
+class _Pick:
+    """One resource group's chosen flavor: per resource (flavor, granular mode), and where the search stopped."""
+
+    flavor: str
+    modes: dict[str, GranularMode]
+    tried: int
 
 
 def assign_flavors(
@@ -60,50 +136,61 @@ def assign_flavors(
     cq: ClusterQueue,
     flavors: Mapping[str, ResourceFlavor],
     quotas: QuotaBook,
+    admitted: Iterable[AdmittedWorkload],
+    last: LastAssignment | None = None,
 ) -> FlavorAssignment:
-    """Pick flavors for every pod set of ``workload`` in ``cq`` against current usage."""
+    """Pick flavors for every pod set of ``workload`` in ``cq`` against ``quotas``; ``admitted``: the
+    workloads admitted in ``cq`` and its cohort (preemption is simulated on them); ``last``: where the
+    workload's previous search stopped (None: from each group's first flavor)."""
+    search = _Search(workload, cq, flavors, quotas, list(admitted), last or LastAssignment())
     covers_pods = any(PODS_RESOURCE in g.covered_resources for g in cq.resource_groups)
     usage: Usage = {}
     assignments: list[PodSetAssignment] = []
-    overall = Mode.FIT
-    borrows = False
+    tried: list[dict[str, int]] = []
+    modes: list[GranularMode] = []
     needs_preemption: set[FlavorResource] = set()
-    for pod_set in workload.pod_sets:
+    for index, pod_set in enumerate(workload.pod_sets):
         requests = pod_set.total_requests(with_pods=covers_pods)
-        chosen: dict[str, str] = {}
-        for resource in requests:
-            if resource in chosen:
+        picks: dict[str, _Pick] = {}
+        for resource, quantity in requests.items():
+            if resource in picks:
                 continue
             group = _group_covering(cq, resource)
             if group is None:
-                return _no_fit(f"resource {resource} is not covered by ClusterQueue {cq.name}")
+                if quantity == 0:
+                    continue  # Kueue skips a zero request for a resource the queue does not cover
+                tried.append({})
+                return _no_fit(f"resource {resource} is not covered by ClusterQueue {cq.name}", tried)
             group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
-            pick = _pick_flavor(pod_set, group, group_requests, cq, flavors, quotas, usage)
+            pick = search.pick(index, pod_set, group, group_requests, resource, usage)
             if pick is None:
+                tried.append({})
                 return _no_fit(
-                    f"insufficient quota for {', '.join(sorted(group_requests))} "
-                    f"in ClusterQueue {cq.name}"
+                    f"insufficient quota for {', '.join(sorted(group_requests))} in ClusterQueue {cq.name}", tried
                 )
-            flavor, mode, flavor_borrows = pick
-            overall = min(overall, mode)
-            borrows = borrows or flavor_borrows
-            for r, milli in group_requests.items():
-                chosen[r] = flavor
-                usage[(flavor, r)] = usage.get((flavor, r), 0) + milli
-                if mode is Mode.PREEMPT:
-                    needs_preemption.add((flavor, r))
+            picks.update((r, pick) for r in group_requests)
+        tried.append({r: pick.tried for r, pick in picks.items()})
+        for resource, pick in picks.items():
+            fr = (pick.flavor, resource)
+            usage[fr] = usage.get(fr, 0) + requests[resource]
+            modes.append(pick.modes[resource])
+            # Each resource keeps its own mode: only those needing preemption are searched for targets.
+            if pick.modes[resource].possibility.mode is Mode.PREEMPT:
+                needs_preemption.add(fr)
+        chosen = {r: pick.flavor for r, pick in picks.items()}
         assignments.append(PodSetAssignment(pod_set.name, chosen, requests, pod_set.count))
     return FlavorAssignment(
-        mode=overall,
+        mode=min((m.possibility.mode for m in modes), default=Mode.FIT),
         admission=Admission(cq.name, tuple(assignments)),
         usage=usage,
-        borrows=borrows,
+        borrowing=max((m.borrowing for m in modes), default=0),
         needs_preemption=frozenset(needs_preemption),
+        last_assignment=LastAssignment(tuple(tried)),
     )
 
 
-def _no_fit(message: str) -> FlavorAssignment:
-    return FlavorAssignment(Mode.NO_FIT, None, {}, False, frozenset(), message)
+def _no_fit(message: str, tried: list[dict[str, int]]) -> FlavorAssignment:
+    return FlavorAssignment(Mode.NO_FIT, None, {}, 0, frozenset(), LastAssignment(tuple(tried)), message)
 
 
 def _group_covering(cq: ClusterQueue, resource: str) -> ResourceGroup | None:
@@ -113,51 +200,118 @@ def _group_covering(cq: ClusterQueue, resource: str) -> ResourceGroup | None:
     return None
 
 
-def _pick_flavor(
-    pod_set: PodSet,
-    group: ResourceGroup,
-    requests: dict[str, int],
-    cq: ClusterQueue,
-    flavors: Mapping[str, ResourceFlavor],
-    quotas: QuotaBook,
-    assigned_so_far: Usage,
-) -> tuple[str, Mode, bool] | None:
-    """Walk the group's flavors in order; return (flavor, mode, borrows) or None."""
-    fungibility = cq.flavor_fungibility
-    best: tuple[tuple[bool, bool], str, Mode, bool] | None = None
-    for flavor_quotas in group.flavors:
-        flavor = flavors.get(flavor_quotas.name)
-        if flavor is None or not _flavor_accepts(flavor, pod_set):
-            continue
-        mode, borrows = _flavor_mode(cq, flavor.name, requests, quotas, assigned_so_far)
-        if mode is Mode.NO_FIT:
-            continue
-        rank = _rank(mode, borrows, fungibility.preference)
-        if best is None or rank > best[0]:
-            best = (rank, flavor.name, mode, borrows)
-        if mode is Mode.FIT and not borrows:
-            break
-        if mode is Mode.FIT and fungibility.when_can_borrow is FungibilityPolicy.MAY_STOP_SEARCH:
-            break
-        if (mode is Mode.PREEMPT and fungibility.when_can_preempt is FungibilityPolicy.MAY_STOP_SEARCH
-                and can_preempt(cq)):
-            break
-    if best is None:
-        return None
-    return best[1], best[2], best[3]
+class _Search:
+    """The state of one workload's flavor assignment (Kueue's FlavorAssigner)."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        cq: ClusterQueue,
+        flavors: Mapping[str, ResourceFlavor],
+        quotas: QuotaBook,
+        admitted: list[AdmittedWorkload],
+        last: LastAssignment,
+    ) -> None:
+        self.workload, self.cq, self.flavors, self.quotas = workload, cq, flavors, quotas
+        self.admitted, self.last = admitted, last
+
+    def pick(
+        self,
+        index: int,
+        pod_set: PodSet,
+        group: ResourceGroup,
+        requests: dict[str, int],
+        resource: str,
+        assigned_so_far: Usage,
+    ) -> _Pick | None:
+        """findFlavorForPodSets: walk the group's flavors from where the last search stopped."""
+        fungibility = self.cq.flavor_fungibility
+        best: _Pick | None = None
+        best_mode = GranularMode(Possibility.NO_FIT, 2**31)
+        label_keys = {key for fq in group.flavors if fq.name in self.flavors for key in self.flavors[fq.name].node_labels}
+        attempted = -1
+        for position in range(self.last.next_flavor(index, resource), len(group.flavors)):
+            attempted = position
+            flavor = self.flavors.get(group.flavors[position].name)
+            if flavor is None or not _flavor_accepts(flavor, pod_set, label_keys):
+                continue
+            representative, modes = self._flavor_mode(flavor.name, requests, assigned_so_far)
+            candidate = _Pick(flavor.name, modes, -1)
+            if not should_try_next_flavor(representative, fungibility):
+                best, best_mode = candidate, representative
+                break
+            if is_preferred(representative, best_mode, fungibility.preference):
+                best, best_mode = candidate, representative
+        if best is None:
+            return None
+        # Reaching the group's last flavor means the next search starts over.
+        tried = -1 if attempted == len(group.flavors) - 1 else attempted
+        return _Pick(best.flavor, best.modes, tried)
+
+    def _flavor_mode(
+        self, flavor: str, requests: dict[str, int], assigned_so_far: Usage
+    ) -> tuple[GranularMode, dict[str, GranularMode]]:
+        """The flavor's representative (worst, by the queue's preference) mode and each resource's."""
+        preference = self.cq.flavor_fungibility.preference
+        representative = _BEST
+        modes: dict[str, GranularMode] = {}
+        for resource, value in requests.items():
+            fr = (flavor, resource)
+            # Earlier pod sets of the same workload may already sit in this flavor.
+            mode = self._fits_resource_quota(fr, assigned_so_far.get(fr, 0) + value)
+            if is_preferred(representative, mode, preference):
+                representative = mode
+            if representative.possibility is Possibility.NO_FIT:
+                break
+            modes[resource] = mode
+        return representative, modes
+
+    def _fits_resource_quota(self, fr: FlavorResource, value: int) -> GranularMode:
+        """fitsResourceQuota for ``value`` (this and earlier pod sets' request) of one (flavor, resource)."""
+        quotas, cq = self.quotas, self.cq
+        if value > quotas.potential_available(cq.name, fr):
+            return GranularMode(Possibility.NO_FIT, 0)
+        borrowing = quotas.borrowing_level(cq.name, fr, value)
+        if value <= quotas.available(cq.name, fr):
+            return GranularMode(Possibility.FIT, borrowing)
+        # Kueue also simulates when reclaiming lower in a cohort tree could help (mayReclaimInHierarchy):
+        # never the case with flat cohorts.
+        if value <= quotas.nominal(cq.name, fr) or can_preempt_while_borrowing(cq):
+            possibility, after = simulate_preemption(self.workload, cq, fr, value, self.admitted, quotas)
+            return GranularMode(_FROM_ORACLE[possibility], after)
+        return GranularMode(Possibility.NO_FIT, borrowing)
 
 
-def _rank(mode: Mode, borrows: bool, preference: FungibilityPreference) -> tuple[bool, bool]:
-    """Bigger is better; the preference decides whether fitting or not borrowing counts first."""
+def is_preferred(a: GranularMode, b: GranularMode, preference: FungibilityPreference) -> bool:
+    """Whether mode ``a`` is strictly better than ``b`` under the queue's preference (isPreferred)."""
+    if a.possibility is Possibility.NO_FIT:
+        return False
+    if b.possibility is Possibility.NO_FIT:
+        return True
     if preference is FungibilityPreference.PREEMPTION_OVER_BORROWING:
-        return (not borrows, mode is Mode.FIT)
-    return (mode is Mode.FIT, not borrows)
+        if a.borrowing != b.borrowing:
+            return a.borrowing < b.borrowing
+        return a.possibility > b.possibility
+    if a.possibility != b.possibility:
+        return a.possibility > b.possibility
+    return a.borrowing < b.borrowing
 
 
-def _flavor_accepts(flavor: ResourceFlavor, pod_set: PodSet) -> bool:
-    """nodeSelector keys the flavor labels must agree; NoSchedule/NoExecute taints need tolerations."""
+def should_try_next_flavor(mode: GranularMode, fungibility: FlavorFungibility) -> bool:
+    """shouldTryNextFlavor: go on past no fit, no candidates, and what the fungibility policies pass."""
+    if mode.possibility in (Possibility.NO_FIT, Possibility.NO_CANDIDATES):
+        return True
+    if (mode.possibility in (Possibility.PREEMPT, Possibility.RECLAIM)
+            and fungibility.when_can_preempt is FungibilityPolicy.TRY_NEXT_FLAVOR):
+        return True
+    return mode.borrowing > 0 and fungibility.when_can_borrow is FungibilityPolicy.TRY_NEXT_FLAVOR
+
+
+def _flavor_accepts(flavor: ResourceFlavor, pod_set: PodSet, label_keys: Collection[str]) -> bool:
+    """checkFlavorForPodSets: NoSchedule/NoExecute taints need tolerations, and the nodeSelector, cut
+    down to the keys some flavor of the group labels (flavorSelector), must match the flavor's labels."""
     for key, value in pod_set.node_selector:
-        if key in flavor.node_labels and flavor.node_labels[key] != value:
+        if key in label_keys and flavor.node_labels.get(key) != value:
             return False
     for taint in flavor.node_taints:
         if taint.effect not in ("NoSchedule", "NoExecute"):
@@ -167,37 +321,6 @@ def _flavor_accepts(flavor: ResourceFlavor, pod_set: PodSet) -> bool:
     return True
 
 
-def _flavor_mode(
-    cq: ClusterQueue,
-    flavor: str,
-    requests: dict[str, int],
-    quotas: QuotaBook,
-    assigned_so_far: Usage,
-) -> tuple[Mode, bool]:
-    """The worst mode over the group's resources in this flavor, and whether it borrows."""
-    mode = Mode.FIT
-    borrows = False
-    for resource, milli in requests.items():
-        fr = (flavor, resource)
-        # Earlier pod sets of the same workload may already sit in this flavor.
-        value = milli + assigned_so_far.get(fr, 0)
-        if value > quotas.potential_available(cq.name, fr):
-            return Mode.NO_FIT, False
-        if value <= quotas.available(cq.name, fr):
-            if quotas.used(cq.name, fr) + value > quotas.nominal(cq.name, fr):
-                borrows = True
-            continue
-        # Within nominal quota it would fit after preempting, even when the policy allows none:
-        # Kueue calls that mode Preempt too (no candidates), tries the next flavor, and holds the
-        # quota back from borrowing neighbours (scheduling._reservation).
-        if value <= quotas.nominal(cq.name, fr):
-            mode = min(mode, Mode.PREEMPT)
-            continue
-        return Mode.NO_FIT, False
-    return mode, borrows
-
-
-def can_preempt(cq: ClusterQueue) -> bool:
-    """Whether the queue's preemption policy allows any target at all."""
-    return (cq.preemption.within_cluster_queue is not PreemptionPolicy.NEVER
-            or cq.preemption.reclaim_within_cohort is not PreemptionPolicy.NEVER)
+def can_preempt_while_borrowing(cq: ClusterQueue) -> bool:
+    """canPreemptWhileBorrowing (classical): ``borrowWithinCohort`` with a policy other than Never."""
+    return not cq.preemption.borrow_within_cohort.forbidden

@@ -29,6 +29,11 @@ class PreemptionPolicy(enum.Enum):
     ANY = "Any"
 
 
+class BorrowWithinCohortPolicy(enum.Enum):
+    NEVER = "Never"
+    LOWER_PRIORITY = "LowerPriority"
+
+
 class FungibilityPolicy(enum.Enum):
     """v1beta2 names; v1beta1's ``Borrow``/``Preempt`` map to MAY_STOP_SEARCH."""
 
@@ -149,11 +154,26 @@ class ResourceGroup:
 
 
 @dataclass(slots=True, frozen=True)
+class BorrowWithinCohort:
+    """``preemption.borrowWithinCohort``: whether a queue that would borrow may still reclaim from
+    lower-priority workloads of its cohort (at most ``max_priority_threshold``, when set). Kueue treats
+    an absent field and policy Never alike (classical.IsBorrowingWithinCohortForbidden)."""
+
+    policy: BorrowWithinCohortPolicy = BorrowWithinCohortPolicy.NEVER
+    max_priority_threshold: int | None = None
+
+    @property
+    def forbidden(self) -> bool:
+        return self.policy is BorrowWithinCohortPolicy.NEVER
+
+
+@dataclass(slots=True, frozen=True)
 class Preemption:
-    """Kueue's ClusterQueuePreemption; borrowWithinCohort is not modelled yet."""
+    """Kueue's ClusterQueuePreemption (classical; fair sharing is not modelled)."""
 
     within_cluster_queue: PreemptionPolicy = PreemptionPolicy.NEVER
     reclaim_within_cohort: PreemptionPolicy = PreemptionPolicy.NEVER
+    borrow_within_cohort: BorrowWithinCohort = BorrowWithinCohort()
 
 
 @dataclass(slots=True, frozen=True)

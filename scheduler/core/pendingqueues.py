@@ -8,6 +8,12 @@ ClusterQueue does not select: a head that does not fit stays at the head and *bl
 queue until capacity changes or a new head arrives.
 A *held* workload (``Requeued=False`` after a stop, Kueue's backoff gate) is pending and has a
 position, but is never a head until it comes back with ``Requeued=True``.
+
+The queue also keeps two pieces of Kueue's scheduling state: where each workload's last flavor
+search stopped (``LastAssignment``, workload.Info in Kueue: kept while it stays queued, dropped when
+it leaves or is replaced, and for the whole queue when its allocatable quota changes), and the
+*sticky* workload of a BestEffortFIFO queue, the preemptor waiting for its evictions, which stays
+its queue's head until it leaves the queue (pkg/cache/queue/cluster_queue.go, stickyWorkload).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Callable, Collection, Iterator
 
 from sortedcontainers import SortedKeyList
 
+from scheduler.core.flavorassigning import LastAssignment
 from scheduler.core.kinds import QueueingStrategy
 from scheduler.core.workloads import Workload, WorkloadKey, order_key
 
@@ -27,7 +34,10 @@ _CHANGES = itertools.count(1)
 class PendingQueue:
     """Pending workloads of one ClusterQueue, with a change counter."""
 
-    __slots__ = ("name", "strategy", "_members", "_active", "_parked", "_held", "_blocked_head", "generation")
+    __slots__ = (
+        "name", "strategy", "_members", "_active", "_parked", "_held", "_blocked_head", "_sticky", "_last",
+        "generation",
+    )
 
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
         self.name = name
@@ -37,6 +47,8 @@ class PendingQueue:
         self._parked: set[WorkloadKey] = set()
         self._held: set[WorkloadKey] = set()
         self._blocked_head: WorkloadKey | None = None
+        self._sticky: WorkloadKey | None = None
+        self._last: dict[WorkloadKey, LastAssignment] = {}
         # Renewed whenever the ordered pending list (and so some position) changes; drawn from one
         # process-wide counter so that a deleted and re-created queue never repeats an old value.
         self.generation = next(_CHANGES)
@@ -79,23 +91,32 @@ class PendingQueue:
             self._active.remove(workload)
         if self._blocked_head == key:
             self._blocked_head = None
+        if self._sticky == key:
+            self._sticky = None
+        self._last.pop(key, None)
         self.generation = next(_CHANGES)
         return workload
 
     def head(self) -> Workload | None:
         """The next workload to try, or None when empty or blocked on its current head."""
-        if not self._active:
-            return None
-        head: Workload = self._active[0]
-        if head.key == self._blocked_head:
+        head = self._first()
+        if head is None or head.key == self._blocked_head:
             return None
         return head
 
     def blocked(self) -> Workload | None:
-        """The head that blocks the queue (StrictFIFO) until capacity changes, if any."""
-        if self._active and self._active[0].key == self._blocked_head:
-            return self._active[0]
+        """The head that blocks the queue until capacity changes (StrictFIFO, or a preemptor
+        waiting for its evictions), if any."""
+        head = self._first()
+        if head is not None and head.key == self._blocked_head:
+            return head
         return None
+
+    def _first(self) -> Workload | None:
+        """The sticky workload while it is active, else the first in queue order."""
+        if self._sticky is not None and self._sticky not in self._parked and self._sticky not in self._held:
+            return self._members[self._sticky]
+        return self._active[0] if self._active else None
 
     def park(self, key: WorkloadKey) -> None:
         """Move an active workload aside until capacity changes (BestEffortFIFO)."""
@@ -108,6 +129,37 @@ class PendingQueue:
     def block(self, key: WorkloadKey) -> None:
         """Stop offering ``key`` as head until capacity changes or the head changes."""
         self._blocked_head = key
+
+    def lift_block(self, key: WorkloadKey) -> None:
+        """Offer ``key`` as head again if it is the blocked one (it is to be retried next cycle)."""
+        if self._blocked_head == key:
+            self._blocked_head = None
+
+    def stick(self, key: WorkloadKey) -> None:
+        """BestEffortFIFO: keep ``key`` (a preemptor waiting for its evictions) first until it leaves.
+        Kueue sets it on every requeue pending preemption; StrictFIFO queues have none."""
+        if self.strategy is QueueingStrategy.BEST_EFFORT_FIFO and key in self._members:
+            self._sticky = key
+
+    @property
+    def sticky(self) -> WorkloadKey | None:
+        return self._sticky
+
+    def last_assignment(self, key: WorkloadKey) -> LastAssignment | None:
+        """Where ``key``'s last flavor search stopped, or None (start over)."""
+        return self._last.get(key)
+
+    def remember_assignment(self, key: WorkloadKey, last: LastAssignment | None) -> None:
+        """Record (or with None, reset) where ``key``'s flavor search stopped."""
+        if last is None or key not in self._members:
+            self._last.pop(key, None)
+        else:
+            self._last[key] = last
+
+    def forget_assignments(self) -> None:
+        """The queue's allocatable quota changed: every search starts over (Kueue's
+        AllocatableResourceGeneration outdating each LastAssignment)."""
+        self._last.clear()
 
     def unblock(self) -> None:
         """Offer the blocked head again, for a change that concerns it alone (its namespace)."""

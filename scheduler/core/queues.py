@@ -41,6 +41,7 @@ from scheduler.core.kinds import (
     ResourceFlavor,
     WorkloadPriorityClass,
 )
+from scheduler.core.flavorassigning import LastAssignment
 from scheduler.core.pendingqueues import PendingQueue
 from scheduler.core.positions import (
     PageRequest,
@@ -111,12 +112,14 @@ class QueueManager:
         if self.quotas.cohorts.get(cohort.name) == cohort:
             return  # only its status or metadata changed: no capacity moved (Kueue compares the spec)
         self.quotas.set_cohort(cohort)
+        self._allocatable_changed(self.quotas.cohort_members(cohort.name))
         self._capacity_changed(self.quotas.cohort_members(cohort.name))
 
     update_cohort = add_cohort
 
     def delete_cohort(self, name: str) -> None:
         self.quotas.remove_cohort(name)
+        self._allocatable_changed(self.quotas.cohort_members(name))
         self._capacity_changed(self.quotas.cohort_members(name))
 
     def add_cluster_queue(self, cq: ClusterQueue) -> None:
@@ -137,6 +140,9 @@ class QueueManager:
                     self._enqueue_local_queue(lq)
         else:
             queue.strategy = cq.queueing_strategy
+        if old is None or (old.resource_groups, old.cohort) != (cq.resource_groups, cq.cohort):
+            # Kueue's cache recomputes the quota tree of the queue (and of its cohorts, old and new).
+            self._allocatable_changed(touched | self.quotas.neighbours(cq.name))
         self._capacity_changed(touched | self.quotas.neighbours(cq.name))
 
     update_cluster_queue = add_cluster_queue
@@ -147,6 +153,7 @@ class QueueManager:
         self._selected.clear()
         if self._pending.pop(name, None) is not None:
             self.positions.cluster_queue_removed(name)
+        self._allocatable_changed(touched)
         self._capacity_changed(touched)
 
     def add_local_queue(self, lq: LocalQueue) -> None:
@@ -208,9 +215,15 @@ class QueueManager:
         """Add or update a workload from its API object (status included)."""
         workload = self._resolve_priority(workload)
         old = self._workloads.get(workload.key)
+        sticky_in = ""
         if old is not None:
             if _same_for_queueing(old, workload):
                 return
+            # A pending workload's update keeps it sticky (Kueue's PushOrUpdate); its last flavor
+            # search is forgotten (a new workload.Info).
+            old_queue = self._pending.get(self._cluster_queue_of(old))
+            if old_queue is not None and old_queue.sticky == old.key:
+                sticky_in = old_queue.name
             self._forget(old, release_quota=old.admission != workload.admission or old.active != workload.active)
         if workload.finished:
             return
@@ -221,6 +234,9 @@ class QueueManager:
             self._record_admitted(workload, workload.admission.cluster_queue, evicting=False)
         else:
             self._want(workload)
+            queue = self._pending.get(self._cluster_queue_of(workload))
+            if queue is not None and queue.name == sticky_in:
+                queue.stick(workload.key)
 
     update_workload = add_workload
 
@@ -310,6 +326,11 @@ class QueueManager:
     def workload(self, key: WorkloadKey) -> Workload | None:
         return self._workloads.get(key)
 
+    def last_assignment(self, cluster_queue: str, key: WorkloadKey) -> LastAssignment | None:
+        """Where a pending workload's last flavor search in ``cluster_queue`` stopped, or None."""
+        queue = self._pending.get(cluster_queue)
+        return queue.last_assignment(key) if queue is not None else None
+
     def apply_decisions(self, decisions: Sequence[Decision], now: float) -> None:
         """Record a cycle's decisions in memory (Kueue's "assume"); stale ones are skipped."""
         for decision in decisions:
@@ -323,10 +344,18 @@ class QueueManager:
                 for target in decision.targets:
                     self._mark_evicting(target.workload.key)
                 queue.block(key)
+                # Kueue: the next attempt tries every flavor again, and the preemptor is sticky.
+                queue.remember_assignment(key, None)
+                queue.stick(key)
             elif isinstance(decision, Park):
                 queue.park(key)
-            elif isinstance(decision, Wait) and decision.blocks:
-                queue.block(key)
+                queue.remember_assignment(key, decision.last_assignment)
+            elif isinstance(decision, Wait):
+                if decision.blocks:
+                    queue.block(key)
+                else:
+                    queue.lift_block(key)
+                queue.remember_assignment(key, decision.last_assignment)
 
     # -- pending lists and positions -------------------------------------------------
     def cluster_queue_names(self) -> list[str]:
@@ -436,6 +465,9 @@ class QueueManager:
         if admitted is not None:
             self._admitted_by_cq[admitted.cluster_queue].pop(workload.key, None)
             self.quotas.remove_usage(admitted.cluster_queue, admitted.usage)
+            # Kueue's cache bumps the queue's AllocatableResourceGeneration whenever an admitted
+            # workload leaves or is replaced (clusterQueue.deleteWorkload).
+            self._allocatable_changed((admitted.cluster_queue,))
             if release_quota:
                 self._capacity_changed(self.quotas.neighbours(admitted.cluster_queue))
 
@@ -471,6 +503,14 @@ class QueueManager:
             removed = queue.remove(key)
             if removed is not None:
                 self.positions.workload_removed(queue.name, removed)
+
+    def _allocatable_changed(self, cluster_queues: Iterable[str]) -> None:
+        """The queues' AllocatableResourceGeneration moved: every pending workload's next flavor
+        search starts over (flavorassigner.lastAssignmentOutdated)."""
+        for name in cluster_queues:
+            queue = self._pending.get(name)
+            if queue is not None:
+                queue.forget_assignments()
 
     def _capacity_changed(self, cluster_queues: Iterable[str]) -> None:
         for name in cluster_queues:

@@ -106,6 +106,17 @@ class QuotaBook:
     def is_borrowing(self, cq_name: str, flavor_resource: FlavorResource) -> bool:
         return self.used(cq_name, flavor_resource) > self.nominal(cq_name, flavor_resource)
 
+    def borrowing_level(self, cq_name: str, flavor_resource: FlavorResource, value: int) -> int:
+        """How far from the queue ``value`` more must come: 0 within its nominal quota, 1 from its cohort.
+
+        Kueue's classical.FindHeightOfLowestSubtreeThatFits: the height of the smallest cohort subtree
+        that holds the extra usage, or the whole tree's. Cohorts are flat here, so any borrowing is 1;
+        a queue without a cohort never borrows.
+        """
+        if not self.cluster_queues[cq_name].cohort:
+            return 0
+        return int(self.used(cq_name, flavor_resource) + value > self.nominal(cq_name, flavor_resource))
+
     def fits(self, cq_name: str, request: Mapping[FlavorResource, int], allow_borrowing: bool) -> bool:
         """Whether ``request`` fits now; without borrowing it must also stay within nominal."""
         for flavor_resource, milli in request.items():
@@ -133,7 +144,9 @@ class QuotaBook:
             lent = nominal - guaranteed
             used_from_cohort = max(0, used - guaranteed)
             from_cohort = min(from_cohort, lent - used_from_cohort + quota.borrowing_limit)
-        return max(0, local + max(0, from_cohort))
+        # A cohort in debt (quota shrank, or a head's reservation) takes from the local part too:
+        # Kueue adds the parent's possibly negative availability (pkg/cache/scheduler/resource_node.go).
+        return max(0, local + from_cohort)
 
     def _cohort_pool(self, cohort: str, fr: FlavorResource, with_usage: bool) -> int:
         """Unused lendable quota in the cohort: members' lent quota + own quota - usage."""

@@ -4,18 +4,19 @@ Mirrors Kueue's scheduler loop (pkg/scheduler/scheduler.go) on an in-memory snap
 
 1. take the head of each ClusterQueue that can admit (``QueueManager.heads``); park those
    from a namespace the queue's namespaceSelector does not select;
-2. assign flavors to each head against usage at the start of the cycle;
-3. order the entries: those that fit without borrowing first, then higher priority,
-   then earlier queue-order timestamp, then uid;
-4. walk them, updating a copy of the quota book as admissions are decided, so a later
-   entry that no longer fits (a cohort neighbour took the quota) waits for the next cycle;
-   entries that need preemption get targets; as in Kueue, an entry is skipped when one of
-   them was claimed by an earlier entry of the cycle or when it would not fit even once all
-   targets claimed so far are gone; otherwise its request is held back from later entries.
+2. assign flavors to each head against usage at the start of the cycle, resuming its last
+   flavor search (``flavorassigning``), and find preemption targets where needed (``preempting``);
+3. order the entries: by borrowing level (Kueue's Assignment.Borrowing, after the simulated
+   preemptions), then higher priority, then earlier queue-order timestamp, then uid;
+4. walk them, updating a copy of the quota book as admissions are decided. An entry that fits
+   or has targets is skipped when one of its targets was claimed by an earlier entry of the
+   cycle or when it would not fit once every target claimed so far (its own included) is gone;
+   otherwise its request is held back from later entries and it is admitted or preempts.
    A preemptor waiting for its evictions stays in the walk (blocked) and claims them again,
    so no other head preempts more for the quota they free. Without targets, and unless the
-   queue may always reclaim from its cohort, what an entry waits for is held back too;
-   entries that cannot fit are parked (BestEffortFIFO) or block their queue (StrictFIFO).
+   queue may always reclaim from its cohort, what an entry waits for is held back too.
+   Entries that cannot fit stay heads while their flavor search has flavors left to try;
+   otherwise they are parked (BestEffortFIFO) or block their queue (StrictFIFO).
 
 ``decide_cycle`` is pure: it reads the manager and returns decisions. ``run_cycle`` also
 applies them in memory. Fair sharing (dominant resource share ordering and preemption,
@@ -24,7 +25,6 @@ applies them in memory. Fair sharing (dominant resource share ordering and preem
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,7 +38,7 @@ from scheduler.core.decisions import (
     Preempt,
     Wait,
 )
-from scheduler.core.flavorassigning import FlavorAssignment, Mode, assign_flavors, can_preempt
+from scheduler.core.flavorassigning import FlavorAssignment, Mode, assign_flavors
 from scheduler.core.kinds import ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy
 from scheduler.core.preempting import AdmittedWorkload, PreemptionTarget, find_targets
 from scheduler.core.queues import QueueManager
@@ -69,37 +69,25 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
         _nominate(manager, cq, head, blocked, quotas)
         for blocked, pairs in ((False, heads), (True, held)) for cq, head in pairs
     ]
-    entries.sort(key=lambda e: (e.assignment.borrows, e.workload.order_key))
+    # makeClassicalIterator: borrowing level, then priority, then queue-order timestamp. Kueue's sort
+    # has no further tie-break (and is not stable); ours ends with the uid to stay deterministic.
+    entries.sort(key=lambda e: (e.assignment.borrowing, e.workload.order_key))
     decisions = refused
     # Kueue's preemptedWorkloads: every target claimed in this cycle, with the quota it holds.
     claimed: dict[WorkloadKey, AdmittedWorkload] = {}
     for entry in entries:
-        cq, workload, assignment, blocked = entry.cq, entry.workload, entry.assignment, entry.blocked
-        if assignment.mode is Mode.FIT:
-            if blocked:
-                continue
-            if quotas.fits(cq.name, assignment.usage, allow_borrowing=True):
-                quotas.add_usage(cq.name, assignment.usage)
-                assert assignment.admission is not None
-                decisions.append(Admit(workload, cq.name, assignment.admission, assignment.borrows))
-            else:
-                decisions.append(
-                    Wait(workload, cq.name, "quota taken by an earlier admission in this cycle", blocks=False)
-                )
-            continue
-        if assignment.mode is Mode.PREEMPT:
-            if entry.targets:
-                decision = _preempt_or_skip(manager, entry, quotas, claimed)
-                if decision is not None:
-                    decisions.append(decision)
-                continue
-            if cq.preemption.reclaim_within_cohort is not PreemptionPolicy.ANY:
+        cq, assignment = entry.cq, entry.assignment
+        nominated = assignment.mode is Mode.FIT or (assignment.mode is Mode.PREEMPT and entry.targets)
+        if nominated:
+            decision = _admit_or_preempt(manager, entry, quotas, claimed)
+        else:
+            if assignment.mode is Mode.PREEMPT and cq.preemption.reclaim_within_cohort is not PreemptionPolicy.ANY:
                 # Kueue holds back what this head waits for when it cannot be sure to reclaim it
-                # later, so lower-priority neighbours do not borrow it first (resourcesToReserve).
+                # later (CanAlwaysReclaim), so lower-priority neighbours do not borrow it first.
                 quotas.add_usage(cq.name, _reservation(cq, assignment, quotas))
-        if blocked:
-            continue
-        decisions.append(_cannot_fit(cq, workload, assignment.message or "no preemption targets found"))
+            decision = _cannot_fit(entry)
+        if decision is not None:
+            decisions.append(decision)
     return decisions
 
 
@@ -113,53 +101,51 @@ class _Entry:
 
 
 def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: bool, quotas: QuotaBook) -> _Entry:
-    """Flavors and, when preemption is needed, targets, against ``quotas`` as they are now."""
-    assignment = assign_flavors(head, cq, manager.flavors, quotas)
+    """Flavors (resuming the head's last search) and, when preemption is needed, targets, against
+    ``quotas`` as they are now (Kueue's nominate and getInitialAssignments)."""
+    neighbours = quotas.neighbours(cq.name)
+    last = manager.last_assignment(cq.name, head.key)
+    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(neighbours), last)
     if assignment.mode is not Mode.PREEMPT:
         return _Entry(cq, head, assignment, blocked)
     targets = tuple(find_targets(
-        head, cq, assignment.usage, assignment.needs_preemption,
-        manager.admitted_in(quotas.neighbours(cq.name)), quotas,
-    )) if can_preempt(cq) else ()
-    # Kueue's assignment of a preempting head says whether it still borrows once its targets
-    # are gone (borrowAfterPreemptions); that places it among the entries that borrow.
-    gone = [record for t in targets if (record := manager.admitted(t.workload.key)) is not None]
-    borrows = _borrows_once_gone(quotas, cq.name, assignment.usage, gone)
-    return _Entry(cq, head, dataclasses.replace(assignment, borrows=borrows), blocked, targets)
+        head, cq, assignment.usage, assignment.needs_preemption, manager.admitted_in(neighbours), quotas,
+    ))
+    return _Entry(cq, head, assignment, blocked, targets)
 
 
-def _borrows_once_gone(quotas: QuotaBook, cq_name: str, request: Usage, gone: list[AdmittedWorkload]) -> bool:
-    with _without(quotas, gone):
-        return any(quotas.used(cq_name, fr) + value > quotas.nominal(cq_name, fr) for fr, value in request.items())
-
-
-def _preempt_or_skip(
+def _admit_or_preempt(
     manager: QueueManager, entry: _Entry, quotas: QuotaBook, claimed: dict[WorkloadKey, AdmittedWorkload]
 ) -> Decision | None:
-    """Kueue's walk for a head with targets: skipped when another entry of the cycle claimed one
-    of them or when it no longer fits once every claimed target is gone; else it claims them and
-    holds its request back. A head already waiting for its evictions (blocked) is walked too, as
-    Kueue retries it every cycle: it decides nothing unless it needs a target not yet evicting."""
+    """Kueue's walk for a head that fits or has targets: skipped when another entry of the cycle
+    claimed one of its targets, or when it no longer fits once every claimed target (its own
+    included) is gone; else it claims its targets, holds its request back, and is admitted or
+    preempts. A head already waiting for its evictions (blocked) is walked too, as Kueue retries it
+    every cycle: it decides nothing unless it fits now or needs a target not yet evicting."""
     cq, workload, assignment, targets, blocked = entry.cq, entry.workload, entry.assignment, entry.targets, entry.blocked
-    records = [manager.admitted(t.workload.key) for t in targets]
-    chosen = [r for r in records if r is not None]
+    chosen = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
     if any(t.workload.key in claimed for t in targets):
         reason = "preemption targets claimed earlier in this cycle"
         return None if blocked else Wait(workload, cq.name, reason, blocks=False)
     if not _fits_once_gone(quotas, cq.name, assignment.usage, [*claimed.values(), *chosen]):
-        reason = "no longer fits after processing another workload"
+        if assignment.mode is Mode.FIT:
+            reason = "quota taken by an earlier admission in this cycle"
+        else:
+            reason = "no longer fits after processing another workload"
         return None if blocked else Wait(workload, cq.name, reason, blocks=False)
     claimed.update((r.workload.key, r) for r in chosen)
     # Hold the request back so no later entry takes the quota being freed.
     quotas.add_usage(cq.name, assignment.usage)
-    if blocked and all(r.evicting for r in chosen):
-        return None  # Kueue's IssuePreemptions skips targets already evicted
     assert assignment.admission is not None
+    if assignment.mode is Mode.FIT:
+        return Admit(workload, cq.name, assignment.admission, assignment.borrows)
+    if blocked and all(r.evicted for r in chosen):
+        return None  # Kueue's IssuePreemptions skips targets already evicted
     return Preempt(workload, cq.name, targets, assignment.admission)
 
 
 def _fits_once_gone(quotas: QuotaBook, cq_name: str, request: Usage, gone: list[AdmittedWorkload]) -> bool:
-    """Whether ``request`` fits (borrowing allowed) after the ``gone`` workloads leave."""
+    """Whether ``request`` fits (borrowing allowed) after the ``gone`` workloads leave (Kueue's fits)."""
     with _without(quotas, gone):
         return quotas.fits(cq_name, request, allow_borrowing=True)
 
@@ -182,7 +168,7 @@ def _reservation(cq: ClusterQueue, assignment: FlavorAssignment, quotas: QuotaBo
     for fr, request in assignment.usage.items():
         quota, used = cq.quota(fr), quotas.used(cq.name, fr)
         nominal = 0 if quota is None else quota.nominal
-        if not assignment.borrows:
+        if assignment.borrowing == 0:
             reserved[fr] = max(0, min(request, nominal - used))
         elif quota is None or quota.borrowing_limit is None:
             reserved[fr] = request
@@ -198,7 +184,17 @@ def run_cycle(manager: QueueManager, now: float) -> list[Decision]:
     return decisions
 
 
-def _cannot_fit(cq: ClusterQueue, workload: Workload, message: str) -> Decision:
+def _cannot_fit(entry: _Entry) -> Decision | None:
+    """A head that does not fit, or would need preemption but has no targets. Kueue requeues it
+    (requeueIfNotPresent): into the active queue while its flavor search has flavors left to try
+    (the next cycle goes on from there) or under StrictFIFO, else among the inadmissible (parked).
+    A blocked StrictFIFO head stays as it is; a blocked BestEffortFIFO head is a preemptor whose
+    preemption no longer helps, and Kueue parks it too."""
+    cq, workload, assignment = entry.cq, entry.workload, entry.assignment
+    message = assignment.message or "no preemption targets found"
+    last = assignment.last_assignment
+    if last.pending_flavors():
+        return Wait(workload, cq.name, message, blocks=False, last_assignment=last)
     if cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
-        return Wait(workload, cq.name, message, blocks=True)
-    return Park(workload, cq.name, message)
+        return None if entry.blocked else Wait(workload, cq.name, message, blocks=True, last_assignment=last)
+    return Park(workload, cq.name, message, last_assignment=last)

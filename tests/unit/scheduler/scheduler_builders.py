@@ -99,17 +99,24 @@ class ClusterQueueBuilder:
         self._fields["queueing_strategy"] = kinds.QueueingStrategy.STRICT_FIFO
         return self
 
-    def preemption(self, within: str = "Never", reclaim: str = "Never") -> ClusterQueueBuilder:
+    def preemption(
+        self, within: str = "Never", reclaim: str = "Never", borrow_within_cohort: str = "Never",
+        max_priority_threshold: int | None = None,
+    ) -> ClusterQueueBuilder:
         self._fields["preemption"] = kinds.Preemption(
-            kinds.PreemptionPolicy(within), kinds.PreemptionPolicy(reclaim)
+            kinds.PreemptionPolicy(within),
+            kinds.PreemptionPolicy(reclaim),
+            kinds.BorrowWithinCohort(kinds.BorrowWithinCohortPolicy(borrow_within_cohort), max_priority_threshold),
         )
         return self
 
     def fungibility(
-        self, when_can_borrow: str = "MayStopSearch", when_can_preempt: str = "TryNextFlavor"
+        self, when_can_borrow: str = "MayStopSearch", when_can_preempt: str = "TryNextFlavor",
+        preference: str = "BorrowingOverPreemption",
     ) -> ClusterQueueBuilder:
         self._fields["flavor_fungibility"] = kinds.FlavorFungibility(
-            kinds.FungibilityPolicy(when_can_borrow), kinds.FungibilityPolicy(when_can_preempt)
+            kinds.FungibilityPolicy(when_can_borrow), kinds.FungibilityPolicy(when_can_preempt),
+            kinds.FungibilityPreference(preference),
         )
         return self
 

@@ -1,17 +1,20 @@
 """Preemption target choice: policies, candidate order, minimal sets, cohort reclaim."""
 
+import dataclasses
+
 import pytest
 
+from scheduler.core import conversion, kinds
 from scheduler.core.flavorassigning import Mode, assign_flavors
-from scheduler.core.preempting import PreemptionReason, find_targets
-from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, manager_with
+from scheduler.core.preempting import PreemptionPossibility, PreemptionReason, find_targets, simulate_preemption
+from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, manager_with, q
 
 
 def _targets(manager, cq_name, preemptor):
     cq = manager.quotas.cluster_queues[cq_name]
-    assignment = assign_flavors(preemptor, cq, manager.flavors, manager.quotas)
+    admitted = list(manager.admitted_in(manager.quotas.neighbours(cq_name)))
+    assignment = assign_flavors(preemptor, cq, manager.flavors, manager.quotas, admitted)
     assert assignment.mode is Mode.PREEMPT
-    admitted = manager.admitted_in(manager.quotas.neighbours(cq_name))
     targets = find_targets(preemptor, cq, assignment.usage, assignment.needs_preemption, admitted, manager.quotas)
     return [(t.workload.name, t.reason) for t in targets]
 
@@ -101,3 +104,96 @@ def test_no_reclaim_from_queue_within_nominal():
     # a has 1 left and wants 2; b is within its nominal, so nothing can be reclaimed.
     workload = WorkloadBuilder("preemptor").priority(1).request(cpu="2").obj()
     assert _targets(manager, "a", workload) == []
+
+
+def _borrowing_reclaimer(borrow_within_cohort, threshold=None, borrower_priority=0):
+    """a (2 cpu) reclaims with a 3-cpu head (priority 5), so it would borrow; b (4 cpu) runs 6 in
+    two workloads, borrowing 2 of a's."""
+    a = (ClusterQueueBuilder("a").flavors(("default", {"cpu": "2"})).cohort("co")
+         .preemption(reclaim="LowerPriority", borrow_within_cohort=borrow_within_cohort,
+                     max_priority_threshold=threshold).obj())
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "4"})).cohort("co").obj()
+    manager = manager_with(a, b)
+    admit(manager, WorkloadBuilder("b1").priority(borrower_priority).created(1).request(cpu="3").obj(), "b")
+    admit(manager, WorkloadBuilder("b2").priority(borrower_priority).created(2).request(cpu="3").obj(), "b")
+    return manager, WorkloadBuilder("preemptor").priority(5).request(cpu="3").obj()
+
+
+@pytest.mark.parametrize(
+    ("case", "policy", "threshold", "borrower_priority", "mode", "expected"),
+    [
+        # 3 > a's nominal 2: without borrowWithinCohort Kueue does not even simulate (fitsResourceQuota).
+        ("Never: no preemption while borrowing", "Never", None, 0, Mode.NO_FIT, None),
+        ("LowerPriority: the newest lower-priority borrower goes", "LowerPriority", None, 0, Mode.PREEMPT,
+         [("b2", PreemptionReason.IN_COHORT_RECLAIM_WHILE_BORROWING)]),
+        ("within the threshold", "LowerPriority", 0, 0, Mode.PREEMPT,
+         [("b2", PreemptionReason.IN_COHORT_RECLAIM_WHILE_BORROWING)]),
+        # Above maxPriorityThreshold a candidate may only go if a would not borrow: no set works.
+        ("above the threshold", "LowerPriority", -1, 0, Mode.PREEMPT, []),
+        # Not lower than the preemptor: only without borrowing either (isAboveBorrowingThreshold).
+        ("equal priority", "LowerPriority", None, 5, Mode.PREEMPT, []),
+    ],
+)
+def test_borrow_within_cohort(case, policy, threshold, borrower_priority, mode, expected):
+    """preemption.borrowWithinCohort (classical/hierarchical_preemption.go classifyPreemptionVariant)."""
+    manager, preemptor = _borrowing_reclaimer(policy, threshold, borrower_priority)
+    cq = manager.quotas.cluster_queues["a"]
+    admitted = list(manager.admitted_in(manager.quotas.neighbours("a")))
+    assignment = assign_flavors(preemptor, cq, manager.flavors, manager.quotas, admitted)
+    assert assignment.mode is mode, case
+    if expected is None:
+        return
+    assert assignment.borrows, case
+    targets = find_targets(preemptor, cq, assignment.usage, assignment.needs_preemption, admitted, manager.quotas)
+    assert [(t.workload.name, t.reason) for t in targets] == expected, case
+
+
+@pytest.mark.parametrize(
+    ("case", "within", "reclaim", "own", "borrowers", "cpu", "expected"),
+    [
+        ("nothing to take", "LowerPriority", "Any", [], [], "4", (PreemptionPossibility.NO_CANDIDATES, 0)),
+        # Kueue's oracle reports the borrowing level at current usage when it finds no candidates.
+        ("nothing to take, and borrowing", "LowerPriority", "Any", [], [], "6",
+         (PreemptionPossibility.NO_CANDIDATES, 1)),
+        ("a target in the queue", "LowerPriority", "Never", [("low", 0, "4")], [], "4",
+         (PreemptionPossibility.PREEMPT, 0)),
+        ("targets only in the cohort", "Never", "Any", [], [("b-big", 0, "8")], "4",
+         (PreemptionPossibility.RECLAIM, 0)),
+    ],
+)
+def test_preemption_oracle(case, within, reclaim, own, borrowers, cpu, expected):
+    """preemption_oracle.go SimulatePreemption: NoCandidates, Preempt or Reclaim, and borrowing after."""
+    a = (ClusterQueueBuilder("a").flavors(("default", {"cpu": "4"})).cohort("co")
+         .preemption(within=within, reclaim=reclaim, borrow_within_cohort="LowerPriority").obj())
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "4"})).cohort("co").obj()
+    manager = manager_with(a, b)
+    for queue, workloads in (("a", own), ("b", borrowers)):
+        for name, priority, used in workloads:
+            admit(manager, WorkloadBuilder(name).priority(priority).request(cpu=used).obj(), queue)
+    admitted = list(manager.admitted_in(manager.quotas.neighbours("a")))
+    preemptor = WorkloadBuilder("preemptor").priority(10).obj()
+    result = simulate_preemption(preemptor, a, ("default", "cpu"), q(cpu), admitted, manager.quotas)
+    assert result == expected, case
+
+
+def test_an_evicted_candidate_goes_first_whoever_evicted_it():
+    # CandidatesOrdering puts workloads with Evicted=True first, also one this scheduler did not evict
+    # (read back with its Evicted condition, e.g. after a restart).
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).preemption(within="LowerPriority").obj()
+    manager = manager_with(cq)
+    admit(manager, WorkloadBuilder("older").created(1).request(cpu="2").obj(), "cq")
+    admit(manager, dataclasses.replace(WorkloadBuilder("evicted-older").created(0).request(cpu="2").obj(), evicted=True),
+          "cq")
+    assert _targets(manager, "cq", WorkloadBuilder("p").priority(9).request(cpu="2").obj()) == [
+        ("evicted-older", PreemptionReason.IN_CLUSTER_QUEUE)
+    ]
+
+
+def test_borrow_within_cohort_from_the_api():
+    def cq(preemption):
+        return conversion.cluster_queue_from_dict({"metadata": {"name": "cq"}, "spec": {"preemption": preemption}})
+
+    bwc = cq({"borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100}}).preemption
+    assert bwc.borrow_within_cohort == kinds.BorrowWithinCohort(kinds.BorrowWithinCohortPolicy.LOWER_PRIORITY, 100)
+    assert cq({}).preemption.borrow_within_cohort.forbidden
+    assert cq({"borrowWithinCohort": {}}).preemption.borrow_within_cohort.forbidden

@@ -1,0 +1,110 @@
+"""What a cycle leaves for the next: where a flavor search stopped (Kueue's LastAssignment), the
+sticky preemptor of a BestEffortFIFO queue, and the targets claimed within one cycle."""
+
+import pytest
+
+from scheduler.core.decisions import Admit, Preempt, Wait
+from scheduler.core.flavorassigning import LastAssignment
+from scheduler.core.scheduling import decide_cycle, run_cycle
+from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, manager_with
+
+
+def _summary(decisions):
+    return [(type(d).__name__, d.workload.name) for d in decisions]
+
+
+def _two_pod_sets_in_two_flavors(strict=False):
+    """cq has flavors small and big (4 cpu each); 'running' (priority 9) holds 1 cpu of big.
+    'job' has a 1-cpu driver and a 4-cpu worker. The driver fits small and the search stops there;
+    the worker then fits neither: small is short by the driver's cpu, big needs 'running' to go,
+    which it may not (no candidates)."""
+    builder = ClusterQueueBuilder("cq").flavors(("small", {"cpu": "4"}), ("big", {"cpu": "4"}))
+    manager = manager_with((builder.strict_fifo() if strict else builder).obj(), flavors=("small", "big"))
+    admit(manager, WorkloadBuilder("running").priority(9).request(cpu="1").obj(), "cq", flavor="big")
+    job = WorkloadBuilder("job").created(5).request(name="driver", cpu="1").request(name="worker", cpu="4").obj()
+    manager.add_workload(job)
+    return manager
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_next_cycle_resumes_the_flavor_search_where_it_stopped(strict):
+    # Kueue keeps the driver's last tried flavor (LastTriedFlavorIdx 0, not the group's last) and, with
+    # flavors left to try, requeues the head into the active queue (cluster_queue.go requeueIfNotPresent,
+    # PendingFlavors) instead of parking or blocking it. The next search puts the driver in big, so
+    # the worker fits small.
+    manager = _two_pod_sets_in_two_flavors(strict)
+    (first,) = run_cycle(manager, now=10)
+    assert isinstance(first, Wait) and not first.blocks
+    assert first.last_assignment == LastAssignment(({"cpu": 0}, {"cpu": -1}))
+    assert manager.last_assignment("cq", ("ns", "job")) == first.last_assignment
+    (second,) = run_cycle(manager, now=11)
+    assert isinstance(second, Admit)
+    assert [a.flavors for a in second.admission.pod_set_assignments] == [{"cpu": "big"}, {"cpu": "small"}]
+
+
+def test_an_admitted_workload_leaving_the_queue_restarts_the_search():
+    # The queue's AllocatableResourceGeneration moves when an admitted workload leaves it (pkg/cache/
+    # scheduler clusterQueue.deleteWorkload), outdating every LastAssignment: the driver goes back
+    # to small, and the worker now fits big.
+    manager = _two_pod_sets_in_two_flavors()
+    run_cycle(manager, now=10)
+    manager.mark_finished(("ns", "running"))
+    assert manager.last_assignment("cq", ("ns", "job")) is None
+    (decision,) = run_cycle(manager, now=11)
+    assert [a.flavors for a in decision.admission.pod_set_assignments] == [{"cpu": "small"}, {"cpu": "big"}]
+
+
+def test_a_search_with_no_flavor_left_parks_the_head():
+    # 'hog' (ahead of 'job') fits no flavor: its pod set records no flavor tried, nothing is pending.
+    manager = _two_pod_sets_in_two_flavors()
+    manager.add_workload(WorkloadBuilder("hog").priority(9).request(cpu="5").obj())
+    decisions = run_cycle(manager, now=10)
+    assert _summary(decisions) == [("Park", "hog")]
+    assert decisions[0].last_assignment == LastAssignment(({},))
+    assert manager.is_parked(("ns", "hog"))
+
+
+def _preemptor_waiting_for_its_eviction(strict=False):
+    """cq (4 cpu) runs 'low'; 'mid' (priority 5) preempts it and waits for the eviction."""
+    builder = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).preemption(within="LowerPriority")
+    manager = manager_with((builder.strict_fifo() if strict else builder).obj())
+    admit(manager, WorkloadBuilder("low").created(1).request(cpu="4").obj(), "cq")
+    manager.add_workload(WorkloadBuilder("mid").priority(5).created(5).request(cpu="4").obj())
+    (decision,) = run_cycle(manager, now=10)
+    assert isinstance(decision, Preempt)
+    manager.add_workload(WorkloadBuilder("high").priority(10).created(6).request(cpu="4").obj())
+    return manager
+
+
+def test_a_preemptor_stays_first_in_a_best_effort_queue():
+    # Kueue's stickyWorkload (pkg/cache/queue/cluster_queue.go): a BestEffortFIFO head requeued pending
+    # its preemptions is ordered first until it leaves the queue, so a later higher-priority workload
+    # neither preempts the same target nor takes the freed quota.
+    manager = _preemptor_waiting_for_its_eviction()
+    assert decide_cycle(manager) == []
+    manager.mark_evicted(("ns", "low"), reason="Preempted", now=11)
+    assert _summary(run_cycle(manager, now=12)) == [("Admit", "mid")]
+    assert _summary(run_cycle(manager, now=13)) == [("Preempt", "high")]
+
+
+def test_a_strict_fifo_queue_has_no_sticky_preemptor():
+    manager = _preemptor_waiting_for_its_eviction(strict=True)
+    # 'high' heads the queue and claims the target already being evicted (Kueue sees it evicted and
+    # issues nothing new for it, but the decision is 'high's).
+    assert _summary(decide_cycle(manager)) == [("Preempt", "high")]
+    manager.mark_evicted(("ns", "low"), reason="Preempted", now=11)
+    assert _summary(run_cycle(manager, now=12)) == [("Admit", "high")]
+
+
+def test_a_head_that_fits_counts_the_targets_claimed_before_it_as_gone():
+    # Kueue's fits (scheduler.go) checks every nominated entry with the cycle's claimed targets
+    # removed: 'fitter' (c, borrowing 2) is admitted while 'reclaimer' waits for 'taker' to go.
+    a = ClusterQueueBuilder("a").flavors(("default", {"cpu": "4"})).cohort("co").preemption(reclaim="Any").obj()
+    b = ClusterQueueBuilder("b").flavors(("default", {"cpu": "0"})).cohort("co").obj()
+    c = ClusterQueueBuilder("c").flavors(("default", {"cpu": "0"})).cohort("co").obj()
+    lender = ClusterQueueBuilder("lender").flavors(("default", {"cpu": "2"})).cohort("co").obj()
+    manager = manager_with(a, b, c, lender, local_queues={"la": "a", "lc": "c"})
+    admit(manager, WorkloadBuilder("taker").request(cpu="4").obj(), "b")
+    manager.add_workload(WorkloadBuilder("reclaimer").queue("la").created(5).request(cpu="4").obj())
+    manager.add_workload(WorkloadBuilder("fitter").queue("lc").created(1).request(cpu="2").obj())
+    assert _summary(decide_cycle(manager)) == [("Preempt", "reclaimer"), ("Admit", "fitter")]
