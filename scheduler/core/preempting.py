@@ -189,7 +189,11 @@ def _candidates(
     """collectSameQueueCandidates and collectCandidatesForHierarchicalReclaim, flat cohort."""
     policy = cq.preemption
     reclaim = cq.cohort and policy.reclaim_within_cohort is not PreemptionPolicy.NEVER
-    members = work.cohort_members(cq.cohort) if reclaim else set()
+    # Only queues of the cohort borrowing one of the (flavor, resource)s hold candidates.
+    borrowing = {
+        name for name in (work.cohort_members(cq.cohort) if reclaim else ())
+        if name != cq.name and _borrows_any(work, name, needs_preemption)
+    }
     # QuantitiesFitInQuota on the preemptor's queue: the whole request within its nominal quota.
     advantage = all(
         work.used(cq.name, fr) + value <= work.nominal(cq.name, fr) for fr, value in request.items() if value > 0
@@ -202,7 +206,7 @@ def _candidates(
             if satisfies_policy(policy.within_cluster_queue, preemptor, record.workload):
                 result.append(_Candidate(record, _Variant.WITHIN_CLUSTER_QUEUE))
             continue
-        if record.cluster_queue not in members or not _borrows_any(work, record.cluster_queue, needs_preemption):
+        if record.cluster_queue not in borrowing:
             continue
         if satisfies_policy(policy.reclaim_within_cohort, preemptor, record.workload):
             result.append(_Candidate(record, _reclaim_variant(cq, preemptor, record.workload, advantage)))
