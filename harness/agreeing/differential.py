@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,12 +42,13 @@ def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: 
     outcomes: dict[int, dict[str, list[running.Outcome]]] = {i: {impl: [] for impl in implementations}
                                                              for i, _ in indexed}
     batches = [indexed[start:start + batch_size] for start in range(0, len(indexed), batch_size)]
+    tag = uuid.uuid4().hex[:4]  # two runs at once (a test and a benchmark) never share a cluster name
     for b, batch in enumerate(batches):
         by_prefix = {rendering.prefix_of(i): case for i, case in batch}
         for repeat in range(repeats):
             for impl in implementations:
                 say(f"batch {b + 1}/{len(batches)} ({len(batch)} cases), {impl}, run {repeat + 1}/{repeats}")
-                got = run_batch(impl, by_prefix, f"agree-{impl[:3]}-{b}-{repeat}")
+                got = run_batch(impl, by_prefix, f"agree-{tag}-{impl[:3]}-{b}-{repeat}")
                 for i, _ in batch:
                     outcomes[i][impl].append(got[rendering.prefix_of(i)])
     return [_result(i, case, outcomes[i], implementations) for i, case in indexed]
@@ -124,12 +126,13 @@ def still_disagrees(run_batch: RunBatch, implementations: tuple[str, str], klass
     all side by side)."""
     a, b = implementations
     rounds = iter(range(1000))
+    tag = uuid.uuid4().hex[:4]
 
     def check(options: list[cases.Case]) -> list[bool]:
         by_prefix = {rendering.prefix_of(i): case for i, case in enumerate(options)}
         n = next(rounds)
-        got_a = run_batch(a, by_prefix, f"{name}-{a[:3]}-{n}")
-        got_b = run_batch(b, by_prefix, f"{name}-{b[:3]}-{n}")
+        got_a = run_batch(a, by_prefix, f"{name}-{tag}-{a[:3]}-{n}")
+        got_b = run_batch(b, by_prefix, f"{name}-{tag}-{b[:3]}-{n}")
         verdicts = []
         for prefix, case in by_prefix.items():
             left, right = got_a[prefix], got_b[prefix]

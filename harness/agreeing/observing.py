@@ -11,7 +11,9 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from harness import rest
+import tenacity
+
+from harness import rest, waiting
 from harness.agreeing import cases, decisions, rendering
 from harness.kubeconfig import Credentials
 
@@ -19,6 +21,10 @@ BASE = f"/apis/{rendering.GROUP_VERSION}"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 READERS = 8
 """Parallel visibility reads: a batch has hundreds of queues, each one GET."""
+
+
+class _Later(RuntimeError):
+    pass
 
 
 @dataclass(frozen=True)
@@ -37,8 +43,20 @@ class State:
 
 
 def look(creds: Credentials) -> State:
-    return State(rest.get_json(creds, f"{BASE}/workloads", timeout=60)["items"],
-                 rest.get_json(creds, f"{BASE}/clusterqueues", timeout=60)["items"])
+    return State(_listed(creds, f"{BASE}/workloads"), _listed(creds, f"{BASE}/clusterqueues"))
+
+
+@tenacity.retry(stop=tenacity.stop_after_delay(60), wait=waiting.BACKOFF, reraise=True,
+                retry=tenacity.retry_if_exception_type(_Later))
+def _listed(creds: Credentials, path: str) -> list[dict]:
+    """A LIST, asked again while the apiserver says "later" (429 while a re-applied CRD's storage
+    re-initializes, 5xx), for at most a minute."""
+    status, body = rest.get(creds, path, timeout=60)
+    if status in waiting.RETRIED_STATUSES:
+        raise _Later(f"GET {path} answered {status}")
+    if status != 200:
+        raise RuntimeError(f"GET {path} answered {status}: {body[:200]!r}")
+    return json.loads(body)["items"]
 
 
 def settled(creds: Credentials, alive, quiet: float, timeout: float, clock=time.monotonic,
@@ -99,6 +117,9 @@ def _pages(creds: Credentials, batch: dict[str, cases.Case]) -> dict[tuple[str, 
 
     def read(path: str) -> tuple[str, ...]:
         status, body = rest.get(creds, path, timeout=30)
+        if status in waiting.RETRIED_STATUSES:
+            time.sleep(1.0)
+            status, body = rest.get(creds, path, timeout=30)
         if status == 404:
             return ()
         if status != 200:

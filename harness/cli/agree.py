@@ -48,6 +48,9 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
     chosen = [cases.load(path) for path in files] + [generating.generate(seed + i) for i in range(count)]
     if not chosen:
         raise click.UsageError("nothing to run: give --cases N or --case FILE")
+    if impl_a == impl_b:
+        raise click.UsageError(f"--implementation-a and -b are both {impl_a}: give two implementations "
+                               "(an implementation's agreement with itself comes from --repeats 2)")
     if "kueue" in (impl_a, impl_b):
         building.ensure_kueue(LineProgress(interval=10.0))
     out = out or DEFAULT_OUT / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")

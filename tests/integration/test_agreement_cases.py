@@ -14,6 +14,8 @@ from harness.agreeing import cases, comparing, generating, rendering, running
 from harness.progress import LineProgress
 from harness.toolchain import building
 
+from .conftest import unique_name
+
 pytestmark = pytest.mark.integration
 
 CASE_DIR = Path(__file__).resolve().parents[1] / "agreement_cases"
@@ -34,7 +36,7 @@ def outcomes(binaries, state_dir, tmp_path_factory):
     building.ensure_kueue(LineProgress(interval=10.0))
     batch = {rendering.prefix_of(i): case for i, (_, case) in enumerate(CASES)}
     logs = tmp_path_factory.mktemp("agreement-logs")
-    return {impl: running.run_batch(impl, batch, logs, f"agree-test-{impl[:3]}", say=print)
+    return {impl: running.run_batch(impl, batch, logs, unique_name(f"agree-test-{impl[:3]}"), say=print)
             for impl in running.IMPLEMENTATIONS}
 
 
