@@ -16,6 +16,10 @@ from harness.agreeing import cases
 from harness.agreeing.decisions import Decisions
 
 
+DECISION_KINDS = ("admission", "eviction")
+"""What the agreement rate counts; pending lists and usage follow from them."""
+
+
 @dataclass(frozen=True)
 class Difference:
     epoch: int

@@ -84,12 +84,18 @@ def summarize(results: list[CaseResult], implementations: tuple[str, str]) -> di
         for d in _stable(r):
             classes[d.klass] += 1
             examples.setdefault(d.klass, r.index)
+
+    def rows(decided: bool) -> list[dict]:
+        return [{"class": k, "count": n, "example_case": examples[k]} for k, n in classes.most_common()
+                if (k.split(":")[0] in comparing.DECISION_KINDS) is decided]
+
     return {
         "implementations": list(implementations),
         "cases": len(results), "cases_failed": len(results) - len(ran),
         "cross": rate([r.cross for r in ran if r.cross is not None]),
         "self": {impl: rate([r.selves[impl] for r in ran if impl in r.selves]) for impl in implementations},
-        "classes": [{"class": k, "count": n, "example_case": examples[k]} for k, n in classes.most_common()],
+        "classes": rows(decided=True),
+        "order_classes": rows(decided=False),
         "failures": [{"case": r.index, "failure": (r.failure or "").splitlines()[0]} for r in results if r.failure],
     }
 

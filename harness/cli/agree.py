@@ -100,5 +100,8 @@ def _print(summary: dict) -> None:
                       f"{rate['orders_agreeing']}/{rate['orders']}")
     console = Console(width=160)
     console.print(table)
-    for row in summary["classes"]:
-        console.print(f"  {row['count']:4d}  {row['class']}  (e.g. case {row['example_case']})")
+    for title, key in (("decisions that differ", "classes"), ("orders and usage that differ", "order_classes")):
+        if summary[key]:
+            console.print(title + ", by class (reproduced by both implementations' repeats):")
+        for row in summary[key]:
+            console.print(f"  {row['count']:4d}  {row['class']}  (e.g. case {row['example_case']})")
