@@ -27,7 +27,8 @@ def queues(creds: kubeconfig.Credentials) -> None:
                {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}})
     rest.apply(creds, f"{BASE}/clusterqueues/cq-0", {
         "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq-0"},
-        "spec": {"queueingStrategy": "BestEffortFIFO", "resourceGroups": [{
+        # namespaceSelector {} selects every namespace; a missing one selects none (in Kueue and here).
+        "spec": {"queueingStrategy": "BestEffortFIFO", "namespaceSelector": {}, "resourceGroups": [{
             "coveredResources": ["cpu", "memory"], "flavors": [{"name": "default", "resources": [
                 {"name": "cpu", "nominalQuota": "6"}, {"name": "memory", "nominalQuota": "64Gi"}]}]}]}})
     for name in ("lq-0", "lq-1"):
