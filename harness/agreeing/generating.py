@@ -28,7 +28,10 @@ def generate(seed: int) -> cases.Case:
     cohorts = [f"co{i}" for i in range(rng.randint(1, 3))]
     namespaces = (cases.Namespace(name="ns-a", labels={"team": "a"}), cases.Namespace(name="ns-b", labels={"team": "b"}))
     queues = tuple(_cluster_queue(rng, i, cohorts, flavors, resources) for i in range(rng.randint(2, 6)))
-    local = tuple(cases.LocalQueue(namespace=ns.name, name=f"lq-{cq.name}", clusterQueue=cq.name)
+    # LocalQueue names differ between namespaces: Kueue v0.17.0's LocalQueue pending list matches
+    # Workloads by queue name only (pkg/visibility/storage/pending_workloads_lq.go), so two
+    # same-named LocalQueues of one ClusterQueue would list each other's Workloads.
+    local = tuple(cases.LocalQueue(namespace=ns.name, name=f"lq-{ns.name}-{cq.name}", clusterQueue=cq.name)
                   for cq in queues for ns in namespaces)
     priorities = PRIORITIES[:rng.randint(2, 3)]
     counter = iter(range(1000))
