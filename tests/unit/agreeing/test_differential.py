@@ -1,0 +1,55 @@
+"""The differential run's bookkeeping: batches, repeats, and which differences count (pure: the
+cluster runs are a function given to it, here a table of decisions)."""
+
+from __future__ import annotations
+
+from harness.agreeing import differential, generating, running
+from harness.agreeing.decisions import Decisions
+
+ADMITTED = Decisions(admitted={"w00": ("cq0", (("ps0", (("cpu", "f0"),)),))})
+PENDING = Decisions()
+
+
+def fake(decide):
+    """run_batch stand-in: decide(implementation, prefix, call) -> per-epoch decisions."""
+    calls = []
+
+    def run_batch(impl, batch, name):
+        calls.append((impl, sorted(batch), name))
+        return {p: running.Outcome([decide(impl, p, len(calls))] * len(c.epochs)) for p, c in batch.items()}
+
+    return run_batch, calls
+
+
+def test_cases_run_in_batches_twice_per_implementation():
+    run_batch, calls = fake(lambda impl, prefix, call: ADMITTED)
+    chosen = [generating.generate(seed) for seed in range(5)]
+    results = differential.run(chosen, ("reference", "kueue"), repeats=2, batch_size=2, run_batch=run_batch,
+                               say=lambda line: None)
+    assert len(calls) == 3 * 2 * 2
+    assert [c[1] for c in calls[:4]] == [["c000", "c001"]] * 4
+    assert all(len(r.outcomes["kueue"]) == 2 and r.cross is not None and r.cross.agrees for r in results)
+    summary = differential.summarize(results, ("reference", "kueue"))
+    assert summary["cross"]["rate"] == 1.0 and summary["classes"] == []
+
+
+def test_a_difference_each_implementation_repeats_is_a_class_one_that_flips_is_not():
+    def decide(impl, prefix, call):
+        if prefix == "c000":  # kueue always decides otherwise: a disagreement
+            return PENDING if impl == "kueue" else ADMITTED
+        return ADMITTED if impl == "kueue" or call <= 2 else PENDING  # case 1: the reference flips
+    run_batch, _ = fake(decide)
+    chosen = [generating.generate(seed) for seed in range(2)]
+    results = differential.run(chosen, ("reference", "kueue"), 2, 10, run_batch, say=lambda line: None)
+    summary = differential.summarize(results, ("reference", "kueue"))
+    assert [(row["class"], row["example_case"]) for row in summary["classes"]] == [("admission: only a admits", 0)]
+    assert summary["self"]["reference"]["rate"] < 1.0 and summary["self"]["kueue"]["rate"] == 1.0
+
+
+def test_a_failed_case_is_counted_apart_and_the_run_goes_on():
+    def run_batch(impl, batch, name):
+        return {p: running.Outcome(failure="SchedulerDied: exited\nlog tail") for p in batch}
+    results = differential.run([generating.generate(1)], ("reference", "kueue"), 1, 5, run_batch,
+                               say=lambda line: None)
+    summary = differential.summarize(results, ("reference", "kueue"))
+    assert summary["cases_failed"] == 1 and summary["failures"][0]["failure"] == "SchedulerDied: exited"
