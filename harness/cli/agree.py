@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -57,6 +58,7 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
     log_dir = out / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     implementations = (impl_a, impl_b)
+    started = time.monotonic()
     (out / "run.json").write_text(json.dumps({
         "command": " ".join(["kqbench", "agree", *sys.argv[2:]]), "git_sha": runs.git_sha(),
         "seeds": [c.seed for c in chosen], "files": [str(f) for f in files], "implementations": list(implementations),
@@ -68,6 +70,7 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
 
     results = differential.run(chosen, implementations, repeats, batch_size, run_batch, say=click.echo)
     summary = differential.summarize(results, implementations)
+    summary["seconds"] = round(time.monotonic() - started, 1)
     differential.write(results, summary, out, impl_a, impl_b)
     if shrink and summary["classes"]:
         differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo)
