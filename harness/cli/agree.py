@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from harness.agreeing import cases, differential, generating, running
+from harness.agreeing import cases, differential, generating, reporting, running
 from harness.errors import KqbenchError
 from harness.progress import LineProgress
 from harness.results import runs
@@ -75,6 +75,7 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
     if shrink and summary["classes"]:
         differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo)
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "report.md").write_text(reporting.render(json.loads((out / "run.json").read_text()), summary))
     _print(summary)
     click.echo(f"results: {out}")
     if summary["cases_failed"]:

@@ -93,3 +93,17 @@ def test_a_null_selector_is_left_out_as_kueue_reads_it():
     raw = edited("clusterQueues.0.namespaceSelector", None)
     cq = next(o for o in rendering.setup_objects(cases.parse(raw), "c000") if o["kind"] == "ClusterQueue")
     assert "namespaceSelector" not in cq["spec"]
+
+
+def test_the_command_refuses_a_bad_case_file_before_any_cluster_starts(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(edited("localQueues.0.clusterQueue", "missing")))
+    done = subprocess.run([sys.executable, "-m", "harness", "agree", "--case", str(bad), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {bad}: localQueues[0].clusterQueue: 'missing' is not in clusterQueues"]
+    assert not (tmp_path / "out").exists(), "nothing was started or written"

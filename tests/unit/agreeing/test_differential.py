@@ -53,3 +53,17 @@ def test_a_failed_case_is_counted_apart_and_the_run_goes_on():
                                say=lambda line: None)
     summary = differential.summarize(results, ("reference", "kueue"))
     assert summary["cases_failed"] == 1 and summary["failures"][0]["failure"] == "SchedulerDied: exited"
+
+
+def test_the_report_is_rendered_from_the_summary_alone():
+    from harness.agreeing import reporting
+
+    run_batch, _ = fake(lambda impl, prefix, call: ADMITTED)
+    results = differential.run([generating.generate(s) for s in (3, 4)], ("reference", "kueue"), 2, 5, run_batch,
+                               say=lambda line: None)
+    summary = differential.summarize(results, ("reference", "kueue"))
+    run = {"command": "kqbench agree --cases 2 --seed 3", "git_sha": "abc", "seeds": [3, 4], "repeats": 2, "batch": 5}
+    text = reporting.render(run, summary)
+    assert "seeds 3-4" in text
+    assert f"| reference / kueue | 2 | 2 | {summary['cross']['decisions']} |" in text
+    assert "## Decisions that differ\n\nNone." in text

@@ -1,0 +1,50 @@
+"""A differential run's report, rendered from its summary.json and run.json only (pure).
+
+`kqbench agree` writes it as report.md beside the data; re-rendering from the committed files
+gives the same text, so every figure in it is one the data holds.
+"""
+
+from __future__ import annotations
+
+
+def render(run: dict, summary: dict) -> str:
+    a, b = summary["implementations"]
+    lines = [
+        f"# Decisions compared: {a} and {b}",
+        "",
+        f"`{run['command']}` at git `{run['git_sha'][:12]}`; {summary['cases']} cases "
+        f"(seeds {_seeds(run['seeds'])}), {run['repeats']} runs per implementation, {run['batch']} cases per cluster"
+        + (f", {summary['seconds'] / 60:.0f} min in all" if "seconds" in summary else "") + ".",
+        "",
+        "| pair | cases run | cases agreeing | decisions | agreeing | rate | pending lists and usage agreeing |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    pairs = [(f"{a} / {b}", summary["cross"])] + [(f"{impl} / itself", r) for impl, r in summary["self"].items()]
+    for label, r in pairs:
+        rate = "-" if r["rate"] is None else f"{r['rate']:.2%}"
+        lines.append(f"| {label} | {r['cases']} | {r['cases_agreeing']} | {r['decisions']} | {r['agreeing']} | {rate} "
+                     f"| {r['orders_agreeing']} / {r['orders']} |")
+    lines += ["", "A decision is where each Workload holds quota after each epoch (ClusterQueue, flavor per pod set",
+              "and resource, or nowhere) and each eviction with its reason. A difference counts only where",
+              "neither implementation disagreed with its own repeat on it.", ""]
+    for title, key in (("Decisions that differ", "classes"), ("Pending lists and usage that differ", "order_classes")):
+        rows = summary.get(key) or []
+        lines += [f"## {title}", ""]
+        if not rows:
+            lines += ["None.", ""]
+            continue
+        lines += ["| class | differences | example case | minimal case |", "|---|---:|---:|---|"]
+        lines += [f"| {r['class']} | {r['count']} | {r['example_case']} | {r.get('minimal', '')} |" for r in rows]
+        lines.append("")
+    if summary["failures"]:
+        lines += ["## Cases that failed to run", ""]
+        lines += [f"- case {f['case']}: {f['failure']}" for f in summary["failures"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _seeds(seeds: list) -> str:
+    numbers = [s for s in seeds if s is not None]
+    if numbers and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{numbers[0]}-{numbers[-1]}"
+    return ", ".join(map(str, numbers)) or "none: case files"
