@@ -18,6 +18,11 @@ from pathlib import Path
 from harness.agreeing import cases, comparing, rendering, running, shrinking
 from harness.agreeing.comparing import Comparison
 
+RECORD = "agreement.json"
+"""What a differential run was: command, git sha, seeds, versions, machine (not a scenario's run.json)."""
+SCHEMA_VERSION = 1
+"""Version 1 of agreement.json, summary.json and decisions.jsonl of a differential run."""
+
 RunBatch = Callable[[str, dict[str, cases.Case], str], dict[str, running.Outcome]]
 """(implementation, prefix -> case, cluster name) -> outcomes; ``running.run_batch`` on real clusters."""
 
@@ -111,7 +116,7 @@ def write(results: list[CaseResult], summary: dict, out: Path, a: str, b: str) -
     """summary.json, one line per case and implementation run in decisions.jsonl, and the case
     file of every case whose runs disagree in cases/."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "summary.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION, **summary}, indent=2) + "\n")
     (out / "cases").mkdir(exist_ok=True)
     with (out / "decisions.jsonl").open("w") as lines:
         for r in results:

@@ -59,7 +59,7 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
     log_dir.mkdir(parents=True, exist_ok=True)
     implementations = (impl_a, impl_b)
     started = time.monotonic()
-    (out / "run.json").write_text(json.dumps({
+    (out / differential.RECORD).write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION,
         "command": " ".join(["kqbench", "agree", *sys.argv[2:]]), "git_sha": runs.git_sha(),
         "seeds": [c.seed for c in chosen], "files": [str(f) for f in files], "implementations": list(implementations),
         "repeats": repeats, "batch": batch_size, "versions": _versions(), "machine": runs.machine(),
@@ -74,8 +74,9 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
     differential.write(results, summary, out, impl_a, impl_b)
     if shrink and summary["classes"]:
         differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (out / "report.md").write_text(reporting.render(json.loads((out / "run.json").read_text()), summary))
+        (out / "summary.json").write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION, **summary},
+                                                     indent=2) + "\n")
+    (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
     _print(summary)
     click.echo(f"results: {out}")
     if summary["cases_failed"]:
