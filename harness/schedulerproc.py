@@ -6,6 +6,7 @@ disturbs the other's timing (pyperf's manager/worker split).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -71,13 +72,37 @@ def serving_files(info: state.ClusterInfo) -> apiservice.ServingFiles:
     return apiservice.ensure_serving_certs(state.state_root() / "pki" / info.name)
 
 
+MODULE_ARGS = ("-m", "scheduler")
+
+
+def command_of(settings: scheduler_settings.SchedulerSettings, extra_args: tuple[str, ...] = ()) -> list[str]:
+    """The command line that runs the reference scheduler with these settings."""
+    return [sys.executable, *MODULE_ARGS, *scheduler_settings.to_args(settings), *extra_args]
+
+
+def is_scheduler_on(argv: list[str], kubeconfig_path: str) -> bool:
+    """Whether a command line (as `command_of` writes it) runs the reference scheduler on this kubeconfig."""
+    pairs = list(zip(argv, argv[1:]))
+    return MODULE_ARGS in pairs and (("--kubeconfig", kubeconfig_path) in pairs
+                                     or f"--kubeconfig={kubeconfig_path}" in argv)
+
+
+def running_on(info: state.ClusterInfo) -> list[int]:
+    """Pids of live reference schedulers on this cluster, found by command line as `kqbench cluster down`
+    finds a cluster's processes (whoever started them)."""
+    return [process.pid for process in processes.find_by_path(info.kubeconfig)
+            if is_scheduler_on(process.info.get("cmdline") or [], info.kubeconfig)]
+
+
 def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path, ready_timeout: float = 60.0,
            extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
-    """Start `python -m scheduler` with these settings, wait until /readyz answers (needs a metrics port)."""
+    """Start `python -m scheduler` with these settings, wait until /readyz answers (needs a metrics port).
+    The scheduler stops by itself when this process dies, however it dies (scheduler.parentwatching)."""
     if not settings.metrics_port:
         raise KqbenchError("the scheduler needs a metrics port: its readiness is read from /readyz")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "scheduler", *scheduler_settings.to_args(settings), *extra_args]
+    settings = dataclasses.replace(settings, parent_pid=os.getpid())
+    command = command_of(settings, extra_args)
     with log_path.open("a") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://{scheduler_settings.BIND}:{settings.metrics_port}"

@@ -9,6 +9,7 @@ import signal
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from scheduler import parentwatching
 from scheduler.controller import controlling, jobreconciling, metering
 from scheduler.core.queues import QueueManager
 from scheduler.publishing import metering as publish_metering, publishers, strategies
@@ -85,7 +86,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
 
 
 def run(settings: SchedulerSettings) -> None:
-    """Blocking entry: SIGTERM/SIGINT stop the loop cleanly."""
+    """Blocking entry: SIGTERM/SIGINT stop the loop cleanly, and so does the starter's death."""
+    parentwatching.watch(settings.parent_pid)
 
     async def main() -> None:
         stop = asyncio.Event()

@@ -44,6 +44,9 @@ class SchedulerSettings:
     manage_jobs: bool = False
     """Queue batch/v1 Jobs labelled with a LocalQueue through Workloads, as Kueue's job integration
     does (watches those Jobs; off by default: scenarios of bare Workloads need no Job watch)."""
+    parent_pid: int = 0
+    """Stop once this process is no longer our parent (the starter is gone, SIGKILL included; see
+    scheduler.parentwatching); 0: no watch. The harness sets its own pid when it starts us."""
 
     def __post_init__(self) -> None:
         strategies.get(self.strategy)
@@ -67,7 +70,8 @@ def to_args(settings: SchedulerSettings) -> list[str]:
             "--metrics-port", str(settings.metrics_port), "--tls-cert", settings.tls_cert, "--tls-key", settings.tls_key,
             "--authorization", settings.authorization, "--max-unwritten", str(settings.max_unwritten),
             *([] if settings.page_cache else ["--no-page-cache"]),
-            *(["--manage-jobs"] if settings.manage_jobs else [])]
+            *(["--manage-jobs"] if settings.manage_jobs else []),
+            "--parent-pid", str(settings.parent_pid)]
 
 
 def _options(function):
@@ -101,6 +105,8 @@ def _options(function):
                      help="Encode every visibility page per request (no cache of unchanged pages)."),
         click.option("--manage-jobs", is_flag=True,
                      help="Queue suspended batch/v1 Jobs that carry kueue.x-k8s.io/queue-name through Workloads."),
+        click.option("--parent-pid", type=int, default=0,
+                     help="Stop once this process is no longer the parent (its starter died); 0: no watch."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -110,7 +116,8 @@ def _options(function):
 def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float, single_object_interval: float,
                  status_min_interval: float, qps: float, burst: int, no_client_limit: bool, visibility_port: int,
                  metrics_port: int, tls_cert: str, tls_key: str, authorization: str,
-                 max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False) -> SchedulerSettings:
+                 max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False,
+                 parent_pid: int = 0) -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
     return SchedulerSettings(
         kubeconfig=kubeconfig, strategy=strategy,
@@ -119,7 +126,7 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                                            topn=topn, topn_interval_seconds=topn_interval),
         qps=None if no_client_limit else qps, burst=burst, visibility_port=visibility_port, metrics_port=metrics_port,
         tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
-        page_cache=not no_page_cache, manage_jobs=manage_jobs)
+        page_cache=not no_page_cache, manage_jobs=manage_jobs, parent_pid=parent_pid)
 
 
 def command(run):

@@ -85,6 +85,7 @@ def run(name, kubeconfig_path, log_dir, **fields) -> None:
     """Install what is needed and run the scheduler until Ctrl-C (options: the scenario's `scheduler:` section)."""
     section = section_of(fields)
     info = _cluster(name, kubeconfig_path)
+    refuse_a_second(info)
     log_dir = state.state_root() / "logs" if log_dir is None else log_dir
     handle = implementations.get(section.implementation).start(info, section, Path(log_dir))
     try:
@@ -97,6 +98,14 @@ def run(name, kubeconfig_path, log_dir, **fields) -> None:
         pass
     finally:
         handle.stop()
+
+
+def refuse_a_second(info: state.ClusterInfo) -> None:
+    """One scheduler per cluster: two would both decide (admit the same quota twice, evict each other's)."""
+    found = implementations.running_on(info)
+    if found:
+        running = ", ".join(f"{name} pid {pid}" for name, pid in found)
+        raise KqbenchError(f"cluster {info.name} already has a scheduler running ({running}): stop it first")
 
 
 def _kind_counts(given: tuple[str, ...]) -> dict[str, str]:

@@ -7,10 +7,14 @@ pid files were never written.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import psutil
@@ -75,6 +79,34 @@ def stop(processes: list[psutil.Process], grace_seconds: float = 10.0,
             pass
     time.sleep(0.2)
     return [p.pid for p in remaining if _alive(p)]
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal this process gets when the thread that forked it ends (linux/prctl.h)."""
+
+
+def dying_with_this_process(sig: signal.Signals = signal.SIGKILL) -> Callable[[], None] | None:
+    """A Popen `preexec_fn` that makes a child we start get `sig` when this process dies, SIGKILL
+    included (for children whose code we cannot change, such as Kueue's manager; ours watch their
+    parent themselves: scheduler.parentwatching). None where that cannot hold, and the child is then
+    started as before:
+    - not Linux (prctl is Linux's);
+    - not on the main thread: PR_SET_PDEATHSIG fires when the *thread* that forked the child ends,
+      so a child started from a worker thread would die with that thread, not with us.
+    The signal survives exec (the manager is not set-uid). A parent that died between fork and prctl
+    is caught by comparing the child's parent pid with ours after setting it."""
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the forked child only calls it
+    parent = os.getpid()
+
+    def in_child() -> None:
+        if prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent:  # we died before it was set: the signal will not come
+            os.kill(os.getpid(), sig)
+
+    return in_child
 
 
 def terminate(process: subprocess.Popen, grace_seconds: float = 15.0) -> int:

@@ -71,4 +71,5 @@ def start(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir:
     return ReferenceScheduler(schedulerproc.launch(settings, schedulerproc.log_path_of(cluster, log_dir)))
 
 
-IMPLEMENTATION = registry.Implementation(name="reference", start=start, strategies=tuple(strategies.STRATEGIES))
+IMPLEMENTATION = registry.Implementation(name="reference", start=start, strategies=tuple(strategies.STRATEGIES),
+                                         running=schedulerproc.running_on)

@@ -1,8 +1,8 @@
 """The scheduler implementations under test, keyed by name (scenario field `scheduler.implementation`).
 
 An implementation starts its scheduler from the scenario's scheduler section (installing the Kueue
-API it needs), one way for the runner and `kqbench scheduler run` alike, and says which position
-strategies it can publish.
+API it needs), one way for the runner and `kqbench scheduler run` alike, says which position
+strategies it can publish, and finds its schedulers already running on a cluster.
 A running scheduler is a SchedulerHandle: its pid (sampled by the measurements), its /metrics
 endpoint (scraped into the run's tables under the implementation's own source name), alive() and stop().
 
@@ -58,12 +58,19 @@ class Starter(Protocol):
         """Install what the strategy needs (CRDs, APIService) and start the scheduler; KqbenchError if it can't."""
 
 
+class Finder(Protocol):
+    def __call__(self, cluster: state.ClusterInfo) -> list[int]:
+        """Pids of this implementation's schedulers live on the cluster, whoever started them."""
+
+
 @dataclass(frozen=True, slots=True)
 class Implementation:
     name: str
     start: Starter
     strategies: tuple[str, ...]
     """The position strategies it can publish (scheduler.publishing.strategies names)."""
+    running: Finder
+    """Its schedulers already on a cluster (`kqbench scheduler run` refuses to start a second one)."""
 
 
 # -- the registry: one line per implementation --------------------------------------------------
@@ -79,6 +86,11 @@ _IMPLEMENTATIONS = (
 @cache
 def implementations() -> dict[str, Implementation]:
     return {module.IMPLEMENTATION.name: module.IMPLEMENTATION for module in _IMPLEMENTATIONS}
+
+
+def running_on(cluster: state.ClusterInfo) -> list[tuple[str, int]]:
+    """(implementation, pid) of every scheduler live on the cluster."""
+    return [(name, pid) for name, implementation in implementations().items() for pid in implementation.running(cluster)]
 
 
 def get(name: str) -> Implementation:

@@ -91,6 +91,10 @@ class Binaries:
         return json.dumps({k: str(v) for k, v in asdict(self).items()}, indent=2)
 
 
+KUEUE_MANAGER = "kueue"
+"""File name of Kueue's manager binary (cmd/kueue); also how its running processes are recognised."""
+
+
 @dataclass(frozen=True, slots=True)
 class KueueBuild:
     """Kueue's manager, its kubectl plugin and the manifests taken from the same module version."""
@@ -108,7 +112,7 @@ class KueueBuild:
     @classmethod
     def in_cache(cls, version: str, root: Path | None = None) -> "KueueBuild":
         folder = component_dir("kueue", version, root)
-        return cls(version=version, manager=folder / "kueue", kubectl_plugin=folder / "kubectl-kueue",
+        return cls(version=version, manager=folder / KUEUE_MANAGER, kubectl_plugin=folder / "kubectl-kueue",
                    crd_dir=folder / "crd", visibility_dir=folder / "visibility",
                    manager_config=folder / "manager" / "controller_manager_config.yaml")
 

@@ -5,6 +5,6 @@ from harness.implementations.kueue import starting
 from scheduler.publishing import strategies
 
 IMPLEMENTATION = registry.Implementation(
-    name="kueue", start=starting.start_scheduler,
+    name="kueue", start=starting.start_scheduler, running=starting.running_on,
     # Kueue publishes positions only through its visibility API, which copies and sorts per request
     strategies=(strategies.AGGREGATED_SNAPSHOT, strategies.AGGREGATED_INDEXED))

@@ -73,6 +73,23 @@ class KueueProcess:
         processes.terminate(self.process, grace_seconds)
 
 
+def command_of(manager: Path, config: Path, kubeconfig_path: str) -> list[str]:
+    """The manager's command line; --kubeconfig as a flag: the visibility server's delegated
+    authentication reads only the flag."""
+    return [str(manager), f"--config={config}", f"--kubeconfig={kubeconfig_path}"]
+
+
+def is_manager_on(argv: list[str], kubeconfig_path: str) -> bool:
+    """Whether a command line (as `command_of` writes it) runs Kueue's manager on this kubeconfig."""
+    return bool(argv) and Path(argv[0]).name == layout.KUEUE_MANAGER and f"--kubeconfig={kubeconfig_path}" in argv
+
+
+def running_on(info: state.ClusterInfo) -> list[int]:
+    """Pids of live Kueue managers on this cluster, found by command line (whoever started them)."""
+    return [process.pid for process in processes.find_by_path(info.kubeconfig)
+            if is_manager_on(process.info.get("cmdline") or [], info.kubeconfig)]
+
+
 def pick_ports() -> manifests.Ports:
     webhook, visibility, metrics, health = portpicking.pick_free(4)
     return manifests.Ports(webhook=webhook, visibility=visibility, metrics=metrics, health=health)
@@ -102,13 +119,13 @@ def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, l
     log_dir = log_dir or state.state_root() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"kueue-{info.name}.log"
-    # --kubeconfig as a flag: the visibility server's delegated authentication reads only the flag.
-    command = [str(kueue.manager), f"--config={config}", f"--kubeconfig={info.kubeconfig}"]
+    command = command_of(kueue.manager, config, info.kubeconfig)
     with log_path.open("a") as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
+        # Killed with us, however we die (a second manager on the cluster would be a second scheduler).
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+                                   start_new_session=True, preexec_fn=processes.dying_with_this_process())
     handle = KueueProcess(process, ports, log_path, token)
     try:
         readiness.wait(readiness.steps(creds, handle.readyz_url), process.poll, ready_timeout)
