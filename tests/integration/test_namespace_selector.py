@@ -74,11 +74,12 @@ def _state(obj: dict) -> tuple:
 
 def observe(creds) -> dict:
     """Each Workload's state, and each ClusterQueue's pending Workloads in visibility order (None while
-    the scheduler does not know the queue yet: Kueue answers 404 for a moment after it starts)."""
+    the visibility API is not there yet: kube-apiserver answers 503 until it sees the APIService
+    available, Kueue 404 for a moment after it starts)."""
     seen: dict = {w["metadata"]["name"]: _state(w) for w in listed(creds, "workloads")}
     for cq in QUEUES:
         status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/{cq}/pendingworkloads?limit=0")
-        assert status in (200, 404), body[:300]
+        assert status in (200, 404, 503), body[:300]
         seen[cq] = [i["metadata"]["name"] for i in json.loads(body)["items"]] if status == 200 else None
     return seen
 
