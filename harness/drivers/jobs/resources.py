@@ -8,15 +8,23 @@ from __future__ import annotations
 import orjson
 import pandas as pd
 
+from harness.metrics import catalog
+
 READ_VERBS = frozenset({"GET", "LIST", "WATCH", "WATCHLIST"})
 RESOURCE_COLUMNS = ["resource", "reads_per_s", "writes_per_s", "watch_events_sent_per_s",
                     "watch_cache_events_per_s", "objects_counted"]
 PROCESS_COLUMNS = ["component", "cpu_cores", "cpu_seconds", "rss_max_mib"]
 
 
-def _rows(summary: pd.DataFrame, case: str, phase: str, metric: str, stat: str) -> list[tuple[dict, float]]:
+def _rows(summary: pd.DataFrame, case: str, phase: str, metric: str, stat: str,
+          source: str | None = None) -> list[tuple[dict, float]]:
+    """(labels, value) of one metric's stat in a phase, from one source (the process scraped) when given:
+    processes share metric names (Kueue's and kube-controller-manager's work queues are both
+    `workqueue_*`, and both have one named `job`)."""
     picked = summary[(summary["case"] == case) & (summary["phase"] == phase) & (summary["metric"] == metric)
                      & (summary["stat"] == stat)]
+    if source is not None:
+        picked = picked[picked["source"] == source]
     return [(orjson.loads(labels), float(value)) for labels, value in zip(picked["labels"], picked["value"])]
 
 
@@ -65,15 +73,15 @@ def by_process(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
     return frame.sort_values("cpu_cores", ascending=False).reset_index(drop=True)
 
 
-def _work_table(summary: pd.DataFrame, case: str, phase: str, columns: list[str], labels_named: tuple[str, ...],
-                picks: tuple[tuple, ...]) -> pd.DataFrame:
-    """One row per work queue or controller (named by the first of `labels_named` a series carries) with
-    a column per (metric, stat, column[, combine]) pick; rows whose first measured column is not above 0
+def _work_table(summary: pd.DataFrame, case: str, phase: str, source: str, columns: list[str],
+                labels_named: tuple[str, ...], picks: tuple[tuple, ...]) -> pd.DataFrame:
+    """One row per work queue or controller of one process (`source`; named by the first of `labels_named`
+    a series carries) with a column per (metric, stat, column[, combine]) pick; rows whose first measured column is not above 0
     did no work in the phase and are left out; busiest first. Two series of one name combine by max
     unless the pick says how."""
     rows: dict[str, dict[str, float]] = {}
     for metric, stat, column, *combine in picks:
-        for labels, value in _rows(summary, case, phase, metric, stat):
+        for labels, value in _rows(summary, case, phase, metric, stat, source):
             name = next((labels[k] for k in labels_named if labels.get(k)), "?")
             row = rows.setdefault(name, dict.fromkeys(columns[1:], float("nan")))
             row[column] = value if row[column] != row[column] else (combine or [max])[0](row[column], value)
@@ -89,7 +97,7 @@ CONTROLLER_COLUMNS = ["controller", "reconciles", "workers", "most_workers_busy"
 def kueue_controllers(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
     """Kueue's reconcilers in the phase, one row per controller that reconciled anything, most reconciles
     first: a key that waits long in the queue while every worker is busy says the workers are the limit."""
-    return _work_table(summary, case, phase, CONTROLLER_COLUMNS, ("controller", "name"), (
+    return _work_table(summary, case, phase, catalog.KUEUE, CONTROLLER_COLUMNS, ("controller", "name"), (
         ("controller_runtime_reconcile_time_seconds", "count", "reconciles"),
         ("controller_runtime_max_concurrent_reconciles", "last", "workers"),
         ("controller_runtime_active_workers", "max", "most_workers_busy"),
@@ -107,7 +115,7 @@ QUEUE_COLUMNS = ["work_queue", "adds", "largest_backlog", "queue_wait_p50_s", "q
 def controller_manager_queues(summary: pd.DataFrame, case: str, phase: str) -> pd.DataFrame:
     """kube-controller-manager's work queues that took work in the phase, busiest first: the job
     controller's (`job`) backlog and time in queue say whether its workers kept up."""
-    return _work_table(summary, case, phase, QUEUE_COLUMNS, ("name",), (
+    return _work_table(summary, case, phase, catalog.CONTROLLER_MANAGER, QUEUE_COLUMNS, ("name",), (
         ("workqueue_adds_total", "delta", "adds"),
         ("workqueue_depth", "max", "largest_backlog"),
         ("workqueue_queue_duration_seconds", "p50", "queue_wait_p50_s"),
@@ -120,12 +128,13 @@ def kube_scheduler(summary: pd.DataFrame, case: str, phase: str) -> dict[str, fl
     """kube-scheduler in the phase: attempts per second by result, its largest queue of pods waiting to be
     placed, and how long a placement took (p99)."""
     figures: dict[str, float] = {}
-    for labels, value in _rows(summary, case, phase, "scheduler_schedule_attempts_total", "rate"):
+    for labels, value in _rows(summary, case, phase, "scheduler_schedule_attempts_total", "rate", catalog.KUBE_SCHEDULER):
         key = f"attempts_per_s_{labels.get('result', '?')}"
         figures[key] = figures.get(key, 0.0) + value
-    for labels, value in _rows(summary, case, phase, "scheduler_pending_pods", "max"):
+    for labels, value in _rows(summary, case, phase, "scheduler_pending_pods", "max", catalog.KUBE_SCHEDULER):
         key = f"most_pods_pending_{labels.get('queue', '?')}"
         figures[key] = max(figures.get(key, 0.0), value)
-    for labels, value in _rows(summary, case, phase, "scheduler_scheduling_attempt_duration_seconds", "p99"):
+    for labels, value in _rows(summary, case, phase, "scheduler_scheduling_attempt_duration_seconds", "p99",
+                               catalog.KUBE_SCHEDULER):
         figures[f"attempt_p99_s_{labels.get('result', '?')}"] = value
     return figures

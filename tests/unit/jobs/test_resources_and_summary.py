@@ -87,6 +87,41 @@ def test_controller_manager_queues_and_kube_scheduler_figures():
     assert resources.kube_scheduler(summary, "c0", "other") == {}
 
 
+def both_job_queues(kueue_backlog, kueue_wait, kcm_backlog, kcm_wait, case="c0"):
+    """Kueue's Job reconciler queue and kube-controller-manager's job controller queue, both named `job`,
+    with the labels each process serves (Kueue v0.17.0: controller, name, priority on the depth;
+    controller only on the histogram; kube-controller-manager v1.35.4: name)."""
+    kueue, kcm = {"source": "kueue", "case": case}, {"source": "kube-controller-manager", "case": case}
+    return pd.DataFrame([
+        row("controller_runtime_reconcile_time_seconds", "count", 22371.0, controller="job", **kueue),
+        row("workqueue_depth", "max", kueue_backlog, controller="job", name="job", priority="0", **kueue),
+        *(row("workqueue_queue_duration_seconds", stat, value, controller="job", **kueue)
+          for stat, value in zip(("p50", "p99"), kueue_wait)),
+        row("workqueue_adds_total", "delta", 29285.0, name="job", **kcm),
+        row("workqueue_depth", "max", kcm_backlog, name="job", **kcm),
+        *(row("workqueue_queue_duration_seconds", stat, value, name="job", **kcm)
+          for stat, value in zip(("p50", "p99"), kcm_wait)),
+    ])
+
+
+@pytest.mark.parametrize("kueue_backlog, kueue_wait, kcm_backlog, kcm_wait", [
+    # kueue-workers-10k-20261201-070901's summary.parquet, phase jobs: Kueue as shipped (5 workers), then with 50
+    (1725.0, (36.001589, 98.720032), 52.0, (0.000073, 0.927389)),
+    (7.0, (0.000007, 0.483852), 366.0, (0.057647, 9.694249)),
+], ids=["kueue-5-workers", "kueue-50-workers"])
+def test_each_processs_job_queue_stays_its_own(kueue_backlog, kueue_wait, kcm_backlog, kcm_wait):
+    """Two processes' queues of one name are two rows in two tables, never a sum or a max of both."""
+    summary = both_job_queues(kueue_backlog, kueue_wait, kcm_backlog, kcm_wait)
+    kueue = resources.kueue_controllers(summary, "c0", "jobs").set_index("controller")
+    assert list(kueue.index) == ["job"]
+    assert kueue.loc["job", "largest_backlog"] == kueue_backlog
+    assert (kueue.loc["job", "queue_wait_p50_s"], kueue.loc["job", "queue_wait_p99_s"]) == kueue_wait
+    kcm = resources.controller_manager_queues(summary, "c0", "jobs").set_index("work_queue")
+    assert list(kcm.index) == ["job"]
+    assert kcm.loc["job", "largest_backlog"] == kcm_backlog
+    assert (kcm.loc["job", "queue_wait_p50_s"], kcm.loc["job", "queue_wait_p99_s"]) == kcm_wait
+
+
 def figures_table(case, implementation, wall):
     return pd.DataFrame([
         {"metric": "wall_seconds", "value": wall, "unit": "s", "job_class": "", "case": case, "phase": "jobs",
