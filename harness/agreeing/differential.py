@@ -42,7 +42,10 @@ class CaseResult:
 
 
 def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: int, batch_size: int,
-        run_batch: RunBatch, say: Callable[[str], None] = print) -> list[CaseResult]:
+        run_batch: RunBatch, say: Callable[[str], None] = print,
+        on_batch: Callable[[list[CaseResult]], None] = lambda done: None) -> list[CaseResult]:
+    """Every case through both implementations, ``repeats`` times each; ``on_batch`` gets the
+    results of every case run so far after each batch (so an interrupted run keeps them)."""
     indexed = list(enumerate(all_cases))
     outcomes: dict[int, dict[str, list[running.Outcome]]] = {i: {impl: [] for impl in implementations}
                                                              for i, _ in indexed}
@@ -56,6 +59,8 @@ def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: 
                 got = run_batch(impl, by_prefix, f"agree-{tag}-{impl[:3]}-{b}-{repeat}")
                 for i, _ in batch:
                     outcomes[i][impl].append(got[rendering.prefix_of(i)])
+        done = [i for chunk in batches[:b + 1] for i in chunk]
+        on_batch([_result(i, case, outcomes[i], implementations) for i, case in done])
     return [_result(i, case, outcomes[i], implementations) for i, case in indexed]
 
 

@@ -68,15 +68,21 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
     def run_batch(impl, batch, name):
         return running.run_batch(impl, batch, log_dir, name, say=click.echo)
 
-    results = differential.run(chosen, implementations, repeats, batch_size, run_batch, say=click.echo)
-    summary = differential.summarize(results, implementations)
-    summary["seconds"] = round(time.monotonic() - started, 1)
-    differential.write(results, summary, out, impl_a, impl_b)
+    def record(results: list[differential.CaseResult]) -> dict:
+        summary = differential.summarize(results, implementations)
+        summary["seconds"] = round(time.monotonic() - started, 1)
+        differential.write(results, summary, out, impl_a, impl_b)
+        (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
+        return summary
+
+    results = differential.run(chosen, implementations, repeats, batch_size, run_batch, say=click.echo,
+                               on_batch=record)
+    summary = record(results)
     if shrink and summary["classes"]:
         differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo)
         (out / "summary.json").write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION, **summary},
                                                      indent=2) + "\n")
-    (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
+        (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
     _print(summary)
     click.echo(f"results: {out}")
     if summary["cases_failed"]:
