@@ -95,3 +95,17 @@ def _owner(obj: Mapping, prefixes: Mapping[str, object]) -> tuple[str | None, st
     namespace = meta.get("namespace", "")
     prefix = namespace.split("-", 1)[0]
     return (prefix if prefix in prefixes else None), meta.get("name", "")
+
+
+def from_json(data: Mapping) -> Decisions:
+    """A Decisions value back from its JSON form (``dataclasses.asdict`` written by the run)."""
+    def admission(value) -> Admission:
+        cq, pod_sets = value
+        return cq, tuple((ps, tuple((r, f) for r, f in flavors)) for ps, flavors in pod_sets)
+
+    return Decisions(
+        admitted={name: admission(value) for name, value in data["admitted"].items()},
+        evicted=tuple((name, reason) for name, reason in data["evicted"]),
+        pending={k: tuple(v) for k, v in data["pending"].items()},
+        pending_local={k: tuple(v) for k, v in data["pending_local"].items()},
+        usage={k: tuple(tuple(row) for row in v) for k, v in data["usage"].items()})

@@ -32,13 +32,18 @@ class CaseResult:
     index: int
     case: cases.Case
     outcomes: dict[str, list[running.Outcome]]
-    """implementation -> one outcome per repeat."""
+    """implementation -> one outcome per repeat (failed runs included)."""
     cross: Comparison | None
+    """The first complete run of each implementation compared; None when one has none."""
     selves: dict[str, Comparison]
+    """implementation -> its first two complete runs compared (where it has two)."""
 
     @property
     def failure(self) -> str | None:
-        return next((o.failure for runs in self.outcomes.values() for o in runs if o.failure), None)
+        """Why the case could not be compared across implementations (None when it was)."""
+        if self.cross is not None:
+            return None
+        return next((o.failure for runs in self.outcomes.values() for o in runs if o.failure), "not run")
 
 
 def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: int, batch_size: int,
@@ -66,11 +71,12 @@ def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: 
 
 def _result(index: int, case: cases.Case, outcomes: dict[str, list[running.Outcome]],
             implementations: tuple[str, str]) -> CaseResult:
+    complete = {impl: [o for o in outcomes.get(impl, []) if o.failure is None] for impl in implementations}
     a, b = implementations
-    cross = comparing.compare(case, outcomes[a][0].decisions, outcomes[b][0].decisions) \
-        if outcomes[a] and outcomes[b] else None
+    cross = comparing.compare(case, complete[a][0].decisions, complete[b][0].decisions) \
+        if complete[a] and complete[b] else None
     selves = {impl: comparing.compare(case, runs[0].decisions, runs[1].decisions)
-              for impl, runs in outcomes.items() if len(runs) > 1}
+              for impl, runs in complete.items() if len(runs) > 1}
     return CaseResult(index, case, outcomes, cross, selves)
 
 
@@ -107,7 +113,21 @@ def summarize(results: list[CaseResult], implementations: tuple[str, str]) -> di
         "classes": rows(decided=True),
         "order_classes": rows(decided=False),
         "failures": [{"case": r.index, "failure": (r.failure or "").splitlines()[0]} for r in results if r.failure],
+        "runs_failed": _failed_runs(results),
     }
+
+
+def _failed_runs(results: list[CaseResult]) -> list[dict]:
+    """Runs (implementation, repeat) that failed for some cases, with their first line: a failed run
+    of a batch leaves the case's other runs to compare."""
+    seen: dict[tuple[str, int, str], int] = {}
+    for r in results:
+        for impl, runs in r.outcomes.items():
+            for repeat, outcome in enumerate(runs):
+                if outcome.failure:
+                    key = (impl, repeat, outcome.failure.splitlines()[0])
+                    seen[key] = seen.get(key, 0) + 1
+    return [{"implementation": i, "repeat": n, "cases": c, "failure": f} for (i, n, f), c in seen.items()]
 
 
 def _stable(result: CaseResult) -> list[comparing.Difference]:
@@ -123,6 +143,9 @@ def write(results: list[CaseResult], summary: dict, out: Path, a: str, b: str) -
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION, **summary}, indent=2) + "\n")
     (out / "cases").mkdir(exist_ok=True)
+    with (out / "cases.jsonl").open("w") as lines:
+        for r in results:
+            lines.write(json.dumps({"case": r.index, **r.case.model_dump(mode="json")}) + "\n")
     with (out / "decisions.jsonl").open("w") as lines:
         for r in results:
             for impl, runs in r.outcomes.items():
@@ -178,3 +201,24 @@ def minimal_cases(results: list[CaseResult], summary: dict, run_batch: RunBatch,
         row["minimal"] = str(path.relative_to(out))
         written.append(path)
     return written
+
+
+def read(out: Path, implementations: tuple[str, str]) -> list[CaseResult]:
+    """The results of a finished or interrupted run, from its files (cases from cases.jsonl, or
+    from their seeds for runs written before it existed)."""
+    from harness.agreeing import decisions as decided, generating
+
+    outcomes: dict[int, dict[str, list[running.Outcome]]] = {}
+    seeds: dict[int, int] = {}
+    for line in (out / "decisions.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        seeds[row["case"]] = row["seed"]
+        runs = outcomes.setdefault(row["case"], {}).setdefault(row["implementation"], [])
+        runs.append(running.Outcome([decided.from_json(e) for e in row["epochs"]], row["failure"]))
+    stored = {}
+    if (out / "cases.jsonl").exists():
+        for line in (out / "cases.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            stored[row.pop("case")] = cases.parse(row, f"{out}/cases.jsonl")
+    return [_result(i, stored.get(i) or generating.generate(seeds[i]), outcomes[i], implementations)
+            for i in sorted(outcomes)]

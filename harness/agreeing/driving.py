@@ -30,10 +30,23 @@ def path_of(obj: dict) -> str:
     return f"{base}/{plural}/{meta['name']}"
 
 
+SETUP_ORDER = ("Namespace", "ResourceFlavor", "ClusterQueue", "LocalQueue")
+"""Kinds applied one after the other: a LocalQueue needs its Namespace to exist."""
+
+
 def apply_all(creds: Credentials, objects: Iterable[dict]) -> None:
     """Server-side apply of every object, in parallel; the first failure raises."""
     with ThreadPoolExecutor(WRITERS) as pool:
         list(pool.map(lambda obj: rest.apply(creds, path_of(obj), obj, FIELD_MANAGER), objects))
+
+
+def set_up(creds: Credentials, objects: list[dict]) -> None:
+    """Every case's queue objects, kind after kind (in parallel within a kind)."""
+    unknown = {obj["kind"] for obj in objects} - set(SETUP_ORDER)
+    if unknown:
+        raise KqbenchError(f"no set-up order for {sorted(unknown)}: add them to driving.SETUP_ORDER")
+    for kind in SETUP_ORDER:
+        apply_all(creds, [obj for obj in objects if obj["kind"] == kind])
 
 
 def create_in_order(creds: Credentials, rows: list[list[dict]], spacing: float = 1.1,

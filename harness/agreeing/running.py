@@ -69,8 +69,7 @@ def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
             starting.install_api(info)
         else:
             apiservice.install_crds(creds)
-        driving.apply_all(creds, [obj for prefix, case in batch.items()
-                                  for obj in rendering.setup_objects(case, prefix)])
+        driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
         scheduler = _start(implementation, info, log_dir)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
