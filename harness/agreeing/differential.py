@@ -159,46 +159,51 @@ def write(results: list[CaseResult], summary: dict, out: Path, a: str, b: str) -
                 (out / "cases" / f"case-{r.index:03d}.yaml").write_text(notes + body)
 
 
-def still_disagrees(run_batch: RunBatch, implementations: tuple[str, str], klass: str,
-                    name: str) -> Callable[[list[cases.Case]], list[bool]]:
-    """For shrinking: which of several cases still show a difference of ``klass`` (one run each,
-    all side by side)."""
+def still_disagrees(run_batch: RunBatch, implementations: tuple[str, str], classes: list[str],
+                    name: str) -> shrinking.Verdicts:
+    """For shrinking: which candidates still show a difference of their owner's class (one run
+    of each implementation, every candidate side by side)."""
     a, b = implementations
     rounds = iter(range(1000))
     tag = uuid.uuid4().hex[:4]
 
-    def check(options: list[cases.Case]) -> list[bool]:
-        by_prefix = {rendering.prefix_of(i): case for i, case in enumerate(options)}
+    def check(options: list[tuple[int, cases.Case]]) -> list[bool]:
+        by_prefix = {rendering.prefix_of(i): case for i, (_, case) in enumerate(options)}
         n = next(rounds)
         got_a = run_batch(a, by_prefix, f"{name}-{tag}-{a[:3]}-{n}")
         got_b = run_batch(b, by_prefix, f"{name}-{tag}-{b[:3]}-{n}")
         verdicts = []
-        for prefix, case in by_prefix.items():
-            left, right = got_a[prefix], got_b[prefix]
+        for i, (owner, case) in enumerate(options):
+            left, right = got_a[rendering.prefix_of(i)], got_b[rendering.prefix_of(i)]
             if left.failure or right.failure:
                 verdicts.append(False)
                 continue
             found = comparing.compare(case, left.decisions, right.decisions)
-            verdicts.append(any(d.klass == klass for d in found.differences))
+            verdicts.append(any(d.klass == classes[owner] for d in found.differences))
         return verdicts
 
     return check
 
 
 def minimal_cases(results: list[CaseResult], summary: dict, run_batch: RunBatch, implementations: tuple[str, str],
-                  out: Path, say: Callable[[str], None] = print) -> list[Path]:
-    """Shrink the example case of every difference class; write each as cases/minimal-<class>.yaml."""
-    by_index = {r.index: r for r in results}
-    written = []
+                  out: Path, say: Callable[[str], None] = print, per_class: int = 1) -> list[Path]:
+    """Shrink up to ``per_class`` cases of every decision difference class, all at once; write each
+    as cases/minimal-<class>-<case>.yaml and name it in the summary's class row."""
+    picked: list[tuple[dict, CaseResult]] = []
     for row in summary["classes"]:
-        klass, example = row["class"], by_index[row["example_case"]]
-        say(f"shrinking case {example.index} ({klass})")
-        minimal = shrinking.shrink(example.case, still_disagrees(run_batch, implementations, klass, "shrink"),
-                                   say=say)
-        slug = "".join(c if c.isalnum() else "-" for c in klass).strip("-")
-        path = out / "cases" / f"minimal-{slug}.yaml"
-        path.write_text(f"# {klass}: shrunk from case {example.index} (seed {example.case.seed})\n" + cases.dump(minimal))
-        row["minimal"] = str(path.relative_to(out))
+        owners = [r for r in results if any(d.klass == row["class"] for d in _stable(r))][:per_class]
+        picked += [(row, r) for r in owners]
+    say(f"shrinking {len(picked)} case(s): {', '.join(str(r.index) for _, r in picked)}")
+    minimal = shrinking.shrink_many([r.case for _, r in picked],
+                                    still_disagrees(run_batch, implementations, [row["class"] for row, _ in picked],
+                                                    "shrink"), say=say)
+    written = []
+    for (row, result), case in zip(picked, minimal, strict=True):
+        slug = "".join(c if c.isalnum() else "-" for c in row["class"]).strip("-")
+        path = out / "cases" / f"minimal-{slug}-{result.index:03d}.yaml"
+        path.write_text(f"# {row['class']}: shrunk from case {result.index} (seed {result.case.seed})\n"
+                        + cases.dump(case))
+        row.setdefault("minimal", []).append(str(path.relative_to(out)))
         written.append(path)
     return written
 

@@ -34,7 +34,8 @@ def render(run: dict, summary: dict) -> str:
             lines += ["None.", ""]
             continue
         lines += ["| class | differences | example case | minimal case |", "|---|---:|---:|---|"]
-        lines += [f"| {r['class']} | {r['count']} | {r['example_case']} | {r.get('minimal', '')} |" for r in rows]
+        lines += [f"| {r['class']} | {r['count']} | {r['example_case']} | {', '.join(r.get('minimal', []))} |"
+                  for r in rows]
         lines.append("")
     if summary["failures"]:
         lines += ["## Cases that failed to run", ""]

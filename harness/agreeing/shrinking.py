@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from harness.agreeing import cases
 
 StillFails = Callable[[list[cases.Case]], list[bool]]
+Verdicts = Callable[[list[tuple[int, cases.Case]]], list[bool]]
+"""(owner, candidate) pairs -> whether each still disagrees as its owner's original did."""
 
 
 def shrink(case: cases.Case, still_fails: StillFails, max_rounds: int = 12,
@@ -29,6 +31,32 @@ def shrink(case: cases.Case, still_fails: StillFails, max_rounds: int = 12,
         say(f"round {round_ + 1}: {case.size()} -> {chosen.size()} (workloads, queues, flavors, epochs)")
         case = chosen
     return case
+
+
+def shrink_many(originals: list[cases.Case], verdicts: Verdicts, max_rounds: int = 12,
+                say: Callable[[str], None] = lambda line: None) -> list[cases.Case]:
+    """``shrink`` for several cases at once: each round puts every case's candidates into one
+    batch, so shrinking N cases costs the rounds of the slowest, not N times as many."""
+    current = list(originals)
+    active = set(range(len(current)))
+    for round_ in range(max_rounds):
+        options = [(owner, option) for owner in sorted(active) for option in candidates(current[owner])]
+        if not options:
+            break
+        results = verdicts(options)
+        chosen: dict[int, cases.Case] = {}
+        for (owner, option), fails in zip(options, results, strict=True):
+            if fails and owner not in chosen:
+                chosen[owner] = option
+        for owner in active - chosen.keys():
+            say(f"round {round_ + 1}: case {owner} is minimal at {current[owner].size()}")
+        active &= chosen.keys()
+        for owner, option in chosen.items():
+            say(f"round {round_ + 1}: case {owner} {current[owner].size()} -> {option.size()}")
+            current[owner] = option
+        if not active:
+            break
+    return current
 
 
 def candidates(case: cases.Case) -> Iterator[cases.Case]:

@@ -37,33 +37,41 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
               help="Cases side by side on one cluster.")
 @click.option("--shrink/--no-shrink", default=False, show_default=True,
               help="Reduce one case of every difference class to a minimal one (cases/minimal-*.yaml).")
+@click.option("--from", "previous", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Run nothing new: summarize (and with --shrink, shrink) the run in this folder again.")
+@click.option("--per-class", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="With --shrink: how many cases of each difference class to shrink.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
-def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out) -> None:
+def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, out) -> None:
     """Generate or read cases (every one validated before a cluster starts), run each through
     both implementations on local clusters in epochs, and compare admissions, flavors, evictions,
     pending order and usage at every settled point.
 
     Writes summary.json, decisions.jsonl and the disagreeing cases under --out; exits 1 when a
     decision differs between the implementations (and not within one)."""
-    chosen = [cases.load(path) for path in files] + [generating.generate(seed + i) for i in range(count)]
-    if not chosen:
-        raise click.UsageError("nothing to run: give --cases N or --case FILE")
+    implementations = (impl_a, impl_b)
     if impl_a == impl_b:
         raise click.UsageError(f"--implementation-a and -b are both {impl_a}: give two implementations "
                                "(an implementation's agreement with itself comes from --repeats 2)")
-    if "kueue" in (impl_a, impl_b):
+    if previous is not None:
+        out, chosen = previous, []
+    else:
+        chosen = [cases.load(path) for path in files] + [generating.generate(seed + i) for i in range(count)]
+        if not chosen:
+            raise click.UsageError("nothing to run: give --cases N or --case FILE (or --from FOLDER)")
+        out = out or DEFAULT_OUT / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    if "kueue" in implementations:
         building.ensure_kueue(LineProgress(interval=10.0))
-    out = out or DEFAULT_OUT / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     log_dir = out / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    implementations = (impl_a, impl_b)
     started = time.monotonic()
-    (out / differential.RECORD).write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION,
-        "command": " ".join(["kqbench", "agree", *sys.argv[2:]]), "git_sha": runs.git_sha(),
-        "seeds": [c.seed for c in chosen], "files": [str(f) for f in files], "implementations": list(implementations),
-        "repeats": repeats, "batch": batch_size, "versions": _versions(), "machine": runs.machine(),
-        "started": runs.now_iso()}, indent=2) + "\n")
+    if previous is None:
+        (out / differential.RECORD).write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION,
+            "command": " ".join(["kqbench", "agree", *sys.argv[2:]]), "git_sha": runs.git_sha(),
+            "seeds": [c.seed for c in chosen], "files": [str(f) for f in files],
+            "implementations": list(implementations), "repeats": repeats, "batch": batch_size,
+            "versions": _versions(), "machine": runs.machine(), "started": runs.now_iso()}, indent=2) + "\n")
 
     def run_batch(impl, batch, name):
         return running.run_batch(impl, batch, log_dir, name, say=click.echo)
@@ -75,14 +83,20 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, out
         (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
         return summary
 
-    results = differential.run(chosen, implementations, repeats, batch_size, run_batch, say=click.echo,
-                               on_batch=record)
-    summary = record(results)
+    if previous is None:
+        results = differential.run(chosen, implementations, repeats, batch_size, run_batch, say=click.echo,
+                                   on_batch=record)
+        summary = record(results)
+    else:
+        results = differential.read(previous, implementations)
+        summary = differential.summarize(results, implementations)
+        summary["seconds"] = json.loads((out / "summary.json").read_text()).get("seconds")
     if shrink and summary["classes"]:
-        differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo)
-        (out / "summary.json").write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION, **summary},
-                                                     indent=2) + "\n")
-        (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
+        differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo,
+                                   per_class=per_class)
+    (out / "summary.json").write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION, **summary},
+                                                 indent=2) + "\n")
+    (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
     _print(summary)
     click.echo(f"results: {out}")
     if summary["cases_failed"]:

@@ -26,6 +26,8 @@ def test_shrinking_finds_the_workload_that_matters():
         return [culprit in {w.name for w in o.workloads()} for o in options]
 
     minimal = shrinking.shrink(case, still_fails, max_rounds=40)
+    many = shrinking.shrink_many([case], lambda options: still_fails([o for _, o in options]), max_rounds=40)
+    assert many == [minimal]
     assert [w.name for w in minimal.workloads()] == [culprit] or (
         len(minimal.workloads()) == 2 and minimal.epochs[0].arrive), "epoch 0 needs a Workload of its own"
     assert len(minimal.clusterQueues) == 1 and len(minimal.flavors) == 1
