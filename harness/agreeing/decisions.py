@@ -31,10 +31,11 @@ class Decisions:
 
 
 def admission_of(obj: Mapping) -> Admission | None:
-    """Where a Workload holds quota: QuotaReserved=True with an admission, else None."""
+    """Where a Workload holds quota: QuotaReserved=True with an admission, not Finished, else None
+    (a finished Workload keeps its admission on record; neither scheduler counts its quota)."""
     status = obj.get("status") or {}
     admission = status.get("admission")
-    if not admission or not conditions.is_true(obj, "QuotaReserved"):
+    if not admission or not conditions.is_true(obj, "QuotaReserved") or conditions.is_true(obj, "Finished"):
         return None
     pod_sets = tuple(sorted(
         (psa.get("name", ""), tuple(sorted((r, f) for r, f in (psa.get("flavors") or {}).items()

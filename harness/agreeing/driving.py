@@ -4,6 +4,7 @@ created, finished, and (for Kueue) evicted quota released, for a batch of cases 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -49,16 +50,17 @@ def set_up(creds: Credentials, objects: list[dict]) -> None:
         apply_all(creds, [obj for obj in objects if obj["kind"] == kind])
 
 
-def create_in_order(creds: Credentials, rows: list[list[dict]], spacing: float = 1.1,
-                    say: Callable[[str], None] = lambda line: None) -> None:
-    """Create rows[i] (one Workload of each case) at tick i, ``spacing`` seconds apart, so that
-    creation timestamps (1 s resolution) order every case's Workloads and no two tie."""
+def create_in_order(creds: Credentials, rows: list[list[dict]], say: Callable[[str], None] = lambda line: None,
+                    clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+    """Create rows[i] (one Workload of each case) in a later second than every Workload of row i-1,
+    so that creation timestamps (1 s resolution) order every case's Workloads and no two tie: each
+    row starts on the first whole second after the previous row's last creation answered (the
+    apiserver stamps a creation before it answers, on this machine's clock)."""
     for i, row in enumerate(rows):
-        started = time.monotonic()
+        sleep(max(0.0, math.floor(clock()) + 1.0 - clock()) + 0.01)
         apply_all(creds, row)
         if i % 5 == 4:
             say(f"created {i + 1}/{len(rows)} rows")
-        time.sleep(max(0.0, spacing - (time.monotonic() - started)))
 
 
 def open_gates(creds: Credentials, prefixes: Iterable[str]) -> None:

@@ -55,3 +55,23 @@ def test_evictions_count_as_decisions_on_either_side():
     b = Decisions(evicted=(("w0", "InCohortReclamation"),))
     result = comparing.compare(case, [a], [b])
     assert result.decisions == 2 and [d.klass for d in result.differences] == ["eviction: different reason"]
+
+
+def test_each_row_of_workloads_starts_in_a_later_second_than_the_last_one_ended(monkeypatch):
+    """The creation-order guarantee, with a fake clock: a row that takes 1.3 s pushes the next one
+    two seconds on, never into the second its own last creation fell in."""
+    from harness.agreeing import driving
+
+    now = [100.6]
+    starts, ends = [], []
+
+    def apply_all(creds, row):
+        starts.append(now[0])
+        now[0] += row[0]["took"]
+        ends.append(now[0])
+
+    monkeypatch.setattr(driving, "apply_all", apply_all)
+    driving.create_in_order(None, [[{"took": 0.4}], [{"took": 1.3}], [{"took": 0.2}]],
+                            clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    for previous_end, start in zip(ends, starts[1:]):
+        assert int(start) > int(previous_end)

@@ -1,0 +1,102 @@
+"""The reference scheduler's core on a case, in process: every cycle's decisions, for reading why
+it decided what a differential run shows (no cluster, no controller; pure).
+
+Follows the epoch protocol of ``running``: each epoch's Workloads are added (one creation second
+apart) while the gate flavor is missing, then the gate is added and cycles run until one decides
+nothing new; a preemption's targets are evicted at once, as the controller's eviction write does.
+"""
+
+from __future__ import annotations
+
+from harness.agreeing import cases, decisions, rendering
+from scheduler.core import conversion, decisions as core_decisions, scheduling
+from scheduler.core.queues import QueueManager
+
+PREFIX = "sim"
+MAX_CYCLES = 500
+
+
+def trace(case: cases.Case) -> list[str]:
+    """One line per decision, per epoch and cycle: `epoch 0 cycle 3: Admit w01 -> cq1 {...}`."""
+    return simulate(case)[0]
+
+
+def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admission]]]:
+    """The trace, and where each Workload holds quota after each epoch (as ``decisions`` reads it)."""
+    manager = QueueManager()
+    lines: list[str] = []
+    admitted: list[dict[str, decisions.Admission]] = []
+    objects = rendering.setup_objects(case, PREFIX)
+    for obj in objects:
+        kind = obj["kind"]
+        if kind == "Namespace":
+            manager.add_namespace(conversion.namespace_from_dict(obj))
+        elif kind == "ResourceFlavor":
+            manager.add_resource_flavor(conversion.resource_flavor_from_dict(obj))
+        elif kind == "ClusterQueue":
+            manager.add_cluster_queue(conversion.cluster_queue_from_dict(obj))
+        elif kind == "LocalQueue":
+            manager.add_local_queue(conversion.local_queue_from_dict(obj))
+    gate = conversion.resource_flavor_from_dict(rendering.gate(PREFIX))
+    clock = 1_000_000.0
+    for e, epoch in enumerate(case.epochs):
+        manager.delete_resource_flavor(gate.name)
+        for name in epoch.finish:
+            key = next(((w.namespace, w.name) for w in manager._workloads.values()  # noqa: SLF001 (a debugging tool)
+                        if w.name == name), None)
+            if key is not None and manager.admitted(key) is not None:
+                manager.mark_finished(key)
+                lines.append(f"epoch {e}: finished {name}")
+        for wl in epoch.arrive:
+            clock += 1.0
+            obj = rendering.workload(wl, PREFIX)
+            obj["metadata"].update(creationTimestamp=_stamp(clock), uid=f"uid-{wl.name}")
+            manager.add_workload(conversion.workload_from_dict(obj))
+        manager.add_resource_flavor(gate)
+        for cycle in range(MAX_CYCLES):
+            clock += 0.01
+            decided = scheduling.run_cycle(manager, clock)
+            changed = [d for d in decided if not isinstance(d, (core_decisions.Wait, core_decisions.Park))]
+            for d in decided:
+                lines.append(f"epoch {e} cycle {cycle}: {_describe(d)}")
+            for d in decided:
+                if isinstance(d, core_decisions.Preempt):
+                    for target in d.targets:
+                        manager.mark_evicted(target.workload.key, "Preempted", clock)
+            if not changed and not manager.has_work():
+                break
+            if not changed and cycle > 20:
+                break
+        admitted.append(_admitted(manager))
+    return lines, admitted
+
+
+def _admitted(manager: QueueManager) -> dict[str, decisions.Admission]:
+    out = {}
+    for name in manager.cluster_queue_names():
+        for record in manager.admitted_in([name]):
+            admission = record.workload.admission
+            assert admission is not None
+            pod_sets = tuple(sorted((ps.name, tuple(sorted((r, rendering.local_name(PREFIX, f) or f)
+                                                           for r, f in ps.flavors.items())))
+                                    for ps in admission.pod_set_assignments))
+            out[record.workload.name] = (rendering.local_name(PREFIX, name) or name, pod_sets)
+    return out
+
+
+def _describe(d) -> str:
+    name = d.workload.name
+    cq = rendering.local_name(PREFIX, d.cluster_queue) or d.cluster_queue
+    if isinstance(d, core_decisions.Admit):
+        flavors = {r: rendering.local_name(PREFIX, f) for ps in d.admission.pod_set_assignments
+                   for r, f in ps.flavors.items()}
+        return f"Admit {name} -> {cq} {flavors}"
+    if isinstance(d, core_decisions.Preempt):
+        return f"Preempt for {name} in {cq}: " + ", ".join(f"{t.workload.name} ({t.reason.value})" for t in d.targets)
+    return f"{type(d).__name__} {name} in {cq}: {getattr(d, 'message', '')}"
+
+
+def _stamp(seconds: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
