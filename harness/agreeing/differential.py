@@ -224,6 +224,7 @@ def read(out: Path, implementations: tuple[str, str]) -> list[CaseResult]:
     if (out / "cases.jsonl").exists():
         for line in (out / "cases.jsonl").read_text().splitlines():
             row = json.loads(line)
-            stored[row.pop("case")] = cases.parse(row, f"{out}/cases.jsonl")
+            index = row.pop("case")
+            stored[index] = cases.parse(row, f"{out}/cases.jsonl")
     return [_result(i, stored.get(i) or generating.generate(seeds[i]), outcomes[i], implementations)
             for i in sorted(outcomes)]

@@ -67,3 +67,31 @@ def test_the_report_is_rendered_from_the_summary_alone():
     assert "seeds 3-4" in text
     assert f"| reference / kueue | 2 | 2 | {summary['cross']['decisions']} |" in text
     assert "## Decisions that differ\n\nNone." in text
+
+
+def test_every_committed_agreement_report_renders_from_its_data():
+    import json
+    from pathlib import Path
+
+    from harness.agreeing import reporting
+
+    folders = [p.parent for p in (Path(__file__).parents[3] / "results" / "agreement").rglob(differential.RECORD)]
+    assert folders, "results/agreement/ holds the committed differential runs"
+    for folder in folders:
+        run = json.loads((folder / differential.RECORD).read_text())
+        summary = json.loads((folder / "summary.json").read_text())
+        assert (folder / "report.md").read_text() == reporting.render(run, summary), folder
+
+
+def test_a_written_run_reads_back_to_the_same_summary(tmp_path):
+    def decide(impl, prefix, call):
+        return PENDING if (impl, prefix) == ("kueue", "c001") else ADMITTED
+    run_batch, _ = fake(decide)
+    results = differential.run([generating.generate(s) for s in (3, 4)], ("reference", "kueue"), 2, 5, run_batch,
+                               say=lambda line: None)
+    summary = differential.summarize(results, ("reference", "kueue"))
+    differential.write(results, summary, tmp_path, "reference", "kueue")
+    again = differential.read(tmp_path, ("reference", "kueue"))
+    assert differential.summarize(again, ("reference", "kueue")) == summary
+    assert [r.case for r in again] == [r.case for r in results]
+    assert (tmp_path / "cases" / "case-001.yaml").exists() and not (tmp_path / "cases" / "case-000.yaml").exists()
