@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 # (flavor name, resource name): the unit of quota accounting, as in Kueue's FlavorResource.
 FlavorResource = tuple[str, str]
+# (namespace, name) of a LocalQueue, the key the queue manager keeps LocalQueues and their counts by.
+LocalQueueKey = tuple[str, str]
 
 
 class QueueingStrategy(enum.Enum):

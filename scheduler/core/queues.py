@@ -18,38 +18,33 @@ Any release of quota ("capacity changed") unparks the parked workloads and lifts
 blocks in the ClusterQueue and its cohort, as Kueue's QueueInadmissibleWorkloads does; so does a
 changed ClusterQueue or Cohort spec, but not an update that leaves the spec as it was.
 
-A ClusterQueue admits only from namespaces its ``namespaceSelector`` selects: the scheduling cycle
-parks a head from any other namespace, in either queueing strategy, and unparking leaves it parked
-while its namespace is still not selected (pkg/cache/queue/inadmissible_workloads.go). A namespace
-whose labels change so that a ClusterQueue newly selects it unparks that queue and its cohort
-(pkg/controller/core/clusterqueue_controller.go, cqNamespaceHandler). A namespace not seen yet
-counts as one without labels.
+This module decides *when* a workload is pending, admitted or gone, and what happens to a queue.
+Two concerns it relies on live next door: which pending queue a workload waits in, kept in step
+with the positions index, and every read of the pending lists for the visibility server and the
+publishers (``pendinglists``, whose questions this facade hands on); and the namespaces' labels and
+which ClusterQueue selects which namespace (``namespaces``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
 from scheduler.core.kinds import (
-    EVERYTHING,
     ClusterQueue,
     Cohort,
     LocalQueue,
+    LocalQueueKey,
     Namespace,
     ResourceFlavor,
     WorkloadPriorityClass,
 )
 from scheduler.core.flavorassigning import LastAssignment
+from scheduler.core.namespaces import NamespaceSelection
+from scheduler.core.pendinglists import PendingLists
 from scheduler.core.pendingqueues import PendingQueue
-from scheduler.core.positions import (
-    PageRequest,
-    PendingWorkloadItem,
-    PositionRegistry,
-    QueueNotFoundError,
-    default_registry,
-)
+from scheduler.core.positions import PendingWorkloadItem, PositionRegistry, default_registry
 from scheduler.core.preempting import AdmittedWorkload
 from scheduler.core.quotas import QuotaBook
 from scheduler.core.workloads import (
@@ -57,11 +52,8 @@ from scheduler.core.workloads import (
     RequeuingTimestamp,
     Workload,
     WorkloadKey,
-    order_key,
     queue_timestamp_after_eviction,
 )
-
-LocalQueueKey = tuple[str, str]
 
 
 class QueueManager:
@@ -79,15 +71,18 @@ class QueueManager:
         self.flavors: dict[str, ResourceFlavor] = {}
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
         self.local_queues: dict[LocalQueueKey, LocalQueue] = {}
-        self.namespace_labels: dict[str, dict[str, str]] = {}
-        # (ClusterQueue, namespace) -> whether its selector selects the namespace; dropped on any change.
-        self._selected: dict[tuple[str, str], bool] = {}
-        self._pending: dict[str, PendingQueue] = {}
+        self.namespaces = NamespaceSelection()
         self._workloads: dict[WorkloadKey, Workload] = {}
-        # Workloads that want to be pending (active, unadmitted), by LocalQueue, queue or not.
-        self._wanting: dict[LocalQueueKey, set[WorkloadKey]] = {}
         self._admitted: dict[WorkloadKey, AdmittedWorkload] = {}
         self._admitted_by_cq: dict[str, dict[WorkloadKey, AdmittedWorkload]] = {}
+        self.pending_lists = PendingLists(self.local_queues, self._workloads, self.positions)
+        # Read (and each queue changed) here; pending_lists alone adds and removes queues and members.
+        self._pending: Mapping[str, PendingQueue] = self.pending_lists.queues
+
+    @property
+    def namespace_labels(self) -> dict[str, dict[str, str]]:
+        """Labels of every Namespace seen, by name."""
+        return self.namespaces.labels
 
     # -- configuration objects -----------------------------------------------------
     def add_resource_flavor(self, flavor: ResourceFlavor) -> None:
@@ -131,15 +126,8 @@ class QueueManager:
             return
         touched = set(self.quotas.neighbours(cq.name)) if old is not None else set()
         self.quotas.set_cluster_queue(cq)
-        self._selected.clear()
-        queue = self._pending.get(cq.name)
-        if queue is None:
-            self._pending[cq.name] = PendingQueue(cq.name, cq.queueing_strategy)
-            for lq in self.local_queues.values():
-                if lq.cluster_queue == cq.name:
-                    self._enqueue_local_queue(lq)
-        else:
-            queue.strategy = cq.queueing_strategy
+        self.namespaces.cluster_queues_changed()
+        self.pending_lists.cluster_queue_added(cq)
         if old is None or (old.resource_groups, old.cohort) != (cq.resource_groups, cq.cohort):
             # Kueue's cache recomputes the quota tree of the queue (and of its cohorts, old and new).
             self._allocatable_changed(touched | self.quotas.neighbours(cq.name))
@@ -150,9 +138,8 @@ class QueueManager:
     def delete_cluster_queue(self, name: str) -> None:
         touched = self.quotas.neighbours(name)
         self.quotas.remove_cluster_queue(name)
-        self._selected.clear()
-        if self._pending.pop(name, None) is not None:
-            self.positions.cluster_queue_removed(name)
+        self.namespaces.cluster_queues_changed()
+        self.pending_lists.cluster_queue_removed(name)
         self._allocatable_changed(touched)
         self._capacity_changed(touched)
 
@@ -163,52 +150,46 @@ class QueueManager:
         if old == lq:
             return
         if old is not None:
-            self._dequeue_local_queue(old)
+            self.pending_lists.local_queue_removed(old)
         self.local_queues[key] = lq
-        self._enqueue_local_queue(lq)
+        self.pending_lists.local_queue_added(lq)
 
     update_local_queue = add_local_queue
 
     def delete_local_queue(self, namespace: str, name: str) -> None:
         old = self.local_queues.pop((namespace, name), None)
         if old is not None:
-            self._dequeue_local_queue(old)
+            self.pending_lists.local_queue_removed(old)
 
     def add_namespace(self, namespace: Namespace) -> None:
         """Add or update a Namespace's labels; a ClusterQueue that selects it now and did not before
         retries its parked workloads and those of its cohort (Kueue's cqNamespaceHandler.Update)."""
-        old = self.namespace_labels.get(namespace.name)
-        if old == namespace.labels:
+        change = self.namespaces.relabel(namespace, self.quotas.cluster_queues.values())
+        if change is None:
             return
-        self.namespace_labels[namespace.name] = dict(namespace.labels)
-        self._selected.clear()
+        for cq in change.no_longer_selecting:
+            queue = self._pending.get(cq.name)
+            if queue is None:
+                continue
+            # Kueue retries a StrictFIFO head every cycle, so a blocked head from this namespace
+            # is turned away at once and the next one tried.
+            blocked = queue.blocked()
+            if blocked is not None and blocked.namespace == namespace.name:
+                queue.unblock()
         newly: set[str] = set()
-        for cq in self.quotas.cluster_queues.values():
-            before, now = cq.namespace_selector.matches(old or {}), cq.namespace_selector.matches(namespace.labels)
-            if now and not before:
-                newly |= self.quotas.neighbours(cq.name)
-            elif before and not now and (queue := self._pending.get(cq.name)) is not None:
-                # Kueue retries a StrictFIFO head every cycle, so a blocked head from this namespace
-                # is turned away at once and the next one tried.
-                blocked = queue.blocked()
-                if blocked is not None and blocked.namespace == namespace.name:
-                    queue.unblock()
+        for cq in change.now_selecting:
+            newly |= self.quotas.neighbours(cq.name)
         self._capacity_changed(newly)
 
     update_namespace = add_namespace
 
     def delete_namespace(self, name: str) -> None:
         """Forget a Namespace's labels (its workloads are deleted with it; Kueue retries nothing)."""
-        if self.namespace_labels.pop(name, None) is not None:
-            self._selected.clear()
+        self.namespaces.remove(name)
 
     def namespace_selected(self, cq: ClusterQueue, namespace: str) -> bool:
         """Whether ``cq``'s namespaceSelector selects ``namespace`` (Kueue's nominate checks this)."""
-        key = (cq.name, namespace)
-        selected = self._selected.get(key)
-        if selected is None:
-            selected = self._selected[key] = cq.namespace_selector.matches(self.namespace_labels.get(namespace, {}))
-        return selected
+        return self.namespaces.selects(cq, namespace)
 
     # -- workloads --------------------------------------------------------------------
     def add_workload(self, workload: Workload) -> None:
@@ -221,7 +202,7 @@ class QueueManager:
                 return
             # A pending workload's update keeps it sticky (Kueue's PushOrUpdate); its last flavor
             # search is forgotten (a new workload.Info).
-            old_queue = self._pending.get(self._cluster_queue_of(old))
+            old_queue = self.pending_lists.queue_of(old)
             if old_queue is not None and old_queue.sticky == old.key:
                 sticky_in = old_queue.name
             self._forget(old, release_quota=old.admission != workload.admission or old.active != workload.active)
@@ -233,8 +214,8 @@ class QueueManager:
         if workload.admission is not None:
             self._record_admitted(workload, workload.admission.cluster_queue, evicting=False)
         else:
-            self._want(workload)
-            queue = self._pending.get(self._cluster_queue_of(workload))
+            self.pending_lists.want(workload)
+            queue = self.pending_lists.queue_of(workload)
             if queue is not None and queue.name == sticky_in:
                 queue.stick(workload.key)
 
@@ -263,7 +244,7 @@ class QueueManager:
         )
         self._workloads[key] = again
         if again.active:
-            self._want(again)
+            self.pending_lists.want(again)
 
     def cancel_admission(self, key: WorkloadKey) -> None:
         """Undo an assumed admission whose API write failed; the workload keeps its place."""
@@ -274,7 +255,7 @@ class QueueManager:
         again = dataclasses.replace(old, admission=None, admitted_at=0.0)
         self._workloads[key] = again
         if again.active:
-            self._want(again)
+            self.pending_lists.want(again)
 
     def mark_admitted(self, key: WorkloadKey, admission: Admission, now: float) -> None:
         """Reserve quota for a pending workload (what applying an ``Admit`` does)."""
@@ -289,28 +270,12 @@ class QueueManager:
     # -- the scheduler's view --------------------------------------------------------
     def heads(self) -> list[tuple[ClusterQueue, Workload]]:
         """The head of every ClusterQueue that can admit now (active, not stopped, not blocked)."""
-        result = []
-        for name, queue in self._pending.items():
-            cq = self.quotas.cluster_queues[name]
-            if cq.stopped or not cq.flavor_names() <= self.flavors.keys():
-                continue
-            head = queue.head()
-            if head is not None:
-                result.append((cq, head))
-        return result
+        return [(cq, head) for cq, queue in self._admitting_queues() if (head := queue.head()) is not None]
 
     def blocked_heads(self) -> list[tuple[ClusterQueue, Workload]]:
         """StrictFIFO heads waiting for capacity; Kueue retries them every cycle, so what they
         wait for stays held back from their cohort (see scheduling)."""
-        result = []
-        for name, queue in self._pending.items():
-            cq = self.quotas.cluster_queues[name]
-            if cq.stopped or not cq.flavor_names() <= self.flavors.keys():
-                continue
-            head = queue.blocked()
-            if head is not None:
-                result.append((cq, head))
-        return result
+        return [(cq, head) for cq, queue in self._admitting_queues() if (head := queue.blocked()) is not None]
 
     def has_work(self) -> bool:
         """Whether a scheduling cycle could decide anything."""
@@ -357,76 +322,48 @@ class QueueManager:
                     queue.lift_block(key)
                 queue.remember_assignment(key, decision.last_assignment)
 
-    # -- pending lists and positions -------------------------------------------------
+    # -- pending lists and positions: answered by pendinglists.PendingLists -----------
     def cluster_queue_names(self) -> list[str]:
-        return list(self._pending)
+        return self.pending_lists.cluster_queue_names()
 
     def pending_count(self, cluster_queue: str) -> int:
-        return len(self._pending_queue(cluster_queue))
+        return self.pending_lists.pending_count(cluster_queue)
 
     def generation(self, cluster_queue: str) -> int:
-        """Changes (to a value unique in this process) whenever the queue's ordered pending list changes."""
-        return self._pending_queue(cluster_queue).generation
+        return self.pending_lists.generation(cluster_queue)
 
     def local_queue_generation(self, namespace: str, local_queue: str) -> tuple[str, int] | None:
-        """(ClusterQueue, its generation): what a LocalQueue's page depends on; None if either is unknown."""
-        lq = self.local_queues.get((namespace, local_queue))
-        queue = self._pending.get(lq.cluster_queue) if lq else None
-        return (lq.cluster_queue, queue.generation) if queue is not None else None
+        return self.pending_lists.local_queue_generation(namespace, local_queue)
 
     def is_parked(self, key: WorkloadKey) -> bool:
-        workload = self._workloads.get(key)
-        queue = self._pending.get(self._cluster_queue_of(workload)) if workload else None
-        return queue is not None and queue.is_parked(key)
+        return self.pending_lists.is_parked(key)
 
     def pending_in_order(self, cluster_queue: str) -> list[Workload]:
-        """Every pending workload of the queue (parked included), in queue order."""
-        return sorted(self._pending_queue(cluster_queue).members(), key=order_key)
+        return self.pending_lists.pending_in_order(cluster_queue)
 
     def pending_by_local_queue(self, cluster_queue: str) -> dict[LocalQueueKey, int]:
-        """Pending workloads of the queue per LocalQueue (no ordering needed: O(n), no sort)."""
-        counts: dict[LocalQueueKey, int] = {}
-        for workload in self._pending_queue(cluster_queue).members():
-            key = (workload.namespace, workload.queue_name)
-            counts[key] = counts.get(key, 0) + 1
-        return counts
+        return self.pending_lists.pending_by_local_queue(cluster_queue)
 
     def summary_for_cluster_queue(
         self, cluster_queue: str, offset: object = 0, limit: object = 1000
     ) -> list[PendingWorkloadItem]:
-        """A page of the queue's pending workloads; raises InvalidPageError/QueueNotFoundError."""
-        page = PageRequest.of(offset, limit)
-        queue = self._pending_queue(cluster_queue)
-        return self.positions.page_cluster_queue(cluster_queue, queue.members(), page)
+        return self.pending_lists.summary_for_cluster_queue(cluster_queue, offset, limit)
 
     def summary_for_local_queue(
         self, namespace: str, local_queue: str, offset: object = 0, limit: object = 1000
     ) -> list[PendingWorkloadItem]:
-        """A page of one LocalQueue's pending workloads, positions in both queues."""
-        page = PageRequest.of(offset, limit)
-        lq = self.local_queues.get((namespace, local_queue))
-        if lq is None:
-            raise QueueNotFoundError(f"localqueue {namespace}/{local_queue} not found")
-        queue = self._pending.get(lq.cluster_queue)
-        if queue is None:
-            return []
-        return self.positions.page_local_queue(lq.cluster_queue, (namespace, local_queue), queue.members(), page)
+        return self.pending_lists.summary_for_local_queue(namespace, local_queue, offset, limit)
 
     def position_of(self, key: WorkloadKey) -> tuple[int, int] | None:
-        """(positionInClusterQueue, positionInLocalQueue) of a pending workload, else None."""
-        workload = self._workloads.get(key)
-        cq_name = self._cluster_queue_of(workload) if workload else None
-        queue = self._pending.get(cq_name) if cq_name else None
-        if queue is None or queue.get(key) is not workload:
-            return None
-        return self.positions.position_of(cq_name, workload, queue.members())  # type: ignore[arg-type]
+        return self.pending_lists.position_of(key)
 
     # -- internals -----------------------------------------------------------------------
-    def _pending_queue(self, name: str) -> PendingQueue:
-        queue = self._pending.get(name)
-        if queue is None:
-            raise QueueNotFoundError(f"clusterqueue {name} not found")
-        return queue
+    def _admitting_queues(self) -> Iterator[tuple[ClusterQueue, PendingQueue]]:
+        """ClusterQueues that can admit now (not stopped, every flavor known), with their pending queue."""
+        for name, queue in self._pending.items():
+            cq = self.quotas.cluster_queues[name]
+            if not cq.stopped and cq.flavor_names() <= self.flavors.keys():
+                yield cq, queue
 
     def _resolve_priority(self, workload: Workload) -> Workload:
         if not workload.priority_class:
@@ -436,31 +373,10 @@ class QueueManager:
             return workload
         return dataclasses.replace(workload, priority=priority_class.value)
 
-    def _cluster_queue_of(self, workload: Workload) -> str:
-        """The ClusterQueue a workload queues in; "" while its LocalQueue is unknown or stopped."""
-        lq = self.local_queues.get(workload.local_queue)
-        return lq.cluster_queue if lq is not None and not lq.stopped else ""
-
-    def _want(self, workload: Workload) -> None:
-        self._wanting.setdefault(workload.local_queue, set()).add(workload.key)
-        queue = self._pending.get(self._cluster_queue_of(workload))
-        if queue is not None:
-            queue.add(workload)
-            self.positions.workload_added(queue.name, workload)
-
     def _forget(self, workload: Workload, release_quota: bool) -> None:
         """Drop a workload from wherever it is (pending or admitted)."""
         self._workloads.pop(workload.key, None)
-        wanting = self._wanting.get(workload.local_queue)
-        if wanting is not None:
-            wanting.discard(workload.key)
-            if not wanting:
-                del self._wanting[workload.local_queue]
-        queue = self._pending.get(self._cluster_queue_of(workload))
-        if queue is not None:
-            removed = queue.remove(workload.key)
-            if removed is not None:
-                self.positions.workload_removed(queue.name, removed)
+        self.pending_lists.forget(workload)
         admitted = self._admitted.pop(workload.key, None)
         if admitted is not None:
             self._admitted_by_cq[admitted.cluster_queue].pop(workload.key, None)
@@ -486,24 +402,6 @@ class QueueManager:
         self._admitted[key] = record
         self._admitted_by_cq[record.cluster_queue][key] = record
 
-    def _enqueue_local_queue(self, lq: LocalQueue) -> None:
-        queue = self._pending.get(lq.cluster_queue)
-        if queue is None or lq.stopped:
-            return
-        for key in self._wanting.get((lq.namespace, lq.name), ()):
-            workload = self._workloads[key]
-            queue.add(workload)
-            self.positions.workload_added(queue.name, workload)
-
-    def _dequeue_local_queue(self, lq: LocalQueue) -> None:
-        queue = self._pending.get(lq.cluster_queue)
-        if queue is None or lq.stopped:
-            return
-        for key in self._wanting.get((lq.namespace, lq.name), ()):
-            removed = queue.remove(key)
-            if removed is not None:
-                self.positions.workload_removed(queue.name, removed)
-
     def _allocatable_changed(self, cluster_queues: Iterable[str]) -> None:
         """The queues' AllocatableResourceGeneration moved: every pending workload's next flavor
         search starts over (flavorassigner.lastAssignmentOutdated)."""
@@ -515,14 +413,8 @@ class QueueManager:
     def _capacity_changed(self, cluster_queues: Iterable[str]) -> None:
         for name in cluster_queues:
             queue = self._pending.get(name)
-            if queue is None:
-                continue
-            cq = self.quotas.cluster_queues[name]
-            if cq.namespace_selector == EVERYTHING:
-                queue.capacity_changed()
-            else:
-                # Kueue's queueInadmissibleWorkloads leaves a workload parked while its namespace is not selected.
-                queue.capacity_changed(lambda workload, cq=cq: not self.namespace_selected(cq, workload.namespace))
+            if queue is not None:
+                queue.capacity_changed(self.namespaces.stays_parked(self.quotas.cluster_queues[name]))
 
 
 def _same_for_queueing(old: Workload, new: Workload) -> bool:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
-from scheduler.core.kinds import ClusterQueue, LocalQueue
-from scheduler.core.queues import LocalQueueKey, QueueManager
+from scheduler.core.kinds import ClusterQueue, LocalQueue, LocalQueueKey
+from scheduler.core.queues import QueueManager
 
 CQ_READY = "Can admit new workloads"
 LQ_READY = "Can submit new workloads to localQueue"
