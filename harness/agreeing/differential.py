@@ -117,6 +117,31 @@ def summarize(results: list[CaseResult], implementations: tuple[str, str]) -> di
     }
 
 
+def disagreeing(results: list[CaseResult]) -> list[CaseResult]:
+    """Cases with a decision difference that both implementations reproduced in their repeats."""
+    return [r for r in results if any(d.kind in comparing.DECISION_KINDS for d in _stable(r))]
+
+
+def confirm(summary: dict, first: list[CaseResult], again: list[CaseResult]) -> None:
+    """Add to ``summary`` what a second run of the disagreeing cases, in a small batch, showed: a
+    difference that does not come back there depended on the big batch (the timing of cycles
+    under its load), not on a rule. ``again[i]`` is the rerun of ``first[i]``."""
+    rows = []
+    for before, after in zip(first, again, strict=True):
+        kept = {d.klass for d in _stable(after) if d.kind in comparing.DECISION_KINDS} if after.cross else set()
+        classes = sorted({d.klass for d in _stable(before) if d.kind in comparing.DECISION_KINDS})
+        rows.append({"case": before.index, "seed": before.case.seed, "classes": classes,
+                     "reproduced": sorted(kept & set(classes)), "rerun_failed": after.cross is None})
+    gone = sum(len([d for d in _stable(b) if d.kind in comparing.DECISION_KINDS and d.klass not in set(r["reproduced"])])
+               for b, r in zip(first, rows, strict=True))
+    cross = summary["cross"]
+    summary["confirmation"] = {
+        "cases": rows,
+        "decisions_differing_only_in_the_big_batch": gone,
+        "rate_after_confirmation": (cross["agreeing"] + gone) / cross["decisions"] if cross["decisions"] else None,
+    }
+
+
 def _failed_runs(results: list[CaseResult]) -> list[dict]:
     """Runs (implementation, repeat) that failed for some cases, with their first line: a failed run
     of a batch leaves the case's other runs to compare."""

@@ -37,6 +37,18 @@ def render(run: dict, summary: dict) -> str:
         lines += [f"| {r['class']} | {r['count']} | {r['example_case']} | {', '.join(r.get('minimal', []))} |"
                   for r in rows]
         lines.append("")
+    confirmation = summary.get("confirmation")
+    if confirmation:
+        rate = confirmation["rate_after_confirmation"]
+        lines += ["## The disagreeing cases run again in a batch of their own", "",
+                  f"{confirmation['decisions_differing_only_in_the_big_batch']} of the differing decisions did not "
+                  "come back: they depended on the big batch (the timing of cycles under its load), not on a rule; "
+                  + (f"agreement counting only those that did: {rate:.2%}." if rate is not None else ""), "",
+                  "| case | seed | classes in the big batch | reproduced |", "|---:|---:|---|---|"]
+        lines += [f"| {c['case']} | {c['seed']} | {', '.join(c['classes'])} | "
+                  f"{'rerun failed' if c['rerun_failed'] else ', '.join(c['reproduced']) or 'none'} |"
+                  for c in confirmation["cases"]]
+        lines.append("")
     if summary["failures"]:
         lines += ["## Cases that failed to run", ""]
         lines += [f"- case {f['case']}: {f['failure']}" for f in summary["failures"]]

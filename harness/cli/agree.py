@@ -41,9 +41,12 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
               help="Run nothing new: summarize (and with --shrink, shrink) the run in this folder again.")
 @click.option("--per-class", type=click.IntRange(1, 20), default=1, show_default=True,
               help="With --shrink: how many cases of each difference class to shrink.")
+@click.option("--confirm/--no-confirm", default=True, show_default=True,
+              help="Run the disagreeing cases again, side by side in one small batch: a difference that does "
+                   "not come back depended on the big batch's timing.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
-def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, out) -> None:
+def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, confirm, out) -> None:
     """Generate or read cases (every one validated before a cluster starts), run each through
     both implementations on local clusters in epochs, and compare admissions, flavors, evictions,
     pending order and usage at every settled point.
@@ -91,6 +94,11 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, pre
         results = differential.read(previous, implementations)
         summary = differential.summarize(results, implementations)
         summary["seconds"] = json.loads((out / "summary.json").read_text()).get("seconds")
+    if confirm and (doubtful := differential.disagreeing(results)):
+        click.echo(f"confirming {len(doubtful)} disagreeing case(s) in a batch of their own")
+        again = differential.run([r.case for r in doubtful], implementations, repeats, len(doubtful), run_batch,
+                                 say=click.echo)
+        differential.confirm(summary, doubtful, again)
     if shrink and summary["classes"]:
         differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo,
                                    per_class=per_class)

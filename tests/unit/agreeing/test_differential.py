@@ -95,3 +95,22 @@ def test_a_written_run_reads_back_to_the_same_summary(tmp_path):
     assert differential.summarize(again, ("reference", "kueue")) == summary
     assert [r.case for r in again] == [r.case for r in results]
     assert (tmp_path / "cases" / "case-001.yaml").exists() and not (tmp_path / "cases" / "case-000.yaml").exists()
+
+
+def test_a_difference_that_does_not_come_back_in_a_small_batch_is_not_a_rule():
+    def big(impl, prefix, call):
+        return PENDING if (impl, prefix) == ("kueue", "c001") else ADMITTED
+    run_batch, _ = fake(big)
+    chosen = [generating.generate(s) for s in (3, 4)]
+    results = differential.run(chosen, ("reference", "kueue"), 2, 5, run_batch, say=lambda line: None)
+    summary = differential.summarize(results, ("reference", "kueue"))
+    doubtful = differential.disagreeing(results)
+    assert [r.index for r in doubtful] == [1]
+    calm, _ = fake(lambda impl, prefix, call: ADMITTED)
+    again = differential.run([r.case for r in doubtful], ("reference", "kueue"), 2, 1, calm, say=lambda line: None)
+    differential.confirm(summary, doubtful, again)
+    confirmation = summary["confirmation"]
+    assert confirmation["cases"][0]["reproduced"] == [] and confirmation["rate_after_confirmation"] == 1.0
+    from harness.agreeing import reporting
+    assert "did not come back" in reporting.render({"command": "c", "git_sha": "s", "seeds": [3, 4], "repeats": 2,
+                                                    "batch": 5}, summary)
