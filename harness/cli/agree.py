@@ -99,6 +99,7 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, pre
         again = differential.run([r.case for r in doubtful], implementations, repeats, len(doubtful), run_batch,
                                  say=click.echo)
         differential.confirm(summary, doubtful, again)
+        summary["confirmation"]["git_sha"] = runs.git_sha()
     if shrink and summary["classes"]:
         differential.minimal_cases(results, summary, run_batch, implementations, out, say=click.echo,
                                    per_class=per_class)
