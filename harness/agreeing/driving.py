@@ -9,9 +9,8 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from harness import rest
+from harness import bareworkloads, rest
 from harness.agreeing import decisions, rendering
-from harness.drivers.kueuebaseline import generating as baseline
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 
@@ -89,7 +88,7 @@ def close_gates(creds: Credentials, prefixes: Iterable[str]) -> None:
 def finish(creds: Credentials, targets: list[tuple[str, str]]) -> None:
     """Mark Finished=True (namespace, name) Workloads, as a job that completed would."""
     now = time.time()
-    apply_all_status(creds, [baseline.finished_apply(ns, name, now) for ns, name in targets])
+    apply_all_status(creds, [bareworkloads.finished_apply(ns, name, now, "kqbench agree: finished in its epoch") for ns, name in targets])
 
 
 def apply_all_status(creds: Credentials, bodies: list[dict]) -> None:
@@ -111,7 +110,7 @@ def release_evicted(creds: Credentials, workloads: list[dict]) -> int:
 
     def release(obj: dict) -> None:
         path = path_of({**obj, "kind": "Workload", "apiVersion": rendering.GROUP_VERSION}) + "/status"
-        status, body = rest.request(creds, "PATCH", path, baseline.eviction_release(obj, now),
+        status, body = rest.request(creds, "PATCH", path, bareworkloads.eviction_release(obj, now),
                                     "application/merge-patch+json")
         if status >= 300 and status != 409:  # 409: it changed meanwhile; the next round sees it again
             raise KqbenchError(f"PATCH {path} answered {status}: {body[:200]!r}")

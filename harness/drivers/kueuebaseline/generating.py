@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from harness import waiting
+from harness import bareworkloads, waiting
 from harness.drivers.kueuebaseline import figures as figs, plans
 from loadtests import settings as load_settings, workloads as wl
 from scheduler.controller import informing
@@ -80,34 +80,6 @@ def queue_event(obj: dict, now: float) -> figs.QueueEvent:
     quota = _first_quantity(groups, "flavors", "resources", "nominalQuota")
     used = _first_quantity(status.get("flavorsUsage") or [], "resources", "total")
     return figs.QueueEvent(now, (obj.get("metadata") or {}).get("name", ""), used, quota)
-
-
-def eviction_release(obj: dict, now: float) -> dict:
-    """The status merge patch that finishes an eviction as Kueue's runner does
-    (UnsetQuotaReservationWithCondition): QuotaReserved=False/Pending, no admission, Admitted=False;
-    guarded by the resourceVersion it was computed from."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-    patched = []
-    for c in (obj.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "QuotaReserved":
-            c = {**c, "status": "False", "reason": "Pending", "message": "Evicted by the test runner",
-                 "lastTransitionTime": stamp}
-        elif c.get("type") == "Admitted" and c.get("status") == "True":
-            c = {**c, "status": "False", "reason": "NoReservation", "message": "The workload has no reservation",
-                 "lastTransitionTime": stamp}
-        patched.append(c)
-    meta = obj.get("metadata") or {}
-    return {"metadata": {"resourceVersion": meta.get("resourceVersion", "")},
-            "status": {"admission": None, "conditions": patched}}
-
-
-def finished_apply(namespace: str, name: str, now: float) -> dict:
-    """The apply configuration that adds Finished=True and nothing else."""
-    return {"apiVersion": wl.API_VERSION, "kind": "Workload", "metadata": {"name": name, "namespace": namespace},
-            "status": {"conditions": [{
-                "type": "Finished", "status": "True", "reason": "Succeeded",
-                "message": "kqbench kueue-baseline: runtime elapsed after admission",
-                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))}]}}
 
 
 def workload_body(creation: plans.Creation) -> dict:
@@ -212,7 +184,8 @@ class Generator:
         async with self._slots:
             try:
                 await self.client.request("PATCH", f"{path}?fieldManager={FIELD_MANAGER}&force=true",
-                                          finished_apply(creation.queue.namespace, record.name, self.clock()),
+                                          bareworkloads.finished_apply(creation.queue.namespace, record.name, self.clock(),
+                                                                            "kqbench kueue-baseline: runtime elapsed after admission"),
                                           "application/apply-patch+yaml")
             except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
                 self.outcome.finish_failures += 1
@@ -228,7 +201,7 @@ class Generator:
         path = f"{BASE}/namespaces/{namespace}/workloads/{name}/status"
         try:
             async with self._slots:
-                await self.client.request("PATCH", path, eviction_release(obj, self.clock()),
+                await self.client.request("PATCH", path, bareworkloads.eviction_release(obj, self.clock()),
                                           "application/merge-patch+json")
             self.outcome.evictions_released += 1
         except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
