@@ -141,6 +141,9 @@ class Case(pydantic.BaseModel):
     def workloads(self) -> list[Workload]:
         return [w for epoch in self.epochs for w in epoch.arrive]
 
+    def namespace_of(self, workload: str) -> str:
+        return next(w.namespace for w in self.workloads() if w.name == workload)
+
     def size(self) -> tuple[int, int, int, int]:
         """What shrinking makes smaller: (workloads, queues, flavors, epochs)."""
         return len(self.workloads()), len(self.clusterQueues), len(self.flavors), len(self.epochs)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.agreeing import cases, comparing, rendering, running, shrinking
+from harness.agreeing import cases, comparing, decisions as decided, generating, rendering, running, shrinking
 from harness.agreeing.comparing import Comparison
 
 RECORD = "agreement.json"
@@ -236,8 +236,6 @@ def minimal_cases(results: list[CaseResult], summary: dict, run_batch: RunBatch,
 def read(out: Path, implementations: tuple[str, str]) -> list[CaseResult]:
     """The results of a finished or interrupted run, from its files (cases from cases.jsonl, or
     from their seeds for runs written before it existed)."""
-    from harness.agreeing import decisions as decided, generating
-
     outcomes: dict[int, dict[str, list[running.Outcome]]] = {}
     seeds: dict[int, int] = {}
     for line in (out / "decisions.jsonl").read_text().splitlines():

@@ -79,7 +79,7 @@ def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
             results = _epoch(creds, batch, epoch, scheduler, log, say)
             for prefix, result in results.items():
                 outcomes[prefix].decisions.append(result)
-    except (observing.SchedulerDied, observing.NotSettled, Exception) as error:  # noqa: B014 (named for readers)
+    except Exception as error:  # SchedulerDied, NotSettled, a refused write: the batch's cases fail, the run goes on
         tail = scheduler.log_tail() if scheduler is not None else ""
         message = f"{type(error).__name__}: {error}"
         if tail:
@@ -104,7 +104,7 @@ def _epoch(creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler
         time.sleep(GATE_SECONDS)
     state = observing.look(creds)
     admitted = decisions.admitted_by_case(state.workloads, active)
-    finished = [(rendering.named(p, _namespace_of(c, name)), name) for p, c in active.items()
+    finished = [(rendering.named(p, c.namespace_of(name)), name) for p, c in active.items()
                 for name in c.epochs[epoch].finish if name in admitted[p]]
     driving.finish(creds, finished)
     rows = _rows(active, epoch)
@@ -131,10 +131,6 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
     arriving = {p: c.epochs[epoch].arrive for p, c in active.items()}
     depth = max((len(a) for a in arriving.values()), default=0)
     return [[rendering.workload(a[i], p) for p, a in arriving.items() if i < len(a)] for i in range(depth)]
-
-
-def _namespace_of(case: cases.Case, name: str) -> str:
-    return next(w.namespace for w in case.workloads() if w.name == name)
 
 
 def _start(implementation: str, info, log_dir: Path) -> Scheduler:

@@ -8,6 +8,8 @@ nothing new; a preemption's targets are evicted at once, as the controller's evi
 
 from __future__ import annotations
 
+import datetime as dt
+
 from harness.agreeing import cases, decisions, rendering
 from scheduler.core import conversion, decisions as core_decisions, scheduling
 from scheduler.core.queues import QueueManager
@@ -42,9 +44,8 @@ def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admi
     for e, epoch in enumerate(case.epochs):
         manager.delete_resource_flavor(gate.name)
         for name in epoch.finish:
-            key = next(((w.namespace, w.name) for w in manager._workloads.values()  # noqa: SLF001 (a debugging tool)
-                        if w.name == name), None)
-            if key is not None and manager.admitted(key) is not None:
+            key = (rendering.named(PREFIX, case.namespace_of(name)), name)
+            if manager.admitted(key) is not None:
                 manager.mark_finished(key)
                 lines.append(f"epoch {e}: finished {name}")
         for wl in epoch.arrive:
@@ -97,6 +98,4 @@ def _describe(d) -> str:
 
 
 def _stamp(seconds: float) -> str:
-    import datetime as dt
-
     return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
