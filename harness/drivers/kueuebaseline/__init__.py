@@ -23,5 +23,6 @@ def _report(tables: registry.Tables, context: registry.ReportContext) -> registr
 
 
 DRIVER = registry.DriverSpec(name="kueue-baseline", phases=phases.PHASES, run_phase=running.run,
-                             tables=(tabulating.FIGURES_TABLE, tabulating.CLASSES_TABLE, tabulating.WORKLOADS_TABLE),
+                             tables=(tabulating.FIGURES_TABLE, tabulating.CLASSES_TABLE, tabulating.WORKLOADS_TABLE,
+                                     tabulating.EVICTIONS_TABLE),
                              summary_metrics=summarising.metrics, report_section=_report)

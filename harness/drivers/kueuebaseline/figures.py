@@ -19,6 +19,7 @@ last Finished) stays beside it as `cq_usage_percent_from_workloads`.
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -74,6 +75,32 @@ class WorkloadRecord:
                 self.evictions += 1
         if finished and self.finished is None:
             self.finished = now
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """One eviction as the informer saw it: who lost its quota, why (the Preempted condition's reason,
+    else the Evicted one) and, for a preemption, the Workload it made room for."""
+
+    t: float
+    victim: str
+    reason: str
+    preemptor: str
+    """The preemptor's name ('' when the message names none or names one this run did not create)."""
+
+
+_UID_IN_MESSAGE = re.compile(r"\(UID: ([^,)]+)")
+_NAME_IN_MESSAGE = re.compile(r"accommodate (?:[^/\s]+/)?([^\s(]+)")
+
+
+def preemptor_of(message: str, names_by_uid: dict[str, str]) -> str:
+    """The preemptor a Preempted message names: Kueue writes "... a workload (UID: u, JobUID: j) due to
+    ...", the reference scheduler "... accommodate <namespace>/<name>"."""
+    by_uid = _UID_IN_MESSAGE.search(message)
+    if by_uid:
+        return names_by_uid.get(by_uid.group(1).strip(), "")
+    by_name = _NAME_IN_MESSAGE.search(message)
+    return by_name.group(1) if by_name else ""
 
 
 @dataclass(frozen=True, slots=True)

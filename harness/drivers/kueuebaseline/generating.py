@@ -59,6 +59,8 @@ class Outcome:
     queue_events: list[figs.QueueEvent] = field(default_factory=list)
     """Every ClusterQueue state the informer saw, by this process's clock."""
     api_times: dict[str, list[str]] = field(default_factory=dict)
+    evictions: list[figs.Eviction] = field(default_factory=list)
+    """Every eviction the informer saw, with its reason and preemptor."""
     """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
 
 
@@ -116,6 +118,9 @@ class Generator:
         self._created_all = False
         self._releasing: set[str] = set()
         """Evictions being finished (one release in flight per Workload)."""
+        self._names_by_uid: dict[str, str] = {}
+        self._evictions_seen: dict[str, tuple[str, str]] = {}
+        """name -> (lastTransitionTime, message) of the last Evicted=True recorded."""
 
     # -- watch side ---------------------------------------------------------------------------
     def _on_list(self, items: list[dict]) -> None:
@@ -128,6 +133,8 @@ class Generator:
         if record is None or kind == "DELETED" or plans.CLASS_LABEL not in (meta.get("labels") or {}):
             return
         now = self.clock()
+        self._names_by_uid[meta.get("uid", "")] = record.name
+        self._note_eviction(record.name, obj, now)
         reserved, finished = conditions.condition(obj, "QuotaReserved"), conditions.condition(obj, "Finished")
         is_reserved, is_finished = conditions.is_true(obj, "QuotaReserved"), conditions.is_true(obj, "Finished")
         api = self.outcome.api_times.setdefault(record.name, ["", "", ""])
@@ -151,6 +158,19 @@ class Generator:
         elif record.admitted_since is not None:
             record.on_released(now, finished=False)  # evicted: queues again, its timer is stale
             self._timers[record.name] = self._timers.get(record.name, 0) + 1
+
+    def _note_eviction(self, name: str, obj: dict, now: float) -> None:
+        if not conditions.is_true(obj, "Evicted"):
+            return
+        evicted = conditions.condition(obj, "Evicted")
+        key = (evicted.get("lastTransitionTime", ""), evicted.get("message", ""))
+        if self._evictions_seen.get(name) == key:
+            return
+        self._evictions_seen[name] = key
+        preempted = conditions.condition(obj, "Preempted") if conditions.is_true(obj, "Preempted") else {}
+        reason = preempted.get("reason") or evicted.get("reason", "")
+        message = preempted.get("message") or evicted.get("message", "")
+        self.outcome.evictions.append(figs.Eviction(now, name, reason, figs.preemptor_of(message, self._names_by_uid)))
 
     def _finished(self, record: figs.WorkloadRecord, now: float) -> None:
         if record.finished is None:

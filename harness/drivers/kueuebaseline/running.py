@@ -36,6 +36,7 @@ def run(context: registry.PhaseContext) -> None:
     frame = tabulating.figures_frame(figures, api_metrics, extras)
     classes = tabulating.classes_frame(figures)
     workloads = tabulating.workloads_frame(outcome.records, outcome.api_times, outcome.start)
+    evictions = tabulating.evictions_frame(outcome.evictions, outcome.records, outcome.start)
     out = Path(context.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "kueue-baseline.csv", index=False)
@@ -47,6 +48,6 @@ def run(context: registry.PhaseContext) -> None:
                     for c in figures.classes)
         + ("" if figures.complete else f" (INCOMPLETE: {figures.finished}/{plan.total} finished)"))
     for name, table in ((tabulating.FIGURES_TABLE, frame), (tabulating.CLASSES_TABLE, classes),
-                        (tabulating.WORKLOADS_TABLE, workloads)):
+                        (tabulating.WORKLOADS_TABLE, workloads), (tabulating.EVICTIONS_TABLE, evictions)):
         # which scheduler made these figures: a sweep over scheduler.implementation puts both in one run
         context.emit(name, table.assign(phase=context.phase_name, implementation=context.scenario.scheduler.implementation))

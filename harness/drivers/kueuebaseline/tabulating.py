@@ -12,6 +12,7 @@ from harness.drivers.kueuebaseline import figures as figs
 FIGURES_TABLE = "kueue_baseline"
 CLASSES_TABLE = "kueue_classes"
 WORKLOADS_TABLE = "kueue_workloads"
+EVICTIONS_TABLE = "kueue_evictions"
 
 
 def parse_time(text: str) -> float | None:
@@ -77,6 +78,24 @@ def workloads_frame(records: dict[str, figs.WorkloadRecord], api_times: dict[str
     return pd.DataFrame(rows, columns=["name", "cluster_queue", "class", "cpu_milli", "created_s", "admitted_s",
                                        "finished_s", "admitted_seconds", "evictions", "api_created",
                                        "api_quota_reserved", "api_finished"])
+
+
+def evictions_frame(evictions: list[figs.Eviction], records: dict[str, figs.WorkloadRecord],
+                    start: float) -> pd.DataFrame:
+    """One row per eviction: victim and preemptor with their class and ClusterQueue, and the reason,
+    so that two schedulers' evictions can be told apart by who preempted whom and why."""
+    def of(name: str) -> tuple[str, str]:
+        record = records.get(name)
+        return (record.workload_class, record.cluster_queue) if record else ("", "")
+
+    rows = []
+    for e in evictions:
+        (victim_class, victim_cq), (preemptor_class, preemptor_cq) = of(e.victim), of(e.preemptor)
+        rows.append({"t_s": e.t - start, "victim": e.victim, "victim_class": victim_class, "victim_cq": victim_cq,
+                     "reason": e.reason, "preemptor": e.preemptor, "preemptor_class": preemptor_class,
+                     "preemptor_cq": preemptor_cq})
+    return pd.DataFrame(rows, columns=["t_s", "victim", "victim_class", "victim_cq", "reason", "preemptor",
+                                       "preemptor_class", "preemptor_cq"])
 
 
 def markdown(frame: pd.DataFrame) -> str:

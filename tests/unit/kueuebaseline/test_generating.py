@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.drivers.kueuebaseline import generating, plans
+from harness.drivers.kueuebaseline import figures, generating, plans, tabulating
 from harness.scenarios import loading
 
 ONE_QUEUE = ["queues.cohorts=[{name: c}]",
@@ -134,3 +134,40 @@ def test_an_evicted_workload_that_keeps_its_quota_is_released_as_kueues_runner_d
         await _settle(gen)
         assert gen.outcome.evictions_released == 1
     asyncio.run(scenario())
+
+
+def _preempted(name: str, message: str, when: str) -> dict:
+    obj = _evicted(name)
+    obj["status"]["conditions"][-1] |= {"lastTransitionTime": when, "message": message}
+    obj["status"]["conditions"].append({"type": "Preempted", "status": "True", "reason": "InCohortReclamation",
+                                        "message": message, "lastTransitionTime": when})
+    return obj
+
+
+def test_each_eviction_is_recorded_once_with_its_reason_and_preemptor():
+    async def scenario():
+        gen, clock, api = _generator()
+        await gen._create_all()
+        await _settle(gen)
+        large = _admitted("large-lq-0")
+        large["metadata"]["uid"] = "u-large"
+        gen._on_event("MODIFIED", large)
+        kueue_says = "Preempted to accommodate a workload (UID: u-large, JobUID: UNKNOWN) due to reclamation within the cohort"
+        gen._on_event("MODIFIED", _preempted("small-lq-0", kueue_says, "2025-01-01T00:00:02Z"))
+        gen._on_event("MODIFIED", _preempted("small-lq-0", kueue_says, "2025-01-01T00:00:02Z"))  # the same eviction
+        gen._on_event("MODIFIED", _preempted("small-lq-0", kueue_says, "2025-01-01T00:00:05Z"))  # a second one
+        gen._on_event("MODIFIED", _preempted("small-lq-1", "Preempted to accommodate kqbench-churn/large-lq-0",
+                                             "2025-01-01T00:00:05Z"))
+        await _settle(gen)
+        seen = [(e.victim, e.reason, e.preemptor) for e in gen.outcome.evictions]
+        assert seen == [("small-lq-0", "InCohortReclamation", "large-lq-0")] * 2 \
+            + [("small-lq-1", "InCohortReclamation", "large-lq-0")]
+        frame = tabulating.evictions_frame(gen.outcome.evictions, gen.outcome.records, gen.outcome.start)
+        assert frame[["victim_class", "preemptor_class", "preemptor_cq"]].drop_duplicates().values.tolist() \
+            == [["small", "large", "cq"]]
+    asyncio.run(scenario())
+
+
+def test_a_preemptor_the_message_does_not_name_is_left_empty():
+    assert figures.preemptor_of("Preempted to accommodate a workload (UID: other, JobUID: x)", {"u": "a"}) == ""
+    assert figures.preemptor_of("Evicted by the test runner", {}) == ""
