@@ -19,14 +19,30 @@ def group() -> None:
 
 
 def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, lease_seconds,
-                  jobs=False, allow_remote=False) -> specs.ClusterSpec:
+                  jobs=False, allow_remote=False, bulk=False) -> specs.ClusterSpec:
     return specs.ClusterSpec(
         name=name, backend=backend, k8s_version=k8s_version,
         feature_gates=specs.parse_feature_gates(feature_gates), apiserver_port=port,
         heartbeats=specs.Heartbeats(enabled=heartbeats, lease_seconds=lease_seconds, status_seconds=lease_seconds),
         jobs=jobs,
         allow_remote=allow_remote,
+        bulk=bulk,
     )
+
+
+BULK_HELP = ("Write the nodes straight into etcd, already Ready, in batched transactions (seconds for 100k), "
+             "instead of POSTing them through kube-apiserver; kwok backend only.")
+
+
+def _node_options(command):
+    """The shape of every simulated node (`up` and `add-nodes`)."""
+    for option in reversed((
+        click.option("--node-cpu", default="32", show_default=True, help="Allocatable CPU per node."),
+        click.option("--node-memory", default="256Gi", show_default=True, help="Allocatable memory per node."),
+        click.option("--node-gpus", type=int, default=0, show_default=True, help="nvidia.com/gpu per node."),
+    )):
+        command = option(command)
+    return command
 
 
 @group.command("up")
@@ -42,9 +58,8 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
 @click.option("--heartbeat-seconds", type=int, default=600, show_default=True, help="Lease/status period when on.")
 @click.option("--jobs", is_flag=True,
               help="Run batch Jobs' pods: the job controller and kube-scheduler (binds pods to the nodes) on.")
-@click.option("--node-cpu", default="32", show_default=True, help="Allocatable CPU per node.")
-@click.option("--node-memory", default="256Gi", show_default=True, help="Allocatable memory per node.")
-@click.option("--node-gpus", type=int, default=0, show_default=True, help="nvidia.com/gpu per node.")
+@_node_options
+@click.option("--bulk", is_flag=True, help=BULK_HELP)
 @click.option("--kubeconfig", default=None, help="With --backend existing: the cluster's kubeconfig.")
 @click.option("--allow-remote", is_flag=True,
               help="With --backend existing: adopt an apiserver that is not on a loopback address.")
@@ -52,13 +67,13 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
               help="Write the bring-up figures (times, nodes/s, RSS, etcd size) as JSON to this file.")
 @click.option("--down-after", is_flag=True, help="Tear the cluster down after reporting (a smoke run).")
 def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
-       node_cpu, node_memory, node_gpus, kubeconfig, allow_remote, record, down_after) -> None:
+       node_cpu, node_memory, node_gpus, bulk, kubeconfig, allow_remote, record, down_after) -> None:
     """Start a cluster, create NODES Ready nodes, and print what runs and its numbers."""
     if nodes < 0 or (nodes == 0 and backend != "existing"):
         raise click.BadParameter(f"must be >= 1 (got {nodes}; 0 only with --backend existing, which adopts a cluster "
                                  "without adding nodes)", param_hint="--nodes")
     cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
-                            allow_remote)
+                            allow_remote, bulk)
     # An adopted cluster may be a real one: with --nodes 0 it gets no simulated nodes.
     pools = [nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)] if nodes else []
     progress = LineProgress(interval=3.0)
@@ -88,6 +103,7 @@ def _print_report(info: state.ClusterInfo, report: bringup.BringUpReport) -> Non
         ("versions", ", ".join(f"{k} {v}" for k, v in report.versions.items())),
         ("control plane up (s)", f"{report.control_plane_seconds:.1f}"),
         ("nodes Ready", f"{report.nodes_ready}/{report.nodes_requested}"),
+        ("nodes made by", report.node_path or "-"),
         ("node create (s)", f"{report.node_create_seconds:.1f}"),
         ("nodes/s", f"{report.nodes_per_second:.0f}"),
         ("wait Ready (s)", f"{report.node_ready_seconds:.1f}"),
@@ -100,6 +116,29 @@ def _print_report(info: state.ClusterInfo, report: bringup.BringUpReport) -> Non
         table.add_row(*row)
     console.print(table)
     console.print(f"kubeconfig: {info.kubeconfig}")
+
+
+@group.command("add-nodes")
+@click.option("--name", default="kqbench", show_default=True, help="The running cluster to add nodes to.")
+@click.option("--nodes", type=click.IntRange(min=1), required=True, help="How many nodes.")
+@click.option("--pool", default="kwok", show_default=True,
+              help="Pool name: the nodes are named POOL-000000 ... and labelled kqbench.dev/pool=POOL.")
+@_node_options
+@click.option("--bulk", is_flag=True, help=BULK_HELP)
+@click.option("--replace", is_flag=True,
+              help="With --bulk: overwrite nodes of these names that already exist (new objects, new uids). "
+                   "Without it, a bulk load that would overwrite any node is refused before writing.")
+@click.option("--timeout", type=float, default=1800.0, show_default=True,
+              help="Seconds to wait until kube-apiserver serves every node Ready.")
+def add_nodes(name, nodes, pool, node_cpu, node_memory, node_gpus, bulk, replace, timeout) -> None:
+    """Add NODES Ready nodes to a running cluster, by POSTs or (--bulk) straight into its etcd."""
+    info = state.load(name)
+    pools = [nodepools.NodePool(name=pool, count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)]
+    added = bringup.add_nodes(info, pools, LineProgress(interval=3.0), bulk=bulk, replace=replace,
+                              ready_timeout=timeout)
+    replaced = f", {added.replaced} replaced" if added.replaced else ""
+    click.echo(f"cluster {name}: {added.ready} of {added.requested} nodes of pool {pool} served Ready "
+               f"({added.path}{replaced}): written in {added.write_seconds:.1f}s, served {added.ready_seconds:.1f}s later")
 
 
 @group.command("down")

@@ -13,10 +13,36 @@ import psutil
 from harness import kubeconfig, rest
 from harness.clusters import existing, kind, kwok, processes, spec as specs, state
 from harness.errors import KqbenchError
-from harness.nodes import creating, pools as nodepools
+from harness.nodes import bulkloading, creating, pools as nodepools
 from harness.toolchain import building, layout, versions
 
 BACKENDS = ("kwok", "kind", "existing")
+
+
+NODE_PATHS = ("posts", "bulk")
+"""How nodes are made: POSTs through kube-apiserver (kwok marks them Ready), or written Ready into etcd."""
+REPORT_VERSION = 2
+"""2: node_path and node_value_bytes added (version 1 files have neither and were all `posts`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodesAdded:
+    """How one batch of nodes was added and how long until kube-apiserver served them Ready."""
+
+    path: str
+    requested: int
+    write_seconds: float
+    """POSTs: from the first to the last answer; bulk: from building the objects to etcd's last answer."""
+    ready_seconds: float
+    """From the last write until every node is served Ready."""
+    ready: int
+    replaced: int = 0
+    value_bytes: int = 0
+    """Bytes written into etcd (bulk only)."""
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.requested / self.write_seconds if self.write_seconds > 0 else 0.0
 
 
 @dataclass(slots=True)
@@ -27,16 +53,21 @@ class BringUpReport:
     backend: str
     versions: dict[str, str]
     nodes_requested: int
+    node_path: str = ""
+    """One of NODE_PATHS ("" without nodes)."""
     control_plane_seconds: float = 0.0
     node_create_seconds: float = 0.0
+    """Writing the nodes: POSTs, or etcd transactions with the bulk path (NodesAdded.write_seconds)."""
     nodes_per_second: float = 0.0
     node_ready_seconds: float = 0.0
+    node_value_bytes: int = 0
     nodes_ready: int = 0
     total_seconds: float = 0.0
     processes: dict[str, dict] = field(default_factory=dict)
     etcd_db_size_bytes: int | None = None
     machine: dict = field(default_factory=dict)
     started_at: str = ""
+    version: int = REPORT_VERSION
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -118,14 +149,14 @@ def up(cluster: specs.ClusterSpec, pools: list[nodepools.NodePool], progress, ku
     report.versions = dict(info.versions)
     report.control_plane_seconds = round(time.monotonic() - started, 2)
     try:
-        creds = kubeconfig.load(info.kubeconfig)
         if report.nodes_requested:
-            created = creating.create_nodes(creds, pools, progress)
-            report.node_create_seconds = round(created.seconds, 2)
-            report.nodes_per_second = round(created.nodes_per_second, 1)
-            ready = creating.wait_ready(creds, report.nodes_requested, progress, timeout=ready_timeout)
-            report.node_ready_seconds = round(ready.seconds, 2)
-            report.nodes_ready = ready.ready
+            added = add_nodes(info, pools, progress, bulk=cluster.bulk, ready_timeout=ready_timeout)
+            report.node_path = added.path
+            report.node_create_seconds = round(added.write_seconds, 2)
+            report.nodes_per_second = round(added.nodes_per_second, 1)
+            report.node_ready_seconds = round(added.ready_seconds, 2)
+            report.nodes_ready = added.ready
+            report.node_value_bytes = added.value_bytes
         report.total_seconds = round(time.monotonic() - started, 2)
         report.processes = process_table(info)
         report.etcd_db_size_bytes = etcd_db_size(info)
@@ -133,6 +164,26 @@ def up(cluster: specs.ClusterSpec, pools: list[nodepools.NodePool], progress, ku
         down(cluster.name)
         raise
     return info, report
+
+
+def add_nodes(info: state.ClusterInfo, pools: list[nodepools.NodePool], progress, bulk: bool = False,
+              replace: bool = False, ready_timeout: float = 1800.0) -> NodesAdded:
+    """Add the nodes of `pools` to a running cluster, by POSTs or (bulk) straight into its etcd, and wait
+    until kube-apiserver serves them all Ready. Existing names: POSTs count them as created; bulk refuses
+    them before writing anything unless `replace`."""
+    nodepools.check_distinct(pools)
+    requested = nodepools.total_nodes(pools)
+    if bulk:
+        loaded = bulkloading.load(info, pools, progress, replace=replace, timeout=ready_timeout)
+        return NodesAdded("bulk", requested, loaded.write_seconds, loaded.served_seconds, loaded.ready,
+                          loaded.replaced, loaded.value_bytes)
+    if replace:
+        raise specs.SpecError("--replace goes with --bulk: a POST never overwrites a node (an existing one is kept)")
+    creds = kubeconfig.load(info.kubeconfig)
+    created = creating.create_nodes(creds, pools, progress)
+    ready = creating.wait_ready(creds, requested, progress, timeout=ready_timeout,
+                                selector=bulkloading.pool_selector(pools))
+    return NodesAdded("posts", requested, created.seconds, ready.seconds, ready.ready)
 
 
 def down(name: str) -> list[int]:

@@ -11,6 +11,7 @@ import time
 from collections import deque
 from pathlib import Path
 
+import psutil
 import yaml
 
 from harness import kubeconfig, rest
@@ -72,6 +73,17 @@ def read_pids(workdir: Path) -> dict[str, int]:
             if text.isdigit():
                 pids[component] = int(text)
     return pids
+
+
+def apiserver_command(info: state.ClusterInfo) -> list[str]:
+    """The command line the cluster's kube-apiserver runs with (what it does is in its flags)."""
+    pid = info.pids.get("kube-apiserver")
+    try:
+        if pid:
+            return psutil.Process(pid).cmdline()
+    except psutil.Error:
+        pass
+    raise KqbenchError(f"cluster {info.name}: kube-apiserver is not running (see `kqbench cluster status --name {info.name}`)")
 
 
 def _component_died(workdir: Path) -> str | None:

@@ -24,11 +24,19 @@ NODE_CONDITIONS = (
     ("PIDPressure", "False", "KubeletHasSufficientPID"),
     ("NetworkUnavailable", "False", "RouteCreated"),
 )
+NODE_CONDITION_MESSAGE = "kwok simulated node"
+NODE_INFO = {
+    "architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "kwok",
+    "containerRuntimeVersion": "kwok", "kernelVersion": "kwok", "kubeProxyVersion": "kwok", "osImage": "kwok",
+    "machineID": "", "bootID": "", "systemUUID": "",
+}
+"""status.nodeInfo of a Ready node (the stage's, and the bulk loader's)."""
+NODE_PHASE = "Running"
 _CONDITION = """\
 - type: {0}
   status: "{1}"
   reason: {2}
-  message: kwok simulated node
+  message: {3}
   lastHeartbeatTime: {{{{ $now | Quote }}}}
   lastTransitionTime: {{{{ $now | Quote }}}}
 """
@@ -44,23 +52,12 @@ _RESOURCES = """\
 """
 NODE_READY_TEMPLATE = (
     "{{ $now := Now }}\nconditions:\n"
-    + "".join(_CONDITION.format(*c) for c in NODE_CONDITIONS)
+    + "".join(_CONDITION.format(*c, NODE_CONDITION_MESSAGE) for c in NODE_CONDITIONS)
     + _RESOURCES.format("allocatable")
     + _RESOURCES.format("capacity")
-    + """\
-nodeInfo:
-  architecture: amd64
-  operatingSystem: linux
-  kubeletVersion: kwok
-  containerRuntimeVersion: kwok
-  kernelVersion: kwok
-  kubeProxyVersion: kwok
-  osImage: kwok
-  machineID: ""
-  bootID: ""
-  systemUUID: ""
-phase: Running
-"""
+    + "nodeInfo:\n"
+    + "".join(f"  {key}: {value or chr(34) * 2}\n" for key, value in NODE_INFO.items())
+    + f"phase: {NODE_PHASE}\n"
 )
 
 
@@ -207,6 +204,27 @@ def pod_stages() -> list[dict]:
     ]
 
 
+def taints_new_nodes(cluster: specs.ClusterSpec) -> bool:
+    """Whether kube-apiserver's TaintNodesByCondition admission puts `node.kubernetes.io/not-ready` on
+    every node created through it (the bulk loader, which bypasses admission, adds it the same way).
+
+    Off in a cluster with Jobs and no heartbeats: only the node-lifecycle controller (off without
+    heartbeats) would lift the taint and kube-scheduler would place no pod. Our nodes are Ready from
+    their first stage on, so the taint is never added."""
+    return not (cluster.jobs and not cluster.heartbeats.enabled)
+
+
+NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+"""The taint TaintNodesByCondition adds to a new node whose Ready condition is not yet True."""
+
+
+def flags_taint_new_nodes(apiserver_command: list[str]) -> bool:
+    """Whether a kube-apiserver started with this command line taints new nodes (TaintNodesByCondition is
+    on by default; the last --disable-admission-plugins wins, as for every flag)."""
+    disabled = [arg.partition("=")[2] for arg in apiserver_command if arg.startswith("--disable-admission-plugins=")]
+    return not (disabled and "TaintNodesByCondition" in disabled[-1].split(","))
+
+
 def metrics_urls(cluster: specs.ClusterSpec, ports: Ports) -> dict[str, str]:
     """The components whose /metrics say where Jobs wait (the job controller's work queue, the pods
     kube-scheduler has yet to place); a cluster without Jobs runs no kube-scheduler and is not asked."""
@@ -253,10 +271,7 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
     controllers = list(CONTROLLERS) + (list(JOB_CONTROLLERS) if cluster.jobs else [])
     # Appended, not "override": kwokctl's override only replaces flags it already set, and for
     # kube-apiserver the last occurrence of a flag wins anyway.
-    if cluster.jobs and not cluster.heartbeats.enabled:
-        # kube-apiserver taints every new node not-ready and only the node-lifecycle controller (off
-        # without heartbeats) would lift it: kube-scheduler would place no pod. Our nodes are Ready from
-        # their first stage on, so the taint is never added.
+    if not taints_new_nodes(cluster):
         apiserver_args.append(_arg("disable-admission-plugins", "TaintNodesByCondition"))
     apiserver_args += [_arg(key, value) for key, value in cluster.apiserver_args]
     patches = [{"name": "kube-apiserver", "extraArgs": apiserver_args}]

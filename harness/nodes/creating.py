@@ -128,3 +128,13 @@ def wait_ready(creds: Credentials, expected: int, progress: Progress, timeout: f
         raise KqbenchError(f"only {ready} of {expected} nodes Ready after {timeout:.0f}s (kwok-controller log has the reason)")
 
     return asyncio.run(poll())
+
+
+def count_ready(creds: Credentials, selector: str) -> tuple[int, int]:
+    """(ready, total) of the nodes matching selector, from one paginated LIST through kube-apiserver."""
+
+    async def count() -> tuple[int, int]:
+        async with _session(creds, 1) as session:
+            return await _count_ready(session, creds, selector)
+
+    return asyncio.run(count())

@@ -91,6 +91,8 @@ class ClusterSection(_Model):
     heartbeats: HeartbeatSpec = HeartbeatSpec()
     jobs: bool = False
     """Run batch Jobs' pods (job controller and kube-scheduler on); see ClusterSpec.jobs."""
+    bulk: bool = False
+    """Write the nodes straight into etcd instead of POSTing them (kwok backend); see ClusterSpec.bulk."""
 
     @model_validator(mode="after")
     def _nodes_or_pools(self) -> "ClusterSection":
@@ -113,7 +115,7 @@ class ClusterSection(_Model):
                                         controller_manager_args=tuple(sorted(self.controller_manager_args.items())),
                                         scheduler_args=tuple(sorted(self.scheduler_args.items())),
                                         heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds),
-                                        jobs=self.jobs, allow_remote=self.allow_remote)
+                                        jobs=self.jobs, allow_remote=self.allow_remote, bulk=self.bulk)
 
 
 # -- queues -------------------------------------------------------------------------------
