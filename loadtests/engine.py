@@ -29,11 +29,14 @@ from locust.env import Environment
 from locust.runners import STATE_STOPPED, WORKER_REPORT_INTERVAL, MasterRunner
 from locust.util.load_locustfile import load_locustfile
 
-from loadtests import client, credentials, frames, localworkers, locustoptions, messaging, settings as load_settings, shapes
+from loadtests import client, credentials, frames, localworkers, locustoptions, messaging, recording, shapes
+from loadtests import settings as load_settings
 
 log = logging.getLogger("kqbench.load")
 SETTINGS_ERROR_FILE = "settings-error.txt"
 WORKERS_ERROR_FILE = "workers-error.txt"
+HDR_FILE = "hdr.parquet"
+"""Every request's latency per name in an HDR histogram (loadtests.recording), beside Locust's rounded ones."""
 
 
 class ScheduledShape(LoadTestShape):
@@ -140,6 +143,8 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
     gevent.signal_handler(signal.SIGINT, on_signal)
     workers: list[subprocess.Popen] = []
     side = messaging.MasterSide(user_classes=tuple(c.__name__ for c in environment.user_classes))
+    recorder = recording.Recorder()
+    recorder.install(environment.events, "master" if plan.distributed else "local")
     samples: list[frames.Sample] = []
     wall_started = time.monotonic()
     try:
@@ -209,6 +214,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
     frames.history(samples).to_parquet(out / "history.parquet")
     frames.totals(samples[-1]).to_parquet(out / "totals.parquet")
     frames.latencies(samples[-1]).to_parquet(out / "latencies.parquet")
+    recorder.frame().to_parquet(out / HDR_FILE)
     frames.failures(errors).to_parquet(out / "failures.parquet")
     frames.workers(side.tallies.values()).to_parquet(out / "workers.parquet")
     summary = {

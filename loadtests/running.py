@@ -2,6 +2,7 @@
 
     result = running.run(plan, out_dir)        # blocks for about plan.run_time seconds
     result.totals / result.history / result.failures  # pandas frames (see loadtests.frames)
+    result.hdr                                 # HDR latency histograms per name (loadtests.recording)
 
 The child (and its Locust workers) form one process group: on a time-out, an error or Ctrl-C the
 group is asked to stop, then killed, so no load process outlives the call.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadtests import frames, settings as load_settings
+from loadtests import frames, recording, settings as load_settings
 
 BUILTIN_LOCUSTFILE = str(Path(__file__).with_name("locustfile.py"))
 STARTUP_SECONDS = 90.0
@@ -47,6 +48,8 @@ class LoadResult:
     """One row per (verb, name, ms): the whole run's response-time histogram."""
     workers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=frames.WORKER_COLUMNS))
     """One row per worker that joined the master: worker id, host, pid, requests, failures, cpu_seconds."""
+    hdr: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=recording.COLUMNS))
+    """One row per (verb, name): every request's latency in an HDR histogram (us), encoded (loadtests.histograms)."""
 
     def names(self) -> list[str]:
         return list(self.totals["name"])
@@ -63,7 +66,8 @@ def read_result(out_dir: Path) -> LoadResult:
                       failures=pd.read_parquet(out_dir / "failures.parquet"),
                       summary=json.loads((out_dir / "summary.json").read_text()), out_dir=out_dir,
                       latencies=_optional(out_dir / "latencies.parquet", frames.LATENCY_COLUMNS),
-                      workers=_optional(out_dir / "workers.parquet", frames.WORKER_COLUMNS))
+                      workers=_optional(out_dir / "workers.parquet", frames.WORKER_COLUMNS),
+                      hdr=_optional(out_dir / "hdr.parquet", recording.COLUMNS))  # engine.HDR_FILE
 
 
 def _kill_group(process: subprocess.Popen) -> None:

@@ -20,7 +20,7 @@ from locust import runners
 from locust.env import Environment
 from locust.util.load_locustfile import load_locustfile
 
-from loadtests import locustoptions, messaging
+from loadtests import locustoptions, messaging, recording
 
 REJOIN = 10
 RETRY = 11
@@ -46,6 +46,7 @@ def run(master_host: str, master_port: int, locustfile: str, connect_timeout: fl
         return NO_MASTER
     side = messaging.WorkerSide(user_classes=tuple(available))
     side.install(environment, runner)
+    recording.Recorder().install(environment.events, "worker")
     side.hello(runner)
     gevent.signal_handler(signal.SIGTERM, runner.quit)
     gevent.signal_handler(signal.SIGINT, runner.quit)

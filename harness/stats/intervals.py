@@ -8,12 +8,17 @@
   is larger than the sampling noise of one run.
 - Rates and counts: over repeats: the median (the summary's estimate) +/- Student's t for n - 1
   times its standard error from scipy's bootstrap.
+- No interval is narrower than the resolution of what it measures (`widen`): a quantile read from
+  Locust's whole milliseconds is known to +/- half a millisecond however many requests agree on
+  it, and a bootstrap over such a histogram often gives an interval of zero width (3 ms [3, 3]),
+  which made a one-step shift "significant". The histograms may as well be HDR ones (microseconds):
+  the same code reads them, and their step (about 0.1% of the value) rarely widens anything.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +77,26 @@ def _grid(histograms: Sequence[Histogram]) -> tuple[np.ndarray, np.ndarray]:
             if c > 0:
                 counts[row, position[float(v)]] += int(c)
     return values, counts
+
+
+def worst_quantile(histograms: Sequence[Histogram], q: float) -> float:
+    """The largest nearest-rank q-quantile over the groups' histograms (a latency metric's per-case value)."""
+    found = [float(locust_quantiles(values, counts, q)[0])
+             for values, counts in (_grid([h]) for h in histograms) if counts.sum() > 0]
+    return max(found) if found else float("nan")
+
+
+def widen(found: Estimate, step: Callable[[float], float] | None) -> Estimate:
+    """The interval widened to at least value +/- half of one `step` at the value (the data's resolution).
+
+    Unchanged without an interval or a step. A non-negative interval stays non-negative."""
+    if step is None or found.low is None or found.high is None or not np.isfinite(found.value):
+        return found
+    half = step(found.value) / 2.0
+    low, high = min(found.low, found.value - half), max(found.high, found.value + half)
+    if found.low >= 0:
+        low = max(0.0, low)
+    return Estimate(found.value, low, high, found.n)
 
 
 def quantile_interval(repeats: Sequence[Sequence[Histogram]], q: float, rng: np.random.Generator,

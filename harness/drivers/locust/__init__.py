@@ -2,7 +2,7 @@
 
 - `phases`: FillPhase, ChurnPhase, QueryPhase, DrainPhase.
 - `planning`: a phase's Locust run plan from the scenario (users, rates, query mode of the strategy).
-- `results`: a Locust run as tables (`load_history`, `load_totals`, `load_failures`, `load_latency`, `load_workers`).
+- `results`: a Locust run as tables (`load_history`, `load_totals`, `load_failures`, `load_latency`, `load_hdr`, `load_workers`).
 - `summarising`: position-query and bystander latency, failure ratio.
 """
 

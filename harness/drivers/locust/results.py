@@ -15,9 +15,11 @@ TOTALS_TABLE = "load_totals"
 FAILURES_TABLE = "load_failures"
 LATENCY_TABLE = "load_latency"
 """Whole-phase response-time histogram per request name: what latency intervals are bootstrapped from."""
+HDR_TABLE = "load_hdr"
+"""Whole-phase HDR histogram (us, encoded) per request name: the latencies at their real resolution."""
 WORKERS_TABLE = "load_workers"
 """Per Locust worker (local or on another host): requests, failures and CPU seconds it reported."""
-TABLES = (HISTORY_TABLE, TOTALS_TABLE, FAILURES_TABLE, LATENCY_TABLE, WORKERS_TABLE)
+TABLES = (HISTORY_TABLE, TOTALS_TABLE, FAILURES_TABLE, LATENCY_TABLE, HDR_TABLE, WORKERS_TABLE)
 
 
 def run_load(plan, out_dir) -> object:
@@ -29,10 +31,10 @@ def run_load(plan, out_dir) -> object:
 
 
 def phase_tables(result, phase_name: str) -> dict[str, pd.DataFrame]:
-    """load_history / load_totals / load_failures / load_latency / load_workers with a leading `phase` column."""
+    """load_history / load_totals / load_failures / load_latency / load_hdr / load_workers with a leading `phase` column."""
     tables = {}
     for name, frame in ((HISTORY_TABLE, result.history), (TOTALS_TABLE, result.totals),
-                        (FAILURES_TABLE, result.failures), (LATENCY_TABLE, result.latencies),
+                        (FAILURES_TABLE, result.failures), (LATENCY_TABLE, result.latencies), (HDR_TABLE, result.hdr),
                         (WORKERS_TABLE, result.workers)):
         framed = frame.copy()
         framed.insert(0, "phase", phase_name)

@@ -42,7 +42,7 @@ def test_every_driver_declares_its_tables_and_each_table_has_one_owner_or_is_sha
         for table in driver.tables:
             owners.setdefault(table, []).append(driver.name)
     shared = {name for name, who in owners.items() if len(who) > 1}
-    assert shared <= {"load_history", "load_totals", "load_failures", "load_latency", "load_workers"}  # Locust's tables, also from list phases
+    assert shared <= {"load_history", "load_totals", "load_failures", "load_latency", "load_hdr", "load_workers"}  # Locust's tables, also from list phases
 
 
 @pytest.mark.parametrize("kind, field", [("fill", "pending: 5"), ("list", "mode: consistent"),
