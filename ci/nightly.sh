@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Nightly job: run the nightly scenario set (NIGHTLY_REPEAT repeats, 3 by default: rates get intervals
-# over repeats), compare each run with its baseline, append its summary to results/history/<scenario>/
+# over repeats), compare each run with this machine's baseline (on a machine's first night, record the
+# run as its baseline: results/baselines/machines/<fingerprint>/), append its summary to results/history/<scenario>/
 # (one file per night, with the git sha), look for change points in the history, write the reports
 # (each with the history's series and change points).
 # Usage: ci/nightly.sh [OUT_DIR]   (env NIGHTLY_SCENARIOS overrides the set, space-separated)
@@ -28,11 +29,13 @@ for scenario in $SCENARIOS; do
   run_dir=$(comm -13 <(echo "$before") <(ls -1 "$OUT" | sort) | tail -n 1)
   echo "::endgroup::"
   [ -n "$run_dir" ] || { echo "no run folder for $scenario" >&2; status=1; continue; }
-  baseline="$BASELINES/$scenario.summary.json"
-  if [ -f "$baseline" ]; then
+  # A baseline of this machine only (same CPU model, CPUs, memory, kernel): the committed one when it
+  # was recorded here, else the one this machine recorded on its first night.
+  if baseline=$("$KQBENCH" baseline find "$scenario" --dir "$BASELINES"); then
     "$KQBENCH" compare "$baseline" "$OUT/$run_dir" --thresholds "$THRESHOLDS" || status=1
   else
-    echo "no baseline $baseline: copy $OUT/$run_dir/summary.json there once the run looks right" >&2
+    echo "first night of $scenario on this machine: its run becomes the machine's baseline, nothing is gated tonight"
+    "$KQBENCH" baseline record "$OUT/$run_dir" --dir "$BASELINES" || status=1
   fi
   "$KQBENCH" history --record "$OUT/$run_dir" --dir "$HISTORY" || status=1
   # Change points are for reading, not for failing the night: one step needs nights after it to be seen.

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.cli import agree, capacity, cluster, compare, etcd, history, load, report, run, scheduler, toolchain
+from harness.cli import agree, baseline, capacity, cluster, compare, etcd, history, load, report, run, scheduler, toolchain
 from harness.errors import KqbenchError
 
 
@@ -22,6 +22,7 @@ cli.add_command(run.command)
 cli.add_command(capacity.command)
 cli.add_command(report.command)
 cli.add_command(compare.command)
+cli.add_command(baseline.group)
 cli.add_command(history.command)
 cli.add_command(load.command)
 cli.add_command(etcd.group)

@@ -10,8 +10,9 @@ from rich import markup
 from rich.console import Console
 from rich.table import Table
 
+from harness.errors import KqbenchError
 from harness.reporting import comparing
-from harness.results import summaries
+from harness.results import baselining, summaries
 
 DEFAULT_THRESHOLDS = Path("ci") / "thresholds.yaml"
 _STYLE = {"regressed": "bold red", "improved": "green", "same": "", "inconclusive": "yellow", "missing": "yellow",
@@ -23,14 +24,35 @@ _STYLE = {"regressed": "bold red", "improved": "green", "same": "", "inconclusiv
 @click.argument("new", type=click.Path(exists=True, path_type=Path))
 @click.option("--thresholds", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_THRESHOLDS,
               show_default=True, help="Thresholds YAML (metric patterns, smallest change that matters, provenance).")
-def command(base, new, thresholds) -> None:
+@click.option("--any-machine", is_flag=True,
+              help="Compare also when the two ran on different machines (for reading; the gate refuses).")
+def command(base, new, thresholds, any_machine) -> None:
     """BASE and NEW are run folders or summary.json files (a baseline is a summary file).
 
-    A metric is `regressed` only when its change is beyond its threshold and significant (the 95%
-    interval of the change excludes 0); beyond but not significant, or too few samples for an
-    interval, it is `inconclusive`. Intervals print as [low, high] with n, the samples behind them."""
+    A metric is `regressed` only when its change is beyond its threshold, beyond what the values'
+    resolution allows, and significant (the 95% interval of the change excludes 0); otherwise beyond
+    its threshold it is `inconclusive`. Intervals print as [low, high] with n, the samples behind them.
+    Summaries of two machines (their fingerprints differ) are not compared: exit 2, with the fields
+    that differ and the command that records a baseline on this machine."""
     rules = comparing.load_thresholds(thresholds)
     base_summary, new_summary = summaries.read(base), summaries.read(new)
+    for note in base_summary.notes + new_summary.notes:
+        click.echo(f"note: {note}", err=True)
+    check = comparing.machine_check(base_summary, new_summary)
+    if check.same is False:
+        line = f"{base} ran on another machine than {new} ({'; '.join(check.differences)})"
+        if not any_machine:
+            raise KqbenchError(f"{line}: not compared. Record a baseline on this machine: "
+                               f"`{baselining.record_command(base_summary.scenario or new_summary.scenario, new)}` "
+                               "(or pass --any-machine to read the comparison anyway)")
+        click.echo(f"note: {line}: compared anyway (--any-machine); absolute figures differ by machine", err=True)
+    if check.calibration is not None:
+        drift = f"calibration p50 {base_summary.calibration.p50_ms:.3g} -> {new_summary.calibration.p50_ms:.3g} ms (x{check.calibration:.2f})"
+        if max(check.calibration, 1 / check.calibration) > comparing.CALIBRATION_DRIFT:
+            click.echo(f"note: {drift}: the machine was slower or busier than the other time; absolute figures move "
+                       "with it", err=True)
+        else:
+            click.echo(drift)
     rows = comparing.compare(base_summary, new_summary, rules)
     table = Table(title=f"{base} -> {new}")
     table.add_column("metric", no_wrap=True)
@@ -53,6 +75,9 @@ def command(base, new, thresholds) -> None:
         click.echo(f"note: {', '.join(old) or 'a side'} has no intervals (summary version 1): verdicts beyond a "
                    "threshold are threshold only, not tested; record a baseline with repeats "
                    "(`kqbench run SCENARIO --repeat 3`)", err=True)
+    for row in rows:
+        if row.note and row.verdict not in ("unchecked", "missing", "new"):
+            click.echo(f"note: {row.metric} @ {row.point} ({row.test or row.verdict}): {row.note}")
     if comparing.failed(rows):
         click.echo(f"FAIL: {counts['regressed']} metric(s) regressed beyond their threshold", err=True)
         sys.exit(1)

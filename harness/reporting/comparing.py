@@ -4,6 +4,15 @@ Thresholds are data: each names a metric pattern, the smallest relative change i
 that matters, and why (the provenance comment in the YAML says where the number came from). A metric
 regressed only when its change is beyond the threshold AND significant (`harness.stats.differences`);
 beyond but not significant, or without enough samples for an interval, it is `inconclusive`.
+
+Resolution: a change counts only by what rounding cannot explain. When both entries say their
+resolution (`step`), the change nearest to none that their values +/- half a step allow is what
+must be beyond the threshold; if it is not, the verdict is `inconclusive`, test `within resolution`
+(with the entry's note: a ratio of small numbers says which parts). This is what keeps 3 ms / 5 ms
+becoming 6 ms / 5 ms at 1 ms steps (0.6 -> 1.2, +100%) from being a regression.
+
+Machines: two summaries of different machines are not compared (`machine_check`); the CLI says
+which fingerprint fields differ and how to record a baseline on this machine.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import KqbenchError
-from harness.results import summaries
+from harness.results import machines, summaries
 from harness.stats import differences
 
 SCHEMA_VERSION = 1
@@ -85,7 +94,10 @@ class Row:
     base_n: int | None = None
     new_n: int | None = None
     test: str = ""
-    """How the verdict was reached: `significant`, `not significant`, `too few samples`, `threshold only`."""
+    """How the verdict was reached: `significant`, `not significant`, `too few samples`, `threshold only`,
+    `within resolution`."""
+    note: str = ""
+    """Why a side needs care (a ratio of small numbers), from the summary entries."""
 
 
 VERDICTS = ("regressed", "improved", "same", "inconclusive", "missing", "new", "unchecked")
@@ -118,8 +130,22 @@ def _beyond(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry, chan
     return 1 if worse > rule.max_regression else -1 if worse < -rule.max_regression else 0
 
 
+def resolved_change(b: summaries.Entry, n: summaries.Entry) -> float | None:
+    """The relative change nearest to none that both values allow at their resolution (each +/- half a step).
+
+    None when a side has no step or a base that rounding could make 0 or less."""
+    if b.step is None or n.step is None or b.value <= 0 or n.value < 0:
+        return None
+    base_low, base_high = b.value - b.step / 2, b.value + b.step / 2
+    if base_low <= 0:
+        return None
+    smallest = (max(0.0, n.value - n.step / 2)) / base_high - 1
+    largest = (n.value + n.step / 2) / base_low - 1
+    return min(max(0.0, smallest), largest)
+
+
 def judge(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry) -> tuple[str, str, differences.Difference]:
-    """(verdict, how it was reached, the difference): beyond the threshold AND significant to count."""
+    """(verdict, how it was reached, the difference): beyond the threshold, beyond the resolution AND significant to count."""
     diff = differences.difference(_side(b), _side(n))
     beyond = _beyond(rule, b, n, diff.relative)
     if beyond is None:
@@ -127,6 +153,9 @@ def judge(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry) -> tup
     if beyond == 0:
         return "same", "within threshold", diff
     named = "regressed" if beyond > 0 else "improved"
+    resolved = resolved_change(b, n)
+    if resolved is not None and abs(worse_by(resolved, n.better)) <= rule.max_regression:
+        return "inconclusive", "within resolution", diff
     if b.n is None or n.n is None:
         # A version-1 summary has no intervals: the old gate's rule, said so in the output.
         return named, "threshold only", diff
@@ -155,9 +184,35 @@ def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresho
                             base_interval=_interval(b), base_n=b.n))
             continue
         verdict, test, diff = judge(rule, b, n)
+        note = "; ".join(dict.fromkeys(f"{side} {e.note}" for side, e in (("base", b), ("new", n)) if e.note))
         rows.append(Row(key, entry.metric, entry.point, entry.unit, b.value, n.value, diff.relative, limit, verdict,
-                        diff.low, diff.high, _interval(b), _interval(n), b.n, n.n, test))
+                        diff.low, diff.high, _interval(b), _interval(n), b.n, n.n, test, note))
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class MachineCheck:
+    same: bool | None
+    """True: one machine; False: two (compare refuses); None: a side records no fingerprint."""
+    differences: tuple[str, ...] = ()
+    """`field: base -> new` per fingerprint field that differs."""
+    calibration: float | None = None
+    """new / base calibration p50 (above 1: the new run's machine answered slower), when both have one."""
+
+
+CALIBRATION_DRIFT = 1.5
+"""A calibration this many times slower or faster on one machine is said in a note: absolute figures moved with it."""
+
+
+def machine_check(base: summaries.Summary, new: summaries.Summary) -> MachineCheck:
+    """Whether two summaries ran on one machine (by fingerprint), and how their calibrations compare."""
+    drift = None
+    if base.calibration is not None and new.calibration is not None and base.calibration.p50_ms > 0:
+        drift = new.calibration.p50_ms / base.calibration.p50_ms
+    if base.machine is None or new.machine is None:
+        return MachineCheck(None, (), drift)
+    found = tuple(machines.differences(base.machine, new.machine))
+    return MachineCheck(not found, found, drift)
 
 
 def failed(rows: list[Row]) -> bool:

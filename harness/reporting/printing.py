@@ -115,5 +115,6 @@ def show(console: Console, pivot: pivoting.Pivot) -> None:
     if pivot.unmeasured:
         console.print(f"  no metrics from: {', '.join(pivot.unmeasured)}", highlight=False, markup=False, soft_wrap=True)
     for entry in pivot.extra:
-        console.print(f"  within-run ratio: {entry.metric} @ {entry.point} = {pivoting.number(entry.value)}",
+        note = f" ({entry.note})" if entry.note else ""
+        console.print(f"  within-run ratio: {entry.metric} @ {entry.point} = {pivoting.number(entry.value)}{note}",
                       highlight=False, markup=False, soft_wrap=True)

@@ -14,11 +14,12 @@ from pathlib import Path
 import psutil
 
 from harness.errors import KqbenchError
+from harness.results import machines
 
 SCHEMA_VERSION = 1
 """run.json format; readers refuse newer ones. 1: first format."""
 RUNS_DIR = Path("results") / "runs"
-PACKAGES = ("kqbench", "click", "kubernetes", "locust", "matplotlib", "pandas", "pyarrow", "pydantic", "PyYAML",
+PACKAGES = ("kqbench", "click", "hdrhistogram", "kubernetes", "locust", "matplotlib", "pandas", "pyarrow", "pydantic", "PyYAML",
             "rich", "sortedcontainers", "aiohttp", "orjson", "prometheus_client", "psutil", "jinja2", "tenacity")
 
 
@@ -100,6 +101,8 @@ class RunRecord:
     cases: list[CaseRecord] = field(default_factory=list)
     packages: dict[str, str] = field(default_factory=dict)
     machine: dict = field(default_factory=dict)
+    fingerprint: machines.Fingerprint | None = None
+    """CPU model, CPUs, memory, kernel (from /proc): what a baseline must share with a run to judge it."""
     git_sha: str = ""
     started_at: str = ""
     ended_at: str = ""
@@ -118,6 +121,7 @@ class RunRecord:
         check_version(data, SCHEMA_VERSION, source)
         known = _known(cls, data)
         known["cases"] = [CaseRecord.from_dict(case) for case in data.get("cases", [])]
+        known["fingerprint"] = machines.Fingerprint.from_dict(data.get("fingerprint"))
         try:
             return cls(**known)
         except TypeError as error:  # a required field is missing

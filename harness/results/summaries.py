@@ -7,6 +7,15 @@ interval bootstrapped over requests (and repeats); any other number is the media
 its interval bootstrapped over repeats. Ratios measured within one run (indexed vs snapshot
 query latency at the same point) are entries of their own: they cancel the machine's speed, so a
 gate on them is far less noisy than a gate on absolute numbers.
+
+Resolution: a latency entry keeps `step`, the smallest change its data can show at its value (1 ms
+for Locust's figures below 100 ms, about 0.1% for the HDR histograms), and its interval is never
+narrower than that. A ratio's `step` follows from its parts' (a step of either part moves it by
+step/part); when one step of a part moves the ratio by more than COARSE_RATIO_STEP the ratio is of
+small numbers and its `note` says so: 3 ms / 5 ms at 1 ms steps can only be 0.5, 0.6, 0.75, 1.0, 1.2
+and a one-step shift doubles it, which no gate should read as a change of design.
+
+The summary also records the machine (`harness.results.machines`: fingerprint and calibration).
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ import statistics
 import zlib
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +34,20 @@ import pandas as pd
 
 from harness.drivers import registry
 from harness.metrics import headlines
-from harness.results import runs
+from harness.results import machines, runs
 from harness.stats import differences, intervals
+from loadtests import histograms
 from scheduler.publishing import strategies
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """summary.json format; readers refuse newer ones. 1: first format. 2: entries may carry `low`,
-`high` (95% interval of `value`) and `n` (samples behind it); a version-1 entry reads with them None."""
+`high` (95% interval of `value`) and `n` (samples behind it); a version-1 entry reads with them None.
+3: entries carry `step` (the resolution of `value`) and `note` (a ratio of small numbers says so);
+the summary carries `machine` (fingerprint) and `calibration`. Versions 1 and 2 read through
+`_upgrade`: their latencies were Locust's whole milliseconds, which now sets their steps."""
+COARSE_RATIO_STEP = 0.05
+"""A ratio is of small numbers when one resolution step of a part moves it by more than this (a part
+under 20 steps): at 1 ms steps, parts below 20 ms."""
 RATIO_PAIRS = ((strategies.AGGREGATED_INDEXED, strategies.AGGREGATED_SNAPSHOT),)
 """(numerator, denominator) strategies whose latency ratio is reported at every shared point."""
 
@@ -51,6 +67,11 @@ class Entry:
     """Upper bound of the 95% interval of `value`."""
     n: int | None = None
     """Samples behind the estimate: requests for latency quantiles, repeats for rates."""
+    step: float | None = None
+    """Resolution of `value` (its unit): the smallest change the data behind it can show there; None for
+    counts and rates, whose resolution is not the issue."""
+    note: str = ""
+    """Why this value needs care when compared (a ratio of small numbers), for the report and compare."""
 
     @property
     def key(self) -> str:
@@ -64,17 +85,32 @@ class Summary:
     status: str
     entries: dict[str, Entry] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+    machine: machines.Fingerprint | None = None
+    """The machine the run ran on; None in summaries before version 3."""
+    calibration: machines.Calibration | None = None
+    notes: list[str] = field(default_factory=list)
+    """What reading an older file had to assume (one line each); not written."""
 
     def to_dict(self) -> dict:
         return {"schema_version": self.schema_version, "run_id": self.run_id, "scenario": self.scenario,
-                "status": self.status, "metrics": {k: asdict(e) for k, e in sorted(self.entries.items())}}
+                "status": self.status, "machine": self.machine.to_dict() if self.machine else None,
+                "calibration": self.calibration.to_dict() if self.calibration else None,
+                "metrics": {k: asdict(e) for k, e in sorted(self.entries.items())}}
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "summary.json") -> "Summary":
         runs.check_version(data, SCHEMA_VERSION, source)
-        entries = {k: Entry(**v) for k, v in (data.get("metrics") or {}).items()}
-        return cls(data.get("run_id", ""), data.get("scenario", ""), data.get("status", ""), entries,
-                   data["schema_version"])
+        known = {f.name for f in fields(Entry)}
+        entries = {k: Entry(**{name: value for name, value in v.items() if name in known})
+                   for k, v in (data.get("metrics") or {}).items()}
+        summary = cls(data.get("run_id", ""), data.get("scenario", ""), data.get("status", ""), entries,
+                      data["schema_version"], machines.Fingerprint.from_dict(data.get("machine")),
+                      machines.Calibration.from_dict(data.get("calibration")))
+        if summary.schema_version < 3:
+            _upgrade(summary, source)
+        elif summary.machine is None:
+            summary.notes.append(f"{source} records no machine fingerprint: it cannot tell which machine it ran on")
+        return summary
 
 
 # -- per case: one number per metric --------------------------------------------------------
@@ -100,7 +136,8 @@ def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: 
         params_of[case.point] = case.params
         for metric in case_metrics(tables, case.id, drivers):
             measured[(metric.name, case.point)].append(metric)
-    summary = Summary(run.run_id, run.scenario_name, run.status)
+    summary = Summary(run.run_id, run.scenario_name, run.status, machine=run.fingerprint,
+                      calibration=machines.calibration_of(tables.get(machines.CALIBRATION_TABLE)))
     for (name, point), repeats in measured.items():
         entry = estimate(name, point, repeats)
         summary.entries[entry.key] = entry
@@ -119,8 +156,11 @@ def estimate(name: str, point: str, repeats: list[registry.Metric]) -> Entry:
         found = intervals.quantile_interval([m.histograms for m in repeats], q, rng)
     else:
         found = intervals.repeats_interval(values, rng)
+    resolution = repeats[0].resolution
+    found = intervals.widen(found, resolution)
     value = found.value if math.isfinite(found.value) else float(statistics.median(values))
-    return Entry(name, point, value, repeats[0].unit, repeats[0].better, values, found.low, found.high, found.n)
+    step = resolution(value) if resolution is not None and math.isfinite(value) else None
+    return Entry(name, point, value, repeats[0].unit, repeats[0].better, values, found.low, found.high, found.n, step)
 
 
 def ratios(entries, params_of: Mapping[str, dict], prefixes: tuple[str, ...]) -> list[Entry]:
@@ -141,10 +181,34 @@ def ratios(entries, params_of: Mapping[str, dict], prefixes: tuple[str, ...]) ->
                 continue
             rest = ",".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in params.items() if k != "scheduler.strategy") or "all"
             name = f"ratio.{metric.split('.', 1)[-1]}.{numerator.split('-')[-1]}_over_{denominator.split('-')[-1]}"
-            low, high = _ratio_interval(entry, base)
-            n = min(entry.n, base.n) if entry.n is not None and base.n is not None else None
-            out.append(Entry(name, rest, entry.value / base.value, "ratio", "lower", [], low, high, n))
+            out.append(ratio_entry(name, rest, entry, base))
     return out
+
+
+def ratio_entry(name: str, point: str, numerator: Entry, denominator: Entry) -> Entry:
+    """numerator / denominator with its interval, its resolution and, for small numbers, why it needs care."""
+    low, high = _ratio_interval(numerator, denominator)
+    n = min(numerator.n, denominator.n) if numerator.n is not None and denominator.n is not None else None
+    value = numerator.value / denominator.value
+    step, note = _ratio_resolution(value, numerator, denominator)
+    return Entry(name, point, value, "ratio", "lower", [], low, high, n, step, note)
+
+
+def _ratio_resolution(value: float, numerator: Entry, denominator: Entry) -> tuple[float | None, str]:
+    """The ratio's step (a step of each part: value x (step_n / n + step_d / d)) and its small-numbers note."""
+    if numerator.step is None or denominator.step is None:
+        return None, ""
+    if numerator.value <= 0:
+        return None, f"ratio of small numbers: numerator {numerator.value:g} {numerator.unit}"
+    moves = (numerator.step / numerator.value, denominator.step / denominator.value)
+    if max(moves) <= COARSE_RATIO_STEP:
+        return value * sum(moves), ""
+    apart = abs(numerator.value - denominator.value) / max(numerator.step, denominator.step)
+    unit = numerator.unit
+    note = (f"ratio of small numbers: parts {numerator.value:.4g} and {denominator.value:.4g} {unit}, "
+            f"{apart:.1f} steps of {max(numerator.step, denominator.step):.3g} {unit} apart; one step of a part "
+            f"moves the ratio by up to {max(moves):.0%}")
+    return value * sum(moves), note
 
 
 def _ratio_interval(numerator: Entry, denominator: Entry) -> tuple[float | None, float | None]:
@@ -154,6 +218,50 @@ def _ratio_interval(numerator: Entry, denominator: Entry) -> tuple[float | None,
     if diff.low is None or diff.high is None:
         return None, None
     return max(0.0, 1.0 + diff.low), 1.0 + diff.high
+
+
+# -- older files ---------------------------------------------------------------------------
+
+
+def _upgrade(summary: Summary, source: str) -> None:
+    """A version-1 or -2 summary as version 3 would have it, as far as its numbers allow.
+
+    Their latencies were Locust's figures, whole milliseconds below 100 ms: each latency entry gets
+    that step and an interval at least as wide; each within-run ratio of latencies gets its interval,
+    step and note again from its two parts (when the file holds them)."""
+    for entry in summary.entries.values():
+        if intervals.quantile_of(entry.metric) is not None and entry.unit == "ms" and not entry.metric.startswith("ratio."):
+            entry.step = histograms.locust_step_ms(entry.value)
+            widened = intervals.widen(intervals.Estimate(entry.value, entry.low, entry.high, entry.n or 0),
+                                      histograms.locust_step_ms)
+            entry.low, entry.high = widened.low, widened.high
+    for key, entry in list(summary.entries.items()):
+        parts = _parts(summary.entries, entry) if entry.metric.startswith("ratio.") else None
+        if parts is not None:
+            summary.entries[key] = ratio_entry(entry.metric, entry.point, *parts)
+    summary.notes.append(f"{source} is a version-{summary.schema_version} summary: latencies in Locust's whole "
+                         "milliseconds (intervals widened to those steps, within-run ratios re-derived from their "
+                         "parts) and no machine fingerprint")
+
+
+def _parts(entries: Mapping[str, Entry], ratio: Entry) -> tuple[Entry, Entry] | None:
+    """The numerator and denominator entries of a within-run ratio entry (as `ratios` named it), if present."""
+    middle, _, pair = ratio.metric.removeprefix("ratio.").rpartition(".")
+    numerator, _, denominator = pair.partition("_over_")
+    found: dict[str, Entry] = {}
+    for entry in entries.values():
+        if entry.metric.startswith("ratio.") or entry.metric.split(".", 1)[-1] != middle:
+            continue
+        fields_ = entry.point.split(",")
+        named = [f.split("=", 1)[1] for f in fields_ if f.startswith("strategy=")]
+        rest = ",".join(f for f in fields_ if not f.startswith("strategy=")) or "all"
+        if len(named) == 1 and rest == ratio.point:
+            for short in (numerator, denominator):
+                if named[0].split("-")[-1] == short:
+                    found[short] = entry
+    if numerator in found and denominator in found and found[denominator].value > 0:
+        return found[numerator], found[denominator]
+    return None
 
 
 def write(folder: Path, summary: Summary) -> Path:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import apiservice, kubeconfig
+from harness import apiservice, calibrating, kubeconfig
 from harness.clusters import state
 from harness.drivers import registry
 from harness.implementations import registry as implementations
@@ -89,12 +89,13 @@ def fault_injector(context: registry.PhaseContext, planned: list, check) -> hook
 
 def default_hooks() -> hooks.Hooks:
     return hooks.Hooks(scheduler=start_scheduler, measurements=CollectorMeasurements, drivers=registry.drivers(),
-                       install_queues=install_queues, invariants=invariant_checker, faults=fault_injector)
+                       install_queues=install_queues, invariants=invariant_checker, faults=fault_injector,
+                       calibrate=calibrating.measure)
 
 
 def hooks_for(scenario: models.Scenario) -> hooks.Hooks:
     """default_hooks, without scheduler and queue objects when the scenario turns the scheduler off."""
     if scenario.scheduler.enabled:
         return default_hooks()
-    return hooks.Hooks(measurements=CollectorMeasurements, drivers=registry.drivers(),
+    return hooks.Hooks(measurements=CollectorMeasurements, drivers=registry.drivers(), calibrate=calibrating.measure,
                        notes=["scheduler.enabled is false: no reference scheduler, no queue objects"])

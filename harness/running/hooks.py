@@ -83,5 +83,7 @@ class Hooks:
     """Checks the queueing objects after every phase (one checker per case: it keeps their history)."""
     faults: Callable[[driverregistry.PhaseContext, list, Callable[[str], pd.DataFrame | None]], FaultSession] | None = None
     """Starts the faults a scenario plans for a phase (with the invariant check to run after each)."""
+    calibrate: Callable[[state.ClusterInfo], pd.DataFrame] | None = None
+    """Measures the machine on the fresh cluster before anything else runs (the `calibration` table's row)."""
     notes: list[str] = field(default_factory=list)
     """Why a piece is missing, for run.json and the terminal."""

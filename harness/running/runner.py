@@ -1,6 +1,6 @@
 """A scenario's cases, one after another, into one run folder; partial results are always kept.
 
-Per case: cluster up (or reuse) -> scheduler -> queue objects -> measurements -> phases with load ->
+Per case: cluster up (or reuse) -> calibration (a fixed load on the apiserver alone) -> scheduler -> queue objects -> measurements -> phases with load ->
 teardown (measurements, scheduler, cluster; newest first, also on error and Ctrl-C). After every case
 the tables, run.json and summary.json are rewritten, so a crash loses at most the running case.
 """
@@ -20,7 +20,7 @@ from harness.clusters import bringup, state
 from harness.drivers import registry as drivers
 from harness.invariants import reading as invariantreading
 from harness.progress import LineProgress
-from harness.results import runs, summaries, tables as tidy
+from harness.results import machines, runs, summaries, tables as tidy
 from harness.running import hooks as hookspecs, phases
 from harness.scenarios import loading
 
@@ -77,7 +77,8 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
     record = runs.RunRecord(run_id=run_id, scenario_name=loaded.scenario.name, scenario_source=loaded.source,
                             scenario=loaded.scenario.model_dump(mode="json"), overrides=list(loaded.overrides),
                             cases=[runs.CaseRecord(c.id, c.point, c.params, c.repeat) for c in loaded.cases],
-                            packages=runs.package_versions(), machine=runs.machine(), git_sha=runs.git_sha(),
+                            packages=runs.package_versions(), machine=runs.machine(), fingerprint=machines.read(),
+                            git_sha=runs.git_sha(),
                             started_at=now().isoformat(timespec="seconds"))
     runs.write_run(folder, record)
     where = _Position()
@@ -166,6 +167,9 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
         (case_dir / "bringup.json").write_text(report.to_json())
         tidy.append(st.tables, "observations", tidy.observations(tidy.bringup_rows("", asdict(report))).drop(columns="case"))
 
+    def calibrate() -> None:
+        tidy.append(st.tables, machines.CALIBRATION_TABLE, hooks.calibrate(st.info))
+
     def scheduler_up() -> None:
         st.scheduler = hooks.scheduler(st.info, scenario.scheduler, case_dir)
         engine.on_teardown("scheduler stop", st.scheduler.stop)
@@ -250,6 +254,8 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
             say(f"  ! invariants after {phase_name}: {len(failed)} failed, unread or unsettled ({', '.join(sorted(set(failed['check'])))})")
 
     steps = [phases.Step("cluster", "cluster", cluster_up)]
+    if hooks.calibrate is not None:
+        steps.append(phases.Step("calibration", "calibration", calibrate))
     if hooks.scheduler is not None:
         steps.append(phases.Step("scheduler", "scheduler", scheduler_up))
     if hooks.install_queues is not None:

@@ -1,13 +1,17 @@
 """The Locust driver's summary metrics: position-query and bystander latency, failure ratio (pure).
 
 They read `load_totals`, whichever driver wrote it (the watch-cache list phases run Locust too).
+Latency quantiles come from the HDR histograms (`load_hdr`, microseconds) when every request group
+behind them has one, else from Locust's figures (whole milliseconds below 100 ms: runs before HDR
+recording); each metric says which resolution its data have.
 """
 
 from __future__ import annotations
 
 from harness.drivers import registry
 from harness.drivers.locust import results
-from loadtests import naming, settings as ls
+from harness.stats import intervals
+from loadtests import histograms as hdr, naming, settings as ls
 
 
 RATIO_METRICS = ("load.position_query_p",)
@@ -28,13 +32,19 @@ def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
         return []
     out = []
     modes = totals["name"].map(request_mode)
-    latencies = _latencies(tables, case)
+    latencies, recorded = _of_case(tables, results.LATENCY_TABLE, case), _of_case(tables, results.HDR_TABLE, case)
     for label, mask in (("position_query", modes.isin(ls.QUERY_MODES)), ("bystander", modes == "bystander")):
         picked = totals[mask]
         if not picked.empty and picked["requests"].sum() > 0:
-            histograms = _histograms(latencies, picked)
-            out.append(registry.Metric(f"load.{label}_p99_ms", float(picked["p99_ms"].max()), "ms", "lower", histograms))
-            out.append(registry.Metric(f"load.{label}_p50_ms", float(picked["p50_ms"].max()), "ms", "lower", histograms))
+            fine = _hdr_histograms(recorded, picked)
+            for q, column in ((0.99, "p99_ms"), (0.50, "p50_ms")):
+                name = f"load.{label}_{column}"
+                if fine:
+                    out.append(registry.Metric(name, intervals.worst_quantile(fine, q), "ms", "lower", fine,
+                                               hdr.hdr_step_ms))
+                else:
+                    out.append(registry.Metric(name, float(picked[column].max()), "ms", "lower",
+                                               _histograms(latencies, picked), hdr.locust_step_ms))
     requests = float(totals["requests"].sum())
     if requests:
         out.append(registry.Metric("load.failure_ratio", float(totals["failures"].sum()) / requests, "ratio", "lower"))
@@ -42,11 +52,29 @@ def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
 
 
 
-def _latencies(tables: registry.Tables, case: str):
-    frame = tables.get(results.LATENCY_TABLE)
+def _of_case(tables: registry.Tables, table: str, case: str):
+    frame = tables.get(table)
     if frame is None or frame.empty or "case" not in frame.columns:
         return None
     return frame[frame["case"] == case]
+
+
+def _hdr_histograms(recorded, picked) -> tuple[dict[float, int], ...]:
+    """One HDR histogram (ms -> requests, at microsecond resolution) per (phase, verb, name) of `picked`.
+
+    Empty unless every group with requests has one (a run before HDR recording, or a Locust file of
+    one's own without it): a metric is read from one resolution, not a mix."""
+    if recorded is None or recorded.empty:
+        return ()
+    out = []
+    for (phase, verb, name), group in picked.groupby(["phase", "verb", "name"], sort=True):
+        rows = recorded[(recorded["phase"] == phase) & (recorded["verb"] == verb) & (recorded["name"] == name)]
+        if rows.empty:
+            if group["requests"].sum() > 0:
+                return ()
+            continue
+        out.append(hdr.counts_ms(hdr.merge(rows["hdr"])))
+    return tuple(out)
 
 
 def _histograms(latencies, picked) -> tuple[dict[float, int], ...]:

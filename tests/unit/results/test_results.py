@@ -130,7 +130,7 @@ def test_summary_entries_carry_interval_and_sample_count(tmp_path):
     summaries.write(tmp_path, summaries.Summary("r", "s", "ok", {entry.key: entry}))
     back = summaries.read(tmp_path).entries["m @ p"]
     assert (back.low, back.high, back.n) == (0.8, 1.3, 1000)
-    assert summaries.read(tmp_path).schema_version == summaries.SCHEMA_VERSION == 2
+    assert summaries.read(tmp_path).schema_version == summaries.SCHEMA_VERSION == 3
 
 
 def test_version_1_summary_reads_without_intervals():
