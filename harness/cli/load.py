@@ -98,7 +98,7 @@ def _check_roles(worker: bool, master: bool, master_host: str | None, expect_wor
 @click.option("--web", is_flag=True, help="Serve Locust's web UI on 127.0.0.1 while the run goes.")
 @click.option("--web-port", type=int, default=8089, show_default=True, help="Port of the web UI.")
 @click.option("--out", default=None, type=click.Path(file_okay=False),
-              help="Folder for history/totals/failures/workers parquet and summary.json "
+              help="Folder for history/totals/failures/workers/hdr parquet and summary.json "
                    "(default: results/runs/load-<time>).")
 def command(name, kubeconfig_path, allow_remote, locustfile, user_classes, users, spawn_rate, run_time, max_requests,
             shape, query_mode, settings_path, workers, master, expect_workers, master_bind, worker, master_host,
