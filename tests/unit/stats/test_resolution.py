@@ -165,3 +165,23 @@ def test_a_summary_of_hdr_runs_has_fine_ratios_with_no_note():
     summary = summaries.summarise(run, data, registry.Registry((locust.DRIVER,)))
     ratio = summary.entries[f"{RATIO} @ all"]
     assert 0.5 < ratio.value < 0.7 and ratio.note == "" and ratio.step < 0.01
+
+
+@pytest.mark.parametrize("q, repeats", [(0.5, 1), (0.5, 3), (0.99, 3)])
+def test_drawing_requests_and_multinomial_draws_give_the_same_interval(q, repeats, monkeypatch):
+    rng = np.random.default_rng(7)
+    data = []
+    for scale in (1.0, 1.15, 0.95)[:repeats]:
+        histogram = histograms.new()
+        for value in rng.lognormal(math.log(3.2 * scale), 0.3, size=1500):
+            histograms.record(histogram, float(value))
+        data.append([histograms.counts_ms(histogram)])
+    found = {}
+    # multinomial when values x COUNTS_PER_DRAW < requests: 0 always takes it, 10^9 never does
+    for method, counts_per_draw in (("drawn", 10 ** 9), ("multinomial", 0)):
+        monkeypatch.setattr(intervals, "COUNTS_PER_DRAW", counts_per_draw)
+        found[method] = intervals.quantile_interval(data, q, np.random.default_rng(8))
+    drawn, multinomial = found["drawn"], found["multinomial"]
+    assert drawn.value == multinomial.value and drawn.n == multinomial.n
+    width = multinomial.high - multinomial.low
+    assert abs(drawn.low - multinomial.low) < 0.15 * width and abs(drawn.high - multinomial.high) < 0.15 * width
