@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from harness.drivers import registry
+from harness.errors import KqbenchError
 from harness.metrics import headlines
 from harness.results import machines, runs
 from harness.stats import differences, intervals
@@ -101,8 +102,12 @@ class Summary:
     def from_dict(cls, data: dict, source: str = "summary.json") -> "Summary":
         runs.check_version(data, SCHEMA_VERSION, source)
         known = {f.name for f in fields(Entry)}
-        entries = {k: Entry(**{name: value for name, value in v.items() if name in known})
-                   for k, v in (data.get("metrics") or {}).items()}
+        entries = {}
+        for key, value in (data.get("metrics") or {}).items():
+            try:
+                entries[key] = Entry(**{name: item for name, item in value.items() if name in known})
+            except (AttributeError, TypeError) as error:  # not a mapping, or a required field missing
+                raise KqbenchError(f"{source}: metric {key!r} is not a summary entry ({error})") from None
         summary = cls(data.get("run_id", ""), data.get("scenario", ""), data.get("status", ""), entries,
                       data["schema_version"], machines.Fingerprint.from_dict(data.get("machine")),
                       machines.Calibration.from_dict(data.get("calibration")))
@@ -276,7 +281,11 @@ def read(path: Path) -> Summary:
     if path.is_dir():
         path = path / "summary.json"
     if not path.is_file():
-        from harness.errors import KqbenchError
-
         raise KqbenchError(f"{path} does not exist: give a run folder or a summary.json")
-    return Summary.from_dict(json.loads(path.read_text()), str(path))
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise KqbenchError(f"{path} is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise KqbenchError(f"{path} is not a summary (a JSON object)")
+    return Summary.from_dict(data, str(path))

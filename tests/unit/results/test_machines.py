@@ -231,3 +231,17 @@ def test_baseline_cli_find_exits_1_without_one_and_prints_the_path_with_one(tmp_
     assert code == 0 and "recorded:" in out
     code, out, _ = _kqbench(monkeypatch, capsys, "baseline", "find", "quick", "--dir", str(root))
     assert code == 0 and out.strip() == str(baselining.path_for(root, "quick", here))
+
+
+@pytest.mark.parametrize("text, error", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "not a summary"),
+    (json.dumps({"schema_version": 2, "metrics": {"m @ p": {"metric": "m"}}}), "metric 'm @ p' is not a summary entry"),
+    (json.dumps({"schema_version": 2, "metrics": {"m @ p": 3}}), "not a summary entry"),
+])
+def test_a_broken_summary_is_a_one_line_error_not_a_crash(tmp_path, text, error):
+    path = tmp_path / "summary.json"
+    path.write_text(text)
+    with pytest.raises(KqbenchError, match=error) as raised:
+        summaries.read(path)
+    assert "\n" not in str(raised.value)
