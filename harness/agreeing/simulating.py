@@ -25,20 +25,9 @@ def trace(case: cases.Case) -> list[str]:
 
 def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admission]]]:
     """The trace, and where each Workload holds quota after each epoch (as ``decisions`` reads it)."""
-    manager = QueueManager()
+    manager = manager_with(rendering.setup_objects(case, PREFIX))
     lines: list[str] = []
     admitted: list[dict[str, decisions.Admission]] = []
-    objects = rendering.setup_objects(case, PREFIX)
-    for obj in objects:
-        kind = obj["kind"]
-        if kind == "Namespace":
-            manager.add_namespace(conversion.namespace_from_dict(obj))
-        elif kind == "ResourceFlavor":
-            manager.add_resource_flavor(conversion.resource_flavor_from_dict(obj))
-        elif kind == "ClusterQueue":
-            manager.add_cluster_queue(conversion.cluster_queue_from_dict(obj))
-        elif kind == "LocalQueue":
-            manager.add_local_queue(conversion.local_queue_from_dict(obj))
     gate = conversion.resource_flavor_from_dict(rendering.gate(PREFIX))
     clock = 1_000_000.0
     for e, epoch in enumerate(case.epochs):
@@ -70,6 +59,23 @@ def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admi
                 break
         admitted.append(_admitted(manager))
     return lines, admitted
+
+
+def manager_with(objects: list[dict]) -> QueueManager:
+    """A fresh core holding these queue objects (kinds it does not keep are passed over)."""
+    manager = QueueManager()
+    adders = {"Namespace": (manager.add_namespace, conversion.namespace_from_dict),
+              "ResourceFlavor": (manager.add_resource_flavor, conversion.resource_flavor_from_dict),
+              "WorkloadPriorityClass": (manager.add_workload_priority_class,
+                                        conversion.workload_priority_class_from_dict),
+              "Cohort": (manager.add_cohort, conversion.cohort_from_dict),
+              "ClusterQueue": (manager.add_cluster_queue, conversion.cluster_queue_from_dict),
+              "LocalQueue": (manager.add_local_queue, conversion.local_queue_from_dict)}
+    for obj in objects:
+        add, convert = adders.get(obj["kind"], (None, None))
+        if add is not None:
+            add(convert(obj))
+    return manager
 
 
 def _admitted(manager: QueueManager) -> dict[str, decisions.Admission]:

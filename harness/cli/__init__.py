@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.cli import agree, baseline, capacity, cluster, compare, etcd, history, load, report, run, scheduler, toolchain
+from harness.cli import agree, baseline, capacity, cluster, compare, etcd, history, load, replay, report, run, scheduler, toolchain
 from harness.errors import KqbenchError
 
 
@@ -28,6 +28,7 @@ cli.add_command(load.command)
 cli.add_command(etcd.group)
 cli.add_command(scheduler.group)
 cli.add_command(agree.command)
+cli.add_command(replay.command)
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 RUNNER_FIELDS = ("enabled", "implementation")
 """Fields of the scheduler section the runner reads itself."""
-KUEUE_FIELDS = ("kueue_concurrency",)
+KUEUE_FIELDS = ("kueue_concurrency", "kueue_log_level")
 """Fields only real Kueue reads (harness.implementations.kueue); every other one reaches our process."""
 
 

@@ -259,6 +259,11 @@ class SchedulerSection(_Model):
     Job.batch 5, Workload.kueue.x-k8s.io 5, ...). The reference scheduler reconciles on one event loop
     and has no such pool, so it runs the same with or without this (a sweep over implementations keeps it)."""
 
+    kueue_log_level: int | None = Field(None, ge=0, le=10)
+    """Kueue only: its --zap-log-level (None: Kueue's default). At 3 its scheduler logs every cycle,
+    which `kqbench replay` reads back; that much logging slows Kueue, so figures of such a run are
+    not a peer's figures."""
+
     @field_validator("kueue_concurrency")
     @classmethod
     def _kinds_are_kind_dot_group(cls, value: dict[str, int]) -> dict[str, int]:

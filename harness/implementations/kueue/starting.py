@@ -73,10 +73,11 @@ class KueueProcess:
         processes.terminate(self.process, grace_seconds)
 
 
-def command_of(manager: Path, config: Path, kubeconfig_path: str) -> list[str]:
+def command_of(manager: Path, config: Path, kubeconfig_path: str, log_level: int | None = None) -> list[str]:
     """The manager's command line; --kubeconfig as a flag: the visibility server's delegated
     authentication reads only the flag."""
-    return [str(manager), f"--config={config}", f"--kubeconfig={kubeconfig_path}"]
+    verbosity = [] if log_level is None else [f"--zap-log-level={log_level}"]
+    return [str(manager), f"--config={config}", f"--kubeconfig={kubeconfig_path}", *verbosity]
 
 
 def is_manager_on(argv: list[str], kubeconfig_path: str) -> bool:
@@ -103,7 +104,8 @@ def install_api(info: state.ClusterInfo, webhook_port: int = 0, kueue: layout.Ku
 
 def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, log_dir: Path | None = None,
           ready_timeout: float = READY_TIMEOUT_SECONDS, kueue: layout.KueueBuild | None = None,
-          ports: manifests.Ports | None = None, concurrency: Mapping[str, int] | None = None) -> KueueProcess:
+          ports: manifests.Ports | None = None, concurrency: Mapping[str, int] | None = None,
+          log_level: int | None = None) -> KueueProcess:
     """Install Kueue's API on the cluster, start its manager, and wait until it serves; stop it on failure."""
     kueue = kueue or building.locate_kueue()
     ports = ports or pick_ports()
@@ -119,7 +121,7 @@ def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, l
     log_dir = log_dir or state.state_root() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"kueue-{info.name}.log"
-    command = command_of(kueue.manager, config, info.kubeconfig)
+    command = command_of(kueue.manager, config, info.kubeconfig, log_level)
     with log_path.open("a") as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
@@ -167,4 +169,4 @@ def start_scheduler(cluster: state.ClusterInfo, section: models.SchedulerSection
     not apply: Kueue publishes positions only through its visibility API, copied and sorted per request)."""
     qps = None if section.no_client_limit else section.qps
     return SchedulerHandle(start(cluster, qps=qps, burst=section.burst, log_dir=log_dir,
-                                 concurrency=section.kueue_concurrency))
+                                 concurrency=section.kueue_concurrency, log_level=section.kueue_log_level))
