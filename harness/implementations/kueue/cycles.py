@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 LOG_LEVEL = 3
@@ -22,6 +22,13 @@ LOG_LEVEL = 3
 PENDING_PREEMPTION = "Pending the preemption of"
 """In a head's reason: its targets were evicted in an earlier cycle and still hold their quota."""
 HOLDING = ("admitted", "assumed")
+READ = frozenset({"Workload create event", "Workload update event", "Workload assumed in the cache", "Snapshot taken",
+                  "Workload evaluated for admission", "Workload successfully admitted and assigned flavors",
+                  "Preempted"})
+"""The messages the reader takes; every other line is passed over."""
+FIELDS = ("ts", "msg", "schedulingCycle", "workload", "clusterQueue", "status", "prevStatus", "reason",
+          "preemptingWorkload", "targetWorkload")
+"""The fields of those lines it reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,16 +119,26 @@ class _Reader:
                 self.holding[target] = Holding(held.cluster_queue, held.since, True)
 
 
-def read(lines: Iterable[str]) -> tuple[list[Cycle], dict[str, float]]:
-    """Every cycle the log shows (in order) and each Workload's creation time as Kueue saw it.
-    Lines that are not JSON (the command line the harness writes first) are passed over."""
-    reader = _Reader()
+def entries(lines: Iterable[str]) -> Iterator[dict]:
+    """The log lines the reader takes, as dicts of the fields it reads. Lines that are not JSON
+    (the command line the harness writes first, one cut short when the process stopped) are passed over."""
     for line in lines:
         if not line.startswith("{"):
             continue
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
-            continue  # a line cut short when the process was stopped
+            continue
+        if entry.get("msg") in READ:
+            yield {k: entry[k] for k in FIELDS if k in entry}
+
+
+def read(lines: Iterable[str], keep: Callable[[dict], None] | None = None) -> tuple[list[Cycle], dict[str, float]]:
+    """Every cycle the log shows (in order) and each Workload's creation time as Kueue saw it;
+    ``keep`` gets every entry read (to store the trimmed log beside a result)."""
+    reader = _Reader()
+    for entry in entries(lines):
+        if keep is not None:
+            keep(entry)
         reader.take(entry)
     return [reader.cycles[n] for n in sorted(reader.cycles)], reader.created
