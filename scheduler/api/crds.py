@@ -57,6 +57,7 @@ _LABEL_SELECTOR = _object({
         "values": _array(_STRING),
     }, required=["key", "operator"])),
 }, **{"x-kubernetes-map-type": "atomic"})
+_FAIR_SHARING = _object({"weight": _QUANTITY})
 _POD_SET = _object({"name": _STRING, "count": _INT, "minCount": _INT, "template": _OPEN})
 _ADMISSION = _object({
     "clusterQueue": _STRING,
@@ -85,7 +86,9 @@ KINDS = (
          _object({"nodeLabels": {"type": "object", "additionalProperties": _STRING},
                   "nodeTaints": _array(_OPEN), "tolerations": _array(_OPEN)}), _object()),
     Kind("Cohort", "cohorts", False, (),
-         _object({"parentName": _STRING, "resourceGroups": _RESOURCE_GROUPS, "fairSharing": _OPEN}), _object()),
+         _object({"parentName": _STRING, "resourceGroups": _RESOURCE_GROUPS, "fairSharing": _FAIR_SHARING}),
+         _object({"fairSharing": _object({"weightedShare": {"type": "integer", "format": "int64"}})}),
+         (("Parent", "string", ".spec.parentName"),)),
     Kind("ClusterQueue", "clusterqueues", False, ("cq",),
          _object({
              "cohortName": _STRING,
@@ -94,7 +97,7 @@ KINDS = (
              "preemption": _object({"withinClusterQueue": _STRING, "reclaimWithinCohort": _STRING,
                                     "borrowWithinCohort": _OPEN}),
              "flavorFungibility": _object({"whenCanBorrow": _STRING, "whenCanPreempt": _STRING}),
-             "stopPolicy": _STRING,
+             "stopPolicy": _STRING, "fairSharing": _FAIR_SHARING,
          }),
          _object({"pendingWorkloads": _INT, "reservingWorkloads": _INT, "admittedWorkloads": _INT,
                   "conditions": _CONDITIONS, "flavorsUsage": _array(_OPEN), "flavorsReservation": _array(_OPEN),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from scheduler.api import groups
 from scheduler.controller import informing, metering, statuses
 from scheduler.core import activation, conversion, draining, queuestatus, scheduling
-from scheduler.core.decisions import NAMESPACE_MISMATCH, Admit, Park, Preempt
+from scheduler.core.decisions import CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Park, Preempt
 from scheduler.core.queues import QueueManager
 from scheduler.core.workloads import Admission, Workload
 from scheduler.kube import client as kube
@@ -387,8 +387,8 @@ class Controller:
                     self._evictions_in_flight.add(target.workload.key)
                     self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now,
                                                      target.reason.value))
-            elif isinstance(decision, Park) and decision.reason == NAMESPACE_MISMATCH:
-                # Kueue writes this for every head it turns away; the reference scheduler only for this one
+            elif isinstance(decision, Park) and decision.reason in (NAMESPACE_MISMATCH, CLUSTER_QUEUE_INACTIVE):
+                # Kueue writes this for every head it turns away; the reference scheduler only for these
                 # (a head that does not fit stays unmarked, see the README).
                 self._write_pending(decision.workload, decision.message, now)
         self.metrics.unwritten.set(self._unwritten)

@@ -124,7 +124,18 @@ def cluster_queue_from_dict(obj: Obj) -> ClusterQueue:
         stopped=(spec.get("stopPolicy") or "None") != "None",
         drain=spec.get("stopPolicy") == "HoldAndDrain",
         namespace_selector=label_selector_from_dict(spec.get("namespaceSelector")),
+        fair_weight=fair_weight_from_dict(spec.get("fairSharing")),
     )
+
+
+def fair_weight_from_dict(obj: Obj | None) -> float:
+    """``spec.fairSharing.weight`` as a number, 1 when unset (Kueue's parseFairWeight). A negative
+    weight, which Kueue's webhook refuses, counts as unset rather than reversing the order."""
+    weight = (obj or {}).get("weight")
+    if weight is None:
+        return 1.0
+    value = parse_quantity(weight) / 1000
+    return value if value >= 0 else 1.0
 
 
 def label_selector_from_dict(obj: Obj | None) -> LabelSelector:
@@ -180,6 +191,7 @@ def cohort_from_dict(obj: Obj) -> Cohort:
         _meta(obj)["name"],
         spec.get("parentName") or spec.get("parent") or "",
         _resource_groups(spec.get("resourceGroups")),
+        fair_weight_from_dict(spec.get("fairSharing")),
     )
 
 

@@ -19,6 +19,9 @@ NAMESPACE_MISMATCH = "NamespaceMismatch"
 """Kueue's RequeueReasonNamespaceMismatch (pkg/cache/queue/cluster_queue.go)."""
 NAMESPACE_MISMATCH_MESSAGE = "Workload namespace doesn't match ClusterQueue selector"
 """The QuotaReserved=False message Kueue writes for it (pkg/scheduler/scheduler.go, nominate)."""
+CLUSTER_QUEUE_INACTIVE = "ClusterQueueInactive"
+"""A head of a ClusterQueue whose cohort chain loops: Kueue's nominate writes "ClusterQueue X is
+inactive" on it and sets it aside until the tree changes (its requeue reason has no name)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -44,7 +47,8 @@ class Preempt:
 @dataclass(slots=True, frozen=True)
 class Park:
     """BestEffortFIFO: set aside as inadmissible until capacity changes; keeps its position.
-    Either strategy: a head whose namespace the ClusterQueue does not select (``NAMESPACE_MISMATCH``)."""
+    Either strategy: a head whose namespace the ClusterQueue does not select (``NAMESPACE_MISMATCH``), or
+    whose ClusterQueue's cohort chain loops (``CLUSTER_QUEUE_INACTIVE``)."""
 
     workload: Workload
     cluster_queue: str

@@ -1,22 +1,24 @@
 """Choosing a ResourceFlavor for every resource of every pod set (Kueue's flavorassigner).
 
 Ported from pkg/scheduler/flavorassigner/flavorassigner.go (findFlavorForPodSets, fitsResourceQuota,
-isPreferred, shouldTryNextFlavor) with flavor fungibility on, for flat cohorts.
+isPreferred, shouldTryNextFlavor) with flavor fungibility on, through the cohort tree.
 
 For each pod set and each resource group it needs, flavors are tried in the order the
 ClusterQueue lists them, starting after the flavor the workload's last attempt stopped at
 (``LastAssignment``). A flavor is skipped when its node labels contradict the pod set's nodeSelector
 or its taints are not tolerated. Otherwise each resource gets a *granular mode*, worst to best:
 
-- ``NO_FIT``: more than the queue could ever hold, or not within its nominal quota while
-  ``borrowWithinCohort`` forbids preempting while borrowing;
+- ``NO_FIT``: more than the queue could ever hold, or beyond its nominal quota where no preemption
+  could help: no Cohort above the smallest subtree that holds it to reclaim from, and
+  ``borrowWithinCohort`` (or, with fair sharing, ``reclaimWithinCohort``) forbids preempting while
+  borrowing;
 - ``NO_CANDIDATES``: preempting would be needed but the preemption simulation finds no targets;
 - ``PREEMPT``: the simulation finds targets, some in the queue itself;
 - ``RECLAIM``: the simulation finds targets, all in other queues of the cohort;
 - ``FIT``: it fits in what is available now,
 
 together with a borrowing level (0: within the queue's nominal quota, after the simulated
-preemptions for the preempting modes; 1: from the cohort). A flavor's mode is its worst resource's.
+preemptions for the preempting modes; else the height of the smallest cohort subtree that holds it). A flavor's mode is its worst resource's.
 The search stops at the first flavor that fits without borrowing; ``whenCanPreempt: MayStopSearch``
 also stops at one with preemption targets and ``whenCanBorrow: MayStopSearch`` at one that borrows;
 flavors without candidates are always passed. Otherwise the best flavor seen is kept, ranked by mode
@@ -31,11 +33,14 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from scheduler.core.kinds import (
+    FAIR_SHARING_OFF,
     ClusterQueue,
+    FairSharing,
     FlavorFungibility,
     FlavorResource,
     FungibilityPolicy,
     FungibilityPreference,
+    PreemptionPolicy,
     ResourceFlavor,
     ResourceGroup,
 )
@@ -138,11 +143,12 @@ def assign_flavors(
     quotas: QuotaBook,
     admitted: Iterable[AdmittedWorkload],
     last: LastAssignment | None = None,
+    fair_sharing: FairSharing = FAIR_SHARING_OFF,
 ) -> FlavorAssignment:
     """Pick flavors for every pod set of ``workload`` in ``cq`` against ``quotas``; ``admitted``: the
-    workloads admitted in ``cq`` and its cohort (preemption is simulated on them); ``last``: where the
+    workloads admitted in ``cq``'s cohort tree (preemption is simulated on them); ``last``: where the
     workload's previous search stopped (None: from each group's first flavor)."""
-    search = _Search(workload, cq, flavors, quotas, list(admitted), last or LastAssignment())
+    search = _Search(workload, cq, flavors, quotas, list(admitted), last or LastAssignment(), fair_sharing)
     covers_pods = any(PODS_RESOURCE in g.covered_resources for g in cq.resource_groups)
     usage: Usage = {}
     assignments: list[PodSetAssignment] = []
@@ -211,9 +217,10 @@ class _Search:
         quotas: QuotaBook,
         admitted: list[AdmittedWorkload],
         last: LastAssignment,
+        fair_sharing: FairSharing,
     ) -> None:
         self.workload, self.cq, self.flavors, self.quotas = workload, cq, flavors, quotas
-        self.admitted, self.last = admitted, last
+        self.admitted, self.last, self.fair_sharing = admitted, last, fair_sharing
 
     def pick(
         self,
@@ -271,13 +278,13 @@ class _Search:
         quotas, cq = self.quotas, self.cq
         if value > quotas.potential_available(cq.name, fr):
             return GranularMode(Possibility.NO_FIT, 0)
-        borrowing = quotas.borrowing_level(cq.name, fr, value)
+        borrowing, may_reclaim_in_hierarchy = quotas.lowest_subtree_that_fits(cq.name, fr, value)
         if value <= quotas.available(cq.name, fr):
             return GranularMode(Possibility.FIT, borrowing)
-        # Kueue also simulates when reclaiming lower in a cohort tree could help (mayReclaimInHierarchy):
-        # never the case with flat cohorts.
-        if value <= quotas.nominal(cq.name, fr) or can_preempt_while_borrowing(cq):
-            possibility, after = simulate_preemption(self.workload, cq, fr, value, self.admitted, quotas)
+        if (value <= quotas.nominal(cq.name, fr) or may_reclaim_in_hierarchy
+                or can_preempt_while_borrowing(cq, self.fair_sharing)):
+            possibility, after = simulate_preemption(self.workload, cq, fr, value, self.admitted, quotas,
+                                                     self.fair_sharing)
             return GranularMode(_FROM_ORACLE[possibility], after)
         return GranularMode(Possibility.NO_FIT, borrowing)
 
@@ -321,6 +328,9 @@ def _flavor_accepts(flavor: ResourceFlavor, pod_set: PodSet, label_keys: Collect
     return True
 
 
-def can_preempt_while_borrowing(cq: ClusterQueue) -> bool:
-    """canPreemptWhileBorrowing (classical): ``borrowWithinCohort`` with a policy other than Never."""
+def can_preempt_while_borrowing(cq: ClusterQueue, fair_sharing: FairSharing = FAIR_SHARING_OFF) -> bool:
+    """canPreemptWhileBorrowing: ``borrowWithinCohort`` with a policy other than Never, or, with fair
+    sharing, ``reclaimWithinCohort`` other than Never."""
+    if fair_sharing.enabled and cq.preemption.reclaim_within_cohort is not PreemptionPolicy.NEVER:
+        return True
     return not cq.preemption.borrow_within_cohort.forbidden

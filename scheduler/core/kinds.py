@@ -171,7 +171,8 @@ class BorrowWithinCohort:
 
 @dataclass(slots=True, frozen=True)
 class Preemption:
-    """Kueue's ClusterQueuePreemption (classical; fair sharing is not modelled)."""
+    """Kueue's ClusterQueuePreemption; with fair sharing on, ``reclaim_within_cohort`` also says whom
+    fair-sharing preemption may take from other queues (``borrow_within_cohort`` is not used then)."""
 
     within_cluster_queue: PreemptionPolicy = PreemptionPolicy.NEVER
     reclaim_within_cohort: PreemptionPolicy = PreemptionPolicy.NEVER
@@ -189,7 +190,7 @@ class FlavorFungibility:
 
 @dataclass(slots=True, frozen=True)
 class ClusterQueue:
-    """A ClusterQueue spec. Fair sharing (``fairSharing.weight``) is not modelled yet."""
+    """A ClusterQueue spec."""
 
     name: str
     resource_groups: tuple[ResourceGroup, ...] = ()
@@ -204,6 +205,9 @@ class ClusterQueue:
     # Namespaces whose workloads it may admit. Every namespace by default here, so that a queue built
     # in code is not closed by surprise; a missing spec.namespaceSelector converts to NOTHING, as in Kueue.
     namespace_selector: LabelSelector = EVERYTHING
+    # spec.fairSharing.weight (default 1): its share is divided by it; 0 borrows only what nobody
+    # with a weight wants (Kueue's DRS).
+    fair_weight: float = 1.0
 
     def quota(self, flavor_resource: FlavorResource) -> ResourceQuota | None:
         """The quota for a (flavor, resource), or None when the queue does not provide it."""
@@ -224,23 +228,35 @@ class ClusterQueue:
 
 @dataclass(slots=True, frozen=True)
 class Cohort:
-    """A Cohort object. Only flat cohorts are scheduled today: ``parent`` is recorded
-    (so the tree can come later) but quota does not flow through it yet."""
+    """A Cohort object: ``parent`` is its spec.parentName ("" for a root); its resource groups hold
+    quota shared by its subtree, with borrowing and lending limits towards its parent."""
 
     name: str
     parent: str = ""
     resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_weight: float = 1.0
 
-    def nominal(self, flavor_resource: FlavorResource) -> int:
-        flavor, resource = flavor_resource
-        for group in self.resource_groups:
-            for flavor_quotas in group.flavors:
-                if flavor_quotas.name != flavor:
-                    continue
-                for quota in flavor_quotas.resources:
-                    if quota.name == resource:
-                        return quota.nominal
-        return 0
+
+class FairSharingStrategy(enum.Enum):
+    """Kueue's Configuration fairSharing.preemptionStrategies (pkg/scheduler/preemption/fairsharing/strategy.go)."""
+
+    LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
+    LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
+
+
+@dataclass(slots=True, frozen=True)
+class FairSharing:
+    """Kueue's Configuration ``fairSharing``: when enabled, entries of a cycle are ordered by dominant
+    resource share and preemption between queues follows the strategies, in order."""
+
+    enabled: bool = False
+    strategies: tuple[FairSharingStrategy, ...] = (
+        FairSharingStrategy.LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+        FairSharingStrategy.LESS_THAN_INITIAL_SHARE,
+    )
+
+
+FAIR_SHARING_OFF = FairSharing()
 
 
 @dataclass(slots=True, frozen=True)

@@ -1,24 +1,28 @@
-"""Choosing which admitted workloads to evict so a pending one fits (Kueue's classical preemption).
+"""Choosing which admitted workloads to evict so a pending one fits: Kueue's classical preemption, and
+the entry points that hand over to fair-sharing preemption (``fairpreempting``) when it is on.
 
 Ported from pkg/scheduler/preemption/preemption.go (classicalPreemptions, fillBackWorkloads),
-classical/candidate_generator.go and classical/hierarchical_preemption.go, for flat cohorts.
+classical/candidate_generator.go and classical/hierarchical_preemption.go.
 
 Candidates are admitted workloads that use a (flavor, resource) needing preemption:
 
 - in the preemptor's ClusterQueue when ``withinClusterQueue`` allows (``LowerPriority``; or
   ``LowerOrNewerEqualPriority``: also equal priority with a later queue-order timestamp);
-- in another queue of the cohort that borrows one of those (flavor, resource)s, when
-  ``reclaimWithinCohort`` allows (``LowerPriority`` or ``Any``). If the whole request fits in the
-  preemptor's nominal quota, the preemptor has the *hierarchical advantage* and may take them while
-  borrowing; otherwise ``borrowWithinCohort`` decides: ``Never`` (or absent) lets them go only if the
-  preemptor does not borrow afterwards, ``LowerPriority`` also while borrowing, for candidates of lower
-  priority than the preemptor and (when set) at most ``maxPriorityThreshold``.
+- in other queues of the cohort tree, when ``reclaimWithinCohort`` allows (``LowerPriority`` or
+  ``Any``), found by walking from the preemptor's cohort to the root: at each Cohort, the subtrees
+  not yet seen that borrow one of those (flavor, resource)s, and in them the queues that borrow.
+  From the first Cohort whose subtree quota holds the request on (the queue's own nominal quota
+  counts as the first), the preemptor has the *hierarchical advantage* over the candidates found and
+  may take them while borrowing; before it, ``borrowWithinCohort`` decides: ``Never`` (or absent)
+  lets them go only if the preemptor does not borrow afterwards, ``LowerPriority`` also while
+  borrowing, for candidates of lower priority than the preemptor and (when set) at most
+  ``maxPriorityThreshold``.
 
-Candidates are ordered: already evicted first; then other queues' (hierarchical, then by priority)
-before the preemptor's own; lower priority first; most recently admitted first; uid. A pass removes
+Candidates are ordered: already evicted first; then those with the hierarchical advantage, the other
+queues', the preemptor's own; lower priority first; most recently admitted first; uid. A pass removes
 valid candidates in that order until the request fits (without borrowing in a "no borrowing" pass)
 and then adds back, newest removal first, those not needed. A candidate of another queue stays valid
-only while that queue still borrows. Fair-sharing preemption is not modelled.
+only while its queue, and every Cohort between it and the one where it was found, still borrows.
 """
 
 from __future__ import annotations
@@ -27,27 +31,25 @@ import enum
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from scheduler.core.kinds import ClusterQueue, FlavorResource, PreemptionPolicy
-from scheduler.core.quotas import QuotaBook, Usage
+from scheduler.core import fairpreempting
+from scheduler.core.kinds import FAIR_SHARING_OFF, ClusterQueue, FairSharing, FlavorResource, PreemptionPolicy
+from scheduler.core.quotas import Node, QuotaBook
+from scheduler.core.victims import (
+    AdmittedWorkload,
+    PreemptionPossibility,
+    PreemptionReason,
+    PreemptionTarget,
+    candidate_order,
+    fill_back,
+    restore,
+    satisfies_policy,
+    uses_any,
+)
 from scheduler.core.workloads import Workload
 
-
-class PreemptionReason(enum.Enum):
-    """The Preempted condition's reason (Kueue's classical.preemptionVariant.PreemptionReason)."""
-
-    IN_CLUSTER_QUEUE = "InClusterQueue"
-    IN_COHORT_RECLAMATION = "InCohortReclamation"
-    IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
-
-
-class PreemptionPossibility(enum.IntEnum):
-    """What simulating preemption for one (flavor, resource) found (Kueue's preemptioncommon)."""
-
-    NO_CANDIDATES = 0
-    # Targets found, at least one in the preemptor's own queue.
-    PREEMPT = 1
-    # Targets found, all in other queues of the cohort.
-    RECLAIM = 2
+# Re-exported: callers name them as parts of preemption.
+__all__ = ["AdmittedWorkload", "PreemptionPossibility", "PreemptionReason", "PreemptionTarget", "find_targets",
+           "satisfies_policy", "simulate_preemption"]
 
 
 class _Variant(enum.Enum):
@@ -75,31 +77,11 @@ _GROUP = {
 
 
 @dataclass(slots=True, frozen=True)
-class AdmittedWorkload:
-    """An admitted workload as preemption sees it."""
-
-    workload: Workload
-    cluster_queue: str
-    usage: Usage
-    evicting: bool = False
-
-    @property
-    def evicted(self) -> bool:
-        """Kueue's workload.IsEvicted: our eviction is under way, or the API says Evicted."""
-        return self.evicting or self.workload.evicted
-
-
-@dataclass(slots=True, frozen=True)
-class PreemptionTarget:
-    workload: Workload
-    cluster_queue: str
-    reason: PreemptionReason
-
-
-@dataclass(slots=True, frozen=True)
 class _Candidate:
     record: AdmittedWorkload
     variant: _Variant
+    # The Cohort at whose level it was found (Kueue's candidateElem.lca); None in the own queue.
+    lca: Node | None = None
 
 
 def find_targets(
@@ -109,10 +91,14 @@ def find_targets(
     needs_preemption: Collection[FlavorResource],
     admitted: Iterable[AdmittedWorkload],
     quotas: QuotaBook,
+    fair_sharing: FairSharing = FAIR_SHARING_OFF,
 ) -> list[PreemptionTarget]:
     """The workloads to evict so ``request`` (the whole workload's usage) fits in ``cq``; empty when
-    no set works. ``admitted``: the workloads admitted in ``cq`` and its cohort. Pure: ``quotas`` is
+    no set works. ``admitted``: the workloads admitted in ``cq``'s cohort tree. Pure: ``quotas`` is
     not changed."""
+    if fair_sharing.enabled:
+        return fairpreempting.find_targets(preemptor, cq, request, needs_preemption, admitted, quotas.copy(),
+                                           fair_sharing.strategies)
     chosen = _classical(preemptor, cq, request, needs_preemption, admitted, quotas.copy())
     return [PreemptionTarget(c.record.workload, c.record.cluster_queue, _REASONS[c.variant]) for c in chosen]
 
@@ -124,30 +110,24 @@ def simulate_preemption(
     quantity: int,
     admitted: Iterable[AdmittedWorkload],
     quotas: QuotaBook,
+    fair_sharing: FairSharing = FAIR_SHARING_OFF,
 ) -> tuple[PreemptionPossibility, int]:
     """Kueue's PreemptionOracle.SimulatePreemption (preemption_oracle.go): whether preempting could
     make room for ``quantity`` of one (flavor, resource), and the borrowing level afterwards."""
+    admitted = list(admitted)
     work = quotas.copy()
-    chosen = _classical(preemptor, cq, {flavor_resource: quantity}, (flavor_resource,), admitted, work)
-    if not chosen:
+    targets = find_targets(preemptor, cq, {flavor_resource: quantity}, (flavor_resource,), admitted, work,
+                           fair_sharing)
+    if not targets:
         return PreemptionPossibility.NO_CANDIDATES, work.borrowing_level(cq.name, flavor_resource, quantity)
-    for candidate in chosen:
-        work.remove_usage(candidate.record.cluster_queue, candidate.record.usage)
+    gone = {t.workload.key for t in targets}
+    records = [r for r in admitted if r.workload.key in gone]
+    for record in records:
+        work.remove_usage(record.cluster_queue, record.usage)
     borrowing = work.borrowing_level(cq.name, flavor_resource, quantity)
-    if any(c.record.cluster_queue == cq.name for c in chosen):
+    if any(t.cluster_queue == cq.name for t in targets):
         return PreemptionPossibility.PREEMPT, borrowing
     return PreemptionPossibility.RECLAIM, borrowing
-
-
-def satisfies_policy(policy: PreemptionPolicy, preemptor: Workload, candidate: Workload) -> bool:
-    """Kueue's preemptioncommon.SatisfiesPreemptionPolicy (without the optional timestamp buffer)."""
-    if policy is PreemptionPolicy.LOWER_PRIORITY:
-        return candidate.priority < preemptor.priority
-    if policy is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY:
-        return candidate.priority < preemptor.priority or (
-            candidate.priority == preemptor.priority and preemptor.queue_timestamp < candidate.queue_timestamp
-        )
-    return policy is PreemptionPolicy.ANY
 
 
 def _classical(
@@ -162,7 +142,9 @@ def _classical(
     candidates = _candidates(preemptor, cq, request, needs_preemption, admitted, work)
     if not candidates:
         return []
-    candidates.sort(key=lambda c: _order(c, preemptor))
+    # Evicted first, then Kueue's three lists in order, each by CandidatesOrdering.
+    candidates.sort(key=lambda c: (not c.record.evicted, _GROUP[c.variant], *candidate_order(c.record, cq.name)[2:]))
+    by_record = {id(c.record): c for c in candidates}
     for borrowing in _passes(cq, candidates, needs_preemption, work):
         removed: list[_Candidate] = []
         for candidate in candidates:
@@ -171,10 +153,10 @@ def _classical(
             work.remove_usage(candidate.record.cluster_queue, candidate.record.usage)
             removed.append(candidate)
             if work.fits(cq.name, request, allow_borrowing=borrowing):
-                kept = _fill_back(cq.name, request, removed, work, borrowing)
-                _restore(work, kept)
-                return kept
-        _restore(work, removed)
+                kept = fill_back(cq.name, request, [c.record for c in removed], work, borrowing)
+                restore(work, kept)
+                return [by_record[id(r)] for r in kept]
+        restore(work, (c.record for c in removed))
     return []
 
 
@@ -186,31 +168,49 @@ def _candidates(
     admitted: Iterable[AdmittedWorkload],
     work: QuotaBook,
 ) -> list[_Candidate]:
-    """collectSameQueueCandidates and collectCandidatesForHierarchicalReclaim, flat cohort."""
+    """collectSameQueueCandidates and collectCandidatesForHierarchicalReclaim."""
     policy = cq.preemption
-    reclaim = cq.cohort and policy.reclaim_within_cohort is not PreemptionPolicy.NEVER
-    # Only queues of the cohort borrowing one of the (flavor, resource)s hold candidates.
-    borrowing = {
-        name for name in (work.cohort_members(cq.cohort) if reclaim else ())
-        if name != cq.name and _borrows_any(work, name, needs_preemption)
-    }
-    # QuantitiesFitInQuota on the preemptor's queue: the whole request within its nominal quota.
-    advantage = all(
-        work.used(cq.name, fr) + value <= work.nominal(cq.name, fr) for fr, value in request.items() if value > 0
-    )
-    result = []
+    by_queue: dict[str, list[AdmittedWorkload]] = {}
     for record in admitted:
-        if not any(fr in record.usage for fr in needs_preemption):
-            continue
-        if record.cluster_queue == cq.name:
-            if satisfies_policy(policy.within_cluster_queue, preemptor, record.workload):
-                result.append(_Candidate(record, _Variant.WITHIN_CLUSTER_QUEUE))
-            continue
-        if record.cluster_queue not in borrowing:
-            continue
-        if satisfies_policy(policy.reclaim_within_cohort, preemptor, record.workload):
-            result.append(_Candidate(record, _reclaim_variant(cq, preemptor, record.workload, advantage)))
+        if uses_any(record, needs_preemption):
+            by_queue.setdefault(record.cluster_queue, []).append(record)
+    result = []
+    if policy.within_cluster_queue is not PreemptionPolicy.NEVER:
+        result += [_Candidate(r, _Variant.WITHIN_CLUSTER_QUEUE) for r in by_queue.get(cq.name, ())
+                   if satisfies_policy(policy.within_cluster_queue, preemptor, r.workload)]
+    node = work.cq_node(cq.name)
+    if node.parent is None or policy.reclaim_within_cohort is PreemptionPolicy.NEVER:
+        return result
+    # The queue's own nominal quota is the first subtree that may hold the request.
+    advantage, remaining = work.fits_in_quota(node, request)
+    previous: Node | None = None
+    for subtree_root in node.path_to_root():
+        for queue in _borrowing_queues(subtree_root, previous, node, needs_preemption, work):
+            for record in by_queue.get(queue.name, ()):
+                if satisfies_policy(policy.reclaim_within_cohort, preemptor, record.workload):
+                    variant = _reclaim_variant(cq, preemptor, record.workload, advantage)
+                    result.append(_Candidate(record, variant, subtree_root))
+        fits, remaining = work.fits_in_quota(subtree_root, remaining)
+        # Once a subtree holds the request, the preemptor has the advantage over everything found
+        # from there up: it belongs to that subtree.
+        advantage = advantage or fits
+        previous = subtree_root
     return result
+
+
+def _borrowing_queues(cohort: Node, skip: Node | None, preemptor: Node, frs: Collection[FlavorResource],
+                      work: QuotaBook) -> list[Node]:
+    """collectCandidatesInSubtree: the queues under ``cohort`` that borrow one of ``frs``, looking only
+    into child Cohorts that borrow, and not into ``skip`` (seen at the level below)."""
+    found = []
+    for child in cohort.child_cohorts:
+        if child is skip or work.within_nominal(child, frs):
+            continue
+        found += _borrowing_queues(child, skip, preemptor, frs, work)
+    for child in cohort.child_cqs:
+        if child is not preemptor and not work.within_nominal(child, frs):
+            found.append(child)
+    return found
 
 
 def _reclaim_variant(cq: ClusterQueue, preemptor: Workload, candidate: Workload, advantage: bool) -> _Variant:
@@ -224,12 +224,6 @@ def _reclaim_variant(cq: ClusterQueue, preemptor: Workload, candidate: Workload,
     if threshold is not None and candidate.priority > threshold:
         return _Variant.RECLAIM_WITHOUT_BORROWING
     return _Variant.RECLAIM_WHILE_BORROWING
-
-
-def _order(candidate: _Candidate, preemptor: Workload) -> tuple[bool, int, int, float, str]:
-    """CandidatesOrdering within each list, then the lists' concatenation (evicted ones first)."""
-    wl = candidate.record.workload
-    return (not candidate.record.evicted, _GROUP[candidate.variant], wl.priority, -wl.admitted_at, wl.uid)
 
 
 def _passes(
@@ -252,35 +246,19 @@ def _valid(
     candidate: _Candidate, cq: ClusterQueue, borrowing: bool, needs_preemption: Collection[FlavorResource],
     work: QuotaBook,
 ) -> bool:
-    """candidateIsValid: own-queue candidates always; others only while their queue still borrows,
-    and not in a borrowing pass when they may only go if the preemptor does not borrow."""
+    """candidateIsValid: own-queue candidates always; others only while their queue, and each Cohort
+    between it and where it was found, still borrows, and not in a borrowing pass when they may only
+    go if the preemptor does not borrow."""
     if candidate.record.cluster_queue == cq.name:
         return True
     if borrowing and candidate.variant is _Variant.RECLAIM_WITHOUT_BORROWING:
         return False
-    return _borrows_any(work, candidate.record.cluster_queue, needs_preemption)
-
-
-def _borrows_any(work: QuotaBook, cq_name: str, frs: Collection[FlavorResource]) -> bool:
-    """Not Kueue's IsWithinNominalInResources: above nominal in at least one of ``frs``."""
-    return any(work.is_borrowing(cq_name, fr) for fr in frs)
-
-
-def _fill_back(
-    cq_name: str, request: Mapping[FlavorResource, int], removed: list[_Candidate], work: QuotaBook, borrowing: bool
-) -> list[_Candidate]:
-    """fillBackWorkloads: add back, newest removal first, each candidate the request fits without.
-    The last removal is needed by construction. ``work`` keeps the kept ones removed."""
-    kept = list(removed)
-    for candidate in reversed(removed[:-1]):
-        work.add_usage(candidate.record.cluster_queue, candidate.record.usage)
-        if work.fits(cq_name, request, allow_borrowing=borrowing):
-            kept.remove(candidate)
-        else:
-            work.remove_usage(candidate.record.cluster_queue, candidate.record.usage)
-    return kept
-
-
-def _restore(work: QuotaBook, removed: Iterable[_Candidate]) -> None:
-    for candidate in removed:
-        work.add_usage(candidate.record.cluster_queue, candidate.record.usage)
+    node = work.cq_node(candidate.record.cluster_queue)
+    if work.within_nominal(node, needs_preemption):
+        return False
+    for ancestor in node.path_to_root():
+        if ancestor is candidate.lca:
+            break
+        if work.within_nominal(ancestor, needs_preemption):
+            return False
+    return True

@@ -32,8 +32,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
 from scheduler.core.kinds import (
+    FAIR_SHARING_OFF,
     ClusterQueue,
     Cohort,
+    FairSharing,
     LocalQueue,
     LocalQueueKey,
     Namespace,
@@ -64,9 +66,12 @@ class QueueManager:
         positions: str = "indexed",
         registry: PositionRegistry | None = None,
         requeuing: RequeuingTimestamp = RequeuingTimestamp.EVICTION,
+        fair_sharing: FairSharing = FAIR_SHARING_OFF,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
+        # Kueue's Configuration fairSharing: how a cycle orders its entries and preempts.
+        self.fair_sharing = fair_sharing
         self.quotas = QuotaBook()
         self.flavors: dict[str, ResourceFlavor] = {}
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
@@ -104,18 +109,28 @@ class QueueManager:
         self.priority_classes.pop(name, None)
 
     def add_cohort(self, cohort: Cohort) -> None:
+        """Add or update a Cohort; every queue of its tree, before and after (a new parent joins two
+        trees, a broken loop frees its queues), retries its parked workloads."""
         if self.quotas.cohorts.get(cohort.name) == cohort:
             return  # only its status or metadata changed: no capacity moved (Kueue compares the spec)
+        touched = self.quotas.tree_queues(cohort.name)
         self.quotas.set_cohort(cohort)
-        self._allocatable_changed(self.quotas.cohort_members(cohort.name))
-        self._capacity_changed(self.quotas.cohort_members(cohort.name))
+        touched |= self.quotas.tree_queues(cohort.name)
+        self._allocatable_changed(touched)
+        self._capacity_changed(touched)
 
     update_cohort = add_cohort
 
     def delete_cohort(self, name: str) -> None:
+        touched = self.quotas.tree_queues(name)
         self.quotas.remove_cohort(name)
-        self._allocatable_changed(self.quotas.cohort_members(name))
-        self._capacity_changed(self.quotas.cohort_members(name))
+        touched |= self.quotas.tree_queues(name)
+        self._allocatable_changed(touched)
+        self._capacity_changed(touched)
+
+    def cohort_in_cycle(self, name: str) -> bool:
+        """The Cohort's parent chain loops: its queues admit nothing until the loop is broken."""
+        return self.quotas.cohort_in_cycle(name)
 
     def add_cluster_queue(self, cq: ClusterQueue) -> None:
         """Add or update a ClusterQueue; its LocalQueues' workloads become pending in it."""

@@ -3,11 +3,13 @@
 Mirrors Kueue's scheduler loop (pkg/scheduler/scheduler.go) on an in-memory snapshot:
 
 1. take the head of each ClusterQueue that can admit (``QueueManager.heads``); park those
-   from a namespace the queue's namespaceSelector does not select;
+   from a namespace the queue's namespaceSelector does not select, and those of a queue whose
+   cohort chain loops (Kueue: "ClusterQueue X is inactive");
 2. assign flavors to each head against usage at the start of the cycle, resuming its last
    flavor search (``flavorassigning``), and find preemption targets where needed (``preempting``);
 3. order the entries: by borrowing level (Kueue's Assignment.Borrowing, after the simulated
-   preemptions), then higher priority, then earlier queue-order timestamp, then uid;
+   preemptions), then higher priority, then earlier queue-order timestamp, then uid; with fair
+   sharing on, one at a time by a tournament over each cohort tree (``_fair_sharing_order``);
 4. walk them, updating a copy of the quota book as admissions are decided. An entry that fits
    or has targets is skipped when one of its targets was claimed by an earlier entry of the
    cycle or when it would not fit once every target claimed so far (its own included) is gone;
@@ -19,8 +21,7 @@ Mirrors Kueue's scheduler loop (pkg/scheduler/scheduler.go) on an in-memory snap
    otherwise they are parked (BestEffortFIFO) or block their queue (StrictFIFO).
 
 ``decide_cycle`` is pure: it reads the manager and returns decisions. ``run_cycle`` also
-applies them in memory. Fair sharing (dominant resource share ordering and preemption,
-``fairSharing.weight``) is not implemented yet: entries are ordered as classical Kueue does.
+applies them in memory.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from scheduler.core import fairsharing
 from scheduler.core.decisions import (
+    CLUSTER_QUEUE_INACTIVE,
     NAMESPACE_MISMATCH,
     NAMESPACE_MISMATCH_MESSAGE,
     Admit,
@@ -39,10 +42,10 @@ from scheduler.core.decisions import (
     Wait,
 )
 from scheduler.core.flavorassigning import FlavorAssignment, Mode, assign_flavors
-from scheduler.core.kinds import ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy
+from scheduler.core.kinds import ClusterQueue, FairSharing, FlavorResource, PreemptionPolicy, QueueingStrategy
 from scheduler.core.preempting import AdmittedWorkload, PreemptionTarget, find_targets
 from scheduler.core.queues import QueueManager
-from scheduler.core.quotas import QuotaBook, Usage
+from scheduler.core.quotas import Node, QuotaBook, Usage
 from scheduler.core.workloads import Workload, WorkloadKey
 
 
@@ -57,25 +60,21 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
     # Kueue's nominate turns a head away from a namespace its ClusterQueue does not select before
     # assigning flavors: it is parked in either strategy and takes no part in the walk.
     refused: list[Decision] = [
-        Park(head, cq.name, NAMESPACE_MISMATCH_MESSAGE, NAMESPACE_MISMATCH)
-        for cq, head in (*heads, *held) if not manager.namespace_selected(cq, head.namespace)
+        _refusal(manager, quotas, cq, head) for cq, head in (*heads, *held) if _refused(manager, quotas, cq, head)
     ]
     if refused:
-        heads = [(cq, head) for cq, head in heads if manager.namespace_selected(cq, head.namespace)]
-        held = [(cq, head) for cq, head in held if manager.namespace_selected(cq, head.namespace)]
+        heads = [(cq, head) for cq, head in heads if not _refused(manager, quotas, cq, head)]
+        held = [(cq, head) for cq, head in held if not _refused(manager, quotas, cq, head)]
     # Kueue nominates every head against the snapshot taken at the start of the cycle (flavors
     # and preemption targets), then walks them; earlier admissions never enlarge a target set.
     entries = [
         _nominate(manager, cq, head, blocked, quotas)
         for blocked, pairs in ((False, heads), (True, held)) for cq, head in pairs
     ]
-    # makeClassicalIterator: borrowing level, then priority, then queue-order timestamp. Kueue's sort
-    # has no further tie-break (and is not stable); ours ends with the uid to stay deterministic.
-    entries.sort(key=lambda e: (e.assignment.borrowing, e.workload.order_key))
     decisions = refused
     # Kueue's preemptedWorkloads: every target claimed in this cycle, with the quota it holds.
     claimed: dict[WorkloadKey, AdmittedWorkload] = {}
-    for entry in entries:
+    for entry in _order(entries, quotas, manager.fair_sharing):
         cq, assignment = entry.cq, entry.assignment
         nominated = assignment.mode is Mode.FIT or (assignment.mode is Mode.PREEMPT and entry.targets)
         if nominated:
@@ -100,18 +99,107 @@ class _Entry:
     targets: tuple[PreemptionTarget, ...] = ()
 
 
+def _refused(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> bool:
+    return quotas.in_cycle(cq.name) or not manager.namespace_selected(cq, head.namespace)
+
+
+def _refusal(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> Park:
+    """Kueue's nominate: a queue whose cohort chain loops is left out of the snapshot, so its heads are
+    told it is inactive (pkg/scheduler/scheduler.go); then the namespace check."""
+    if quotas.in_cycle(cq.name):
+        return Park(head, cq.name, f"ClusterQueue {cq.name} is inactive", CLUSTER_QUEUE_INACTIVE)
+    return Park(head, cq.name, NAMESPACE_MISMATCH_MESSAGE, NAMESPACE_MISMATCH)
+
+
 def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: bool, quotas: QuotaBook) -> _Entry:
     """Flavors (resuming the head's last search) and, when preemption is needed, targets, against
     ``quotas`` as they are now (Kueue's nominate and getInitialAssignments)."""
     neighbours = quotas.neighbours(cq.name)
     last = manager.last_assignment(cq.name, head.key)
-    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(neighbours), last)
+    fair = manager.fair_sharing
+    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(neighbours), last, fair)
     if assignment.mode is not Mode.PREEMPT:
         return _Entry(cq, head, assignment, blocked)
     targets = tuple(find_targets(
-        head, cq, assignment.usage, assignment.needs_preemption, manager.admitted_in(neighbours), quotas,
+        head, cq, assignment.usage, assignment.needs_preemption, manager.admitted_in(neighbours), quotas, fair,
     ))
     return _Entry(cq, head, assignment, blocked, targets)
+
+
+def _order(entries: list[_Entry], quotas: QuotaBook, fair_sharing: FairSharing) -> Iterator[_Entry]:
+    """The entries in the order the walk takes them; the walk changes ``quotas`` between two."""
+    if fair_sharing.enabled:
+        yield from _fair_sharing_order(entries, quotas)
+        return
+    # makeClassicalIterator: borrowing level, then priority, then queue-order timestamp. Kueue's sort
+    # has no further tie-break (and is not stable); ours ends with the uid to stay deterministic.
+    yield from sorted(entries, key=lambda e: (e.assignment.borrowing, e.workload.order_key))
+
+
+def _fair_sharing_order(entries: list[_Entry], quotas: QuotaBook) -> Iterator[_Entry]:
+    """Kueue's fairSharingIterator (pkg/scheduler/fair_sharing_iterator.go): a queue without a cohort
+    goes as it comes; in a cohort tree, each next entry wins a tournament run from the root with the
+    shares as they are now, the entry's own request added."""
+    trees: dict[str, list[_Entry]] = {}
+    for entry in entries:
+        node = quotas.cq_node(entry.cq.name)
+        trees.setdefault(node.root().name if node.parent is not None else "", []).append(entry)
+    # Trees share no quota, so their order does not matter (Kueue's is a map's); queues alone first.
+    for root_name in sorted(trees):
+        remaining = trees[root_name]
+        if not root_name:
+            yield from sorted(remaining, key=lambda e: e.workload.order_key)
+            continue
+        while remaining:
+            root = quotas.cq_node(remaining[0].cq.name).root()
+            winner = _tournament(root, {e.cq.name: e for e in remaining}, _shares(quotas, remaining))
+            assert winner is not None
+            remaining.remove(winner)
+            yield winner
+
+
+_Shares = dict[tuple[str, WorkloadKey], fairsharing.DRS]
+
+
+def _shares(quotas: QuotaBook, entries: list[_Entry]) -> _Shares:
+    """entryComparer.computeDRS: per entry and per Cohort above it, the share of the child of that
+    Cohort on the entry's path, with the entry's request added."""
+    values: _Shares = {}
+    for entry in entries:
+        request = entry.assignment.usage
+        quotas.add_usage(entry.cq.name, request)
+        node = quotas.cq_node(entry.cq.name)
+        drs = fairsharing.dominant_resource_share(quotas, node)
+        for ancestor in node.path_to_root():
+            values[(ancestor.name, entry.workload.key)] = drs
+            drs = fairsharing.dominant_resource_share(quotas, ancestor)
+        quotas.remove_usage(entry.cq.name, request)
+    return values
+
+
+def _tournament(cohort: Node, by_queue: dict[str, _Entry], shares: _Shares) -> _Entry | None:
+    """runTournament: the best of the child Cohorts' winners and the child queues' entries."""
+    candidates = [w for child in cohort.child_cohorts if (w := _tournament(child, by_queue, shares)) is not None]
+    candidates += [by_queue[child.name] for child in cohort.child_cqs if child.name in by_queue]
+    best = None
+    for current in candidates:
+        if best is None or _before(current, best, cohort.name, shares):
+            best = current
+    return best
+
+
+def _before(a: _Entry, b: _Entry, cohort: str, shares: _Shares) -> bool:
+    """entryComparer.less with Kueue v0.17.0's default gates (FairSharingPrioritizeNonBorrowing,
+    PrioritySortingWithinCohort): not borrowing on what it requests, lower share, higher priority,
+    earlier queue-order timestamp; the uid last, where Kueue keeps whichever came first."""
+    a_drs, b_drs = shares[(cohort, a.workload.key)], shares[(cohort, b.workload.key)]
+    a_borrows, b_borrows = a_drs.borrowing_on(a.assignment.usage), b_drs.borrowing_on(b.assignment.usage)
+    if a_borrows != b_borrows:
+        return not a_borrows
+    order = fairsharing.compare(a_drs, b_drs)
+    if order != 0:
+        return order < 0
+    return a.workload.order_key < b.workload.order_key
 
 
 def _admit_or_preempt(

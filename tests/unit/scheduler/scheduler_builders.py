@@ -120,6 +120,11 @@ class ClusterQueueBuilder:
         )
         return self
 
+    def weight(self, value: float) -> ClusterQueueBuilder:
+        """spec.fairSharing.weight."""
+        self._fields["fair_weight"] = value
+        return self
+
     def namespaces(self, selector: dict | None) -> ClusterQueueBuilder:
         """spec.namespaceSelector as written in YAML (None: absent, which selects no namespace)."""
         self._fields["namespace_selector"] = conversion.label_selector_from_dict(selector)
@@ -129,16 +134,46 @@ class ClusterQueueBuilder:
         return kinds.ClusterQueue(self._name, tuple(self._groups), **self._fields)
 
 
+class CohortBuilder:
+    """A Cohort object: ``MakeCohort("c").Parent("r").ResourceGroup(...)`` in Kueue's test wrappers."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._parent = ""
+        self._groups: tuple[kinds.ResourceGroup, ...] = ()
+        self._weight = 1.0
+
+    def parent(self, name: str) -> CohortBuilder:
+        self._parent = name
+        return self
+
+    def flavors(self, *flavors: tuple[str, dict[str, str | tuple]]) -> CohortBuilder:
+        """One resource group, written as for ``ClusterQueueBuilder.flavors``."""
+        self._groups += ClusterQueueBuilder("").flavors(*flavors).obj().resource_groups
+        return self
+
+    def weight(self, value: float) -> CohortBuilder:
+        self._weight = value
+        return self
+
+    def obj(self) -> kinds.Cohort:
+        return kinds.Cohort(self._name, self._parent, self._groups, self._weight)
+
+
 def manager_with(
     *cluster_queues: kinds.ClusterQueue,
     flavors: tuple[str, ...] = ("default",),
     local_queues: dict[str, str] | None = None,
     positions: str = "indexed",
+    cohorts: tuple[kinds.Cohort, ...] = (),
+    fair_sharing: kinds.FairSharing = kinds.FAIR_SHARING_OFF,
 ) -> QueueManager:
-    """A manager with flavors, queues, and LocalQueues ``{lq name: cq name}`` in namespace ns."""
-    manager = QueueManager(positions=positions)
+    """A manager with flavors, Cohorts, queues, and LocalQueues ``{lq name: cq name}`` in namespace ns."""
+    manager = QueueManager(positions=positions, fair_sharing=fair_sharing)
     for flavor in flavors:
         manager.add_resource_flavor(kinds.ResourceFlavor(flavor))
+    for cohort in cohorts:
+        manager.add_cohort(cohort)
     for cq in cluster_queues:
         manager.add_cluster_queue(cq)
     for lq, cq_name in (local_queues or {"lq": cluster_queues[0].name}).items():
