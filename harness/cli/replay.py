@@ -56,7 +56,7 @@ def command(log: Path, scenario: str, out: Path | None) -> None:
     agreeing = summary["heads"] - summary["verdicts"]["differs"]
     click.echo(f"{summary['heads']} head decisions in {len(cycles)} Kueue cycles: "
                + ", ".join(f"{v} {n}" for v, n in summary["verdicts"].items())
-               + f"; agree {agreeing / max(1, summary['heads']):.2%}")
+               + f"; agree {agreeing / max(1, summary['heads']):.3%}")
     for pair, n in summary["differing_pairs"].items():
         click.echo(f"  differs, Kueue / ours = {pair}: {n}")
     if out is not None:
