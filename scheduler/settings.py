@@ -12,11 +12,16 @@ from dataclasses import dataclass, field
 import click
 
 from scheduler.controller import controlling
+from scheduler.core import kinds
 from scheduler.publishing import strategies
 
 BIND = "127.0.0.1"
 """Every listener of the scheduler binds here: benchmark traffic stays on the loopback."""
 AUTHORIZATIONS = ("delegate", "off")
+FAIR_SHARING_STRATEGY_SETS = (
+    ("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",), ("LessThanOrEqualToFinalShare", "LessThanInitialShare"),
+)
+"""The preemptionStrategies lists Kueue's Configuration accepts (pkg/config/validation.go), first the default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +52,16 @@ class SchedulerSettings:
     parent_pid: int = 0
     """Stop once this process is no longer our parent (the starter is gone, SIGKILL included; see
     scheduler.parentwatching); 0: no watch. The harness sets its own pid when it starts us."""
+    fair_sharing: bool = False
+    """Kueue's Configuration `fairSharing`: order each cycle by dominant resource share and preempt
+    between queues by the strategies below (off: Kueue's classical order and preemption)."""
+    fair_sharing_strategies: tuple[str, ...] = FAIR_SHARING_STRATEGY_SETS[2]
+    """fairSharing.preemptionStrategies, one of the lists Kueue accepts (its default: both)."""
 
     def __post_init__(self) -> None:
+        if tuple(self.fair_sharing_strategies) not in FAIR_SHARING_STRATEGY_SETS:
+            raise ValueError(f"fair sharing strategies {','.join(self.fair_sharing_strategies)} are not a list Kueue "
+                             f"accepts: {' | '.join(','.join(s) for s in FAIR_SHARING_STRATEGY_SETS)}")
         strategies.get(self.strategy)
         if self.authorization not in AUTHORIZATIONS:
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
@@ -56,6 +69,11 @@ class SchedulerSettings:
             raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
         if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
             raise ValueError("the visibility server needs --tls-cert and --tls-key")
+
+    def core_fair_sharing(self) -> kinds.FairSharing:
+        """The core's view of the fair-sharing settings."""
+        return kinds.FairSharing(self.fair_sharing,
+                                 tuple(kinds.FairSharingStrategy(s) for s in self.fair_sharing_strategies))
 
 
 def to_args(settings: SchedulerSettings) -> list[str]:
@@ -71,6 +89,8 @@ def to_args(settings: SchedulerSettings) -> list[str]:
             "--authorization", settings.authorization, "--max-unwritten", str(settings.max_unwritten),
             *([] if settings.page_cache else ["--no-page-cache"]),
             *(["--manage-jobs"] if settings.manage_jobs else []),
+            *(["--fair-sharing"] if settings.fair_sharing else []),
+            "--fair-sharing-strategies", ",".join(settings.fair_sharing_strategies),
             "--parent-pid", str(settings.parent_pid)]
 
 
@@ -105,6 +125,10 @@ def _options(function):
                      help="Encode every visibility page per request (no cache of unchanged pages)."),
         click.option("--manage-jobs", is_flag=True,
                      help="Queue suspended batch/v1 Jobs that carry kueue.x-k8s.io/queue-name through Workloads."),
+        click.option("--fair-sharing", is_flag=True,
+                     help="Kueue's fairSharing: order by dominant resource share, preempt by the strategies."),
+        click.option("--fair-sharing-strategies", default=",".join(defaults.fair_sharing_strategies), show_default=True,
+                     help="Kueue's fairSharing.preemptionStrategies, comma-separated."),
         click.option("--parent-pid", type=int, default=0,
                      help="Stop once this process is no longer the parent (its starter died); 0: no watch."),
     ]
@@ -117,7 +141,8 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                  status_min_interval: float, qps: float, burst: int, no_client_limit: bool, visibility_port: int,
                  metrics_port: int, tls_cert: str, tls_key: str, authorization: str,
                  max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False,
-                 parent_pid: int = 0) -> SchedulerSettings:
+                 parent_pid: int = 0, fair_sharing: bool = False,
+                 fair_sharing_strategies: str = ",".join(FAIR_SHARING_STRATEGY_SETS[2])) -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
     return SchedulerSettings(
         kubeconfig=kubeconfig, strategy=strategy,
@@ -126,7 +151,8 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                                            topn=topn, topn_interval_seconds=topn_interval),
         qps=None if no_client_limit else qps, burst=burst, visibility_port=visibility_port, metrics_port=metrics_port,
         tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
-        page_cache=not no_page_cache, manage_jobs=manage_jobs, parent_pid=parent_pid)
+        page_cache=not no_page_cache, manage_jobs=manage_jobs, parent_pid=parent_pid, fair_sharing=fair_sharing,
+        fair_sharing_strategies=tuple(s for s in fair_sharing_strategies.split(",") if s))
 
 
 def command(run):

@@ -7,6 +7,7 @@ handed to the implementation's starter (harness.implementations).
 from __future__ import annotations
 
 import time
+import typing
 from pathlib import Path
 
 import click
@@ -76,6 +77,11 @@ def install(name, kubeconfig_path, visibility_port) -> None:
               help="Keep encoded visibility pages until their queue changes (off: encode per request, as Kueue).")
 @click.option("--manage-jobs", is_flag=True, default=_DEFAULTS.manage_jobs,
               help="Queue batch/v1 Jobs labelled kueue.x-k8s.io/queue-name (Kueue's job integration).")
+@click.option("--fair-sharing", is_flag=True, default=_DEFAULTS.fair_sharing,
+              help="Kueue's fairSharing: order by dominant resource share, preempt between queues by strategies.")
+@click.option("--fair-sharing-strategies", type=click.Choice(list(typing.get_args(models.FairSharingStrategies))),
+              default=_DEFAULTS.fair_sharing_strategies, show_default=True,
+              help="fairSharing.preemptionStrategies, comma-separated.")
 @click.option("--kueue-concurrency", multiple=True, callback=lambda _c, _p, given: _kind_counts(given),
               metavar="KIND.GROUP=N", help="Kueue only: workers of one reconciler over what Kueue ships "
               "(its controller.groupKindConcurrency), e.g. Job.batch=50; repeatable.")

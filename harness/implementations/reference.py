@@ -38,7 +38,8 @@ def settings_for(cluster: state.ClusterInfo, section: models.SchedulerSection, v
         qps=None if section.no_client_limit else section.qps, burst=section.burst,
         visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert), tls_key=str(files.key),
         authorization=section.authorization, max_unwritten=section.max_unwritten,
-        page_cache=section.page_cache, manage_jobs=section.manage_jobs)
+        page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
+        fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ from scheduler.publishing import strategies
 
 STRATEGIES = tuple(strategies.STRATEGIES)
 Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
+FairSharingStrategies = Literal[tuple(",".join(s) for s in scheduler_settings.FAIR_SHARING_STRATEGY_SETS)]  # type: ignore[valid-type]
+"""Kueue's fairSharing.preemptionStrategies, comma-separated: one of the lists its Configuration accepts."""
 """A position strategy's name (scheduler.publishing.strategies)."""
 _PROCESS = scheduler_settings.SchedulerSettings(kubeconfig="")
 """The scheduler process's defaults: the scheduler section's defaults are the same."""
@@ -254,6 +256,11 @@ class SchedulerSection(_Model):
     """Aggregated strategies: keep encoded pages until their queue changes (false: encode per request, as Kueue)."""
     manage_jobs: bool = _PROCESS.manage_jobs
     """Queue batch/v1 Jobs (Kueue's job integration); on by default in a cluster that runs Jobs (cluster.jobs)."""
+    fair_sharing: bool = _PROCESS.fair_sharing
+    """Kueue's Configuration fairSharing, for both implementations: cycles ordered by dominant resource share,
+    preemption between queues by `fair_sharing_strategies` (ClusterQueue/Cohort weights in spec.fairSharing)."""
+    fair_sharing_strategies: FairSharingStrategies = ",".join(_PROCESS.fair_sharing_strategies)
+    """fairSharing.preemptionStrategies, comma-separated (Kueue's default: both, in this order)."""
     kueue_concurrency: dict[str, PositiveInt] = {}
     """Kueue only: workers per reconciled kind over what Kueue ships (its controller.groupKindConcurrency:
     Job.batch 5, Workload.kueue.x-k8s.io 5, ...). The reference scheduler reconciles on one event loop

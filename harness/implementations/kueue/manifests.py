@@ -9,7 +9,7 @@ pod-less manager on 127.0.0.1 needs:
 - the visibility Service becomes ExternalName `localhost`, and the APIServices trust kqbench's CA
   instead of `insecureSkipTLSVerify`;
 - the Configuration binds every port to 127.0.0.1, turns leader election off and takes qps/burst
-  from the scenario.
+  and fair sharing from the scenario.
 Names follow Kueue's `config/default` (namespace `kueue-system`, prefix `kueue-`).
 """
 
@@ -51,6 +51,8 @@ class ManagerSettings:
     burst: int
     concurrency: Mapping[str, int] = field(default_factory=dict)
     """Workers per reconciled kind (controller.groupKindConcurrency, e.g. Job.batch), over what Kueue ships."""
+    fair_sharing: tuple[str, ...] | None = None
+    """fairSharing.preemptionStrategies; None leaves fairSharing out (Kueue: fair sharing off)."""
 
 
 def _controller(shipped: dict, concurrency: Mapping[str, int]) -> dict:
@@ -174,4 +176,9 @@ def configuration(shipped: dict, settings: ManagerSettings) -> dict:
         "clientConnection": {"qps": -1 if settings.qps is None else settings.qps, "burst": settings.burst},
         "controller": _controller(shipped.get("controller", {}), settings.concurrency),
     }
+    if settings.fair_sharing is not None:
+        # v1beta2 has no `enable`: the section's presence turns fair sharing on (fairsharing.Enabled).
+        config["fairSharing"] = {"preemptionStrategies": list(settings.fair_sharing)}
+    else:
+        config.pop("fairSharing", None)
     return config

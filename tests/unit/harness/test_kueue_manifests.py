@@ -89,6 +89,15 @@ def test_configuration_binds_loopback_and_keeps_what_kueue_ships(qps, expected_q
     assert SHIPPED["leaderElection"]["leaderElect"] is True, "the shipped document is not modified"
 
 
+def test_fair_sharing_goes_into_kueues_configuration_only_when_on():
+    off = manifests.configuration({**SHIPPED, "fairSharing": {"preemptionStrategies": ["LessThanInitialShare"]}},
+                                  manifests.ManagerSettings(ports=PORTS, cert_dir="/c", qps=1.0, burst=1))
+    assert "fairSharing" not in off
+    on = manifests.configuration(SHIPPED, manifests.ManagerSettings(
+        ports=PORTS, cert_dir="/c", qps=1.0, burst=1, fair_sharing=("LessThanOrEqualToFinalShare", "LessThanInitialShare")))
+    assert on["fairSharing"] == {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+
+
 def test_webhook_secret_carries_what_the_rotator_reads():
     path, secret = manifests.webhook_secret(b"ca", b"cakey", b"crt", b"key")
     assert path == "/api/v1/namespaces/kueue-system/secrets/kueue-webhook-server-cert"

@@ -76,6 +76,8 @@ def _non_default(settings):
             changes[f.name] = strategies.CQ_STATUS_TOPN
         elif f.name == "authorization":
             changes[f.name] = "off"
+        elif f.name == "fair_sharing_strategies":
+            changes[f.name] = ("LessThanInitialShare",)
         elif isinstance(value, bool):
             changes[f.name] = not value
         elif isinstance(value, str):
@@ -99,6 +101,9 @@ def test_bad_settings_on_the_command_line_are_usage_errors():
 
     with pytest.raises(click.UsageError, match="topn must be between 1 and 4000"):
         scheduler_settings.parse_args(["--kubeconfig", "/k", "--topn", "0"])
+    with pytest.raises(click.UsageError, match="not a list Kueue accepts"):
+        scheduler_settings.parse_args(["--kubeconfig", "/k", "--fair-sharing-strategies",
+                                       "LessThanInitialShare,LessThanOrEqualToFinalShare"])
 
 
 def test_kqbench_scheduler_run_has_an_option_per_section_field():
