@@ -166,22 +166,37 @@ class QuotaBook:
     def add_usage(self, cq_name: str, usage: Mapping[FlavorResource, int]) -> None:
         """Add usage to a queue; what it uses past its local quota counts in its parent (addUsage)."""
         book = self.usage.setdefault(cq_name, {})
-        node = self.tree().cqs.get(cq_name)
-        for fr, milli in usage.items():
-            if node is None:
-                book[fr] = book.get(fr, 0) + milli
-            else:
-                self._add(node, fr, milli)
+        node = (self._tree or self.tree()).cqs.get(cq_name)
+        cohorts = self._cohort_usage
+        for fr, value in usage.items():
+            # Iterative addUsage: on the hot path of every simulated admission and preemption.
+            at, used = node, book
+            while True:
+                current = used.get(fr, 0)
+                room = at.local.get(fr, 0) - current if at is not None else 0
+                used[fr] = current + value
+                if at is None or at.parent is None or value <= room:
+                    break
+                value -= max(0, room)
+                at = at.parent
+                used = cohorts[at.name]
 
     def remove_usage(self, cq_name: str, usage: Mapping[FlavorResource, int]) -> None:
         """Remove usage from a queue, and from its parents what it stored there (removeUsage)."""
         book = self.usage.setdefault(cq_name, {})
-        node = self.tree().cqs.get(cq_name)
-        for fr, milli in usage.items():
-            if node is None:
-                book[fr] = book.get(fr, 0) - milli
-            else:
-                self._remove(node, fr, milli)
+        node = (self._tree or self.tree()).cqs.get(cq_name)
+        cohorts = self._cohort_usage
+        for fr, value in usage.items():
+            at, used = node, book
+            while True:
+                current = used.get(fr, 0)
+                stored_in_parent = current - at.local.get(fr, 0) if at is not None else 0
+                used[fr] = current - value
+                if at is None or at.parent is None or stored_in_parent <= 0:
+                    break
+                value = min(value, stored_in_parent)
+                at = at.parent
+                used = cohorts[at.name]
 
     def used(self, cq_name: str, flavor_resource: FlavorResource) -> int:
         return self.usage.get(cq_name, {}).get(flavor_resource, 0)
@@ -306,21 +321,6 @@ class QuotaBook:
         if node.is_cq:
             return self.usage.setdefault(node.name, {})
         return self._cohort_usage.setdefault(node.name, {})
-
-    def _add(self, node: Node, fr: FlavorResource, value: int) -> None:
-        usage = self._usage_of(node)
-        local_available = max(0, node.local.get(fr, 0) - usage.get(fr, 0))
-        usage[fr] = usage.get(fr, 0) + value
-        if node.parent is not None and value > local_available:
-            self._add(node.parent, fr, value - local_available)
-
-    def _remove(self, node: Node, fr: FlavorResource, value: int) -> None:
-        usage = self._usage_of(node)
-        stored_in_parent = usage.get(fr, 0) - node.local.get(fr, 0)
-        usage[fr] = usage.get(fr, 0) - value
-        if stored_in_parent <= 0 or node.parent is None:
-            return
-        self._remove(node.parent, fr, min(value, stored_in_parent))
 
     def _build(self) -> _Tree:
         """The forest of the current specs, with subtree quotas and cohort usage (updateCohortResourceNode)."""
