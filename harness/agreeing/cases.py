@@ -20,12 +20,18 @@ import yaml
 from harness.errors import KqbenchError
 from scheduler.core import quantities
 
-FORMAT_VERSION = 1
-"""Version 1: flavors, namespaces, clusterQueues, localQueues, epochs (arrive / finish)."""
+FORMAT_VERSION = 2
+"""Version 1: flavors, namespaces, clusterQueues, localQueues, epochs (arrive / finish).
+Version 2 adds cohorts (Cohort objects: parentName, quota, weight), ClusterQueue fairSharing
+weights and the scheduler's fairSharing configuration; a version 1 file reads the same."""
 
 RESOURCES = ("cpu", "memory", "pods")
 Strict = pydantic.ConfigDict(extra="forbid", frozen=True)
 Policy = Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any"]
+Strategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+STRATEGY_SETS = (("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",),
+                 ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
+"""The preemptionStrategies lists Kueue's Configuration accepts (pkg/config/validation.go)."""
 
 
 class CaseError(KqbenchError, ValueError):
@@ -71,6 +77,31 @@ class FlavorFungibility(pydantic.BaseModel):
     whenCanPreempt: Literal["MayStopSearch", "TryNextFlavor"] = "TryNextFlavor"
 
 
+class FairSharing(pydantic.BaseModel):
+    """A ClusterQueue's or Cohort's spec.fairSharing."""
+
+    model_config = Strict
+    weight: str
+
+
+class Cohort(pydantic.BaseModel):
+    """A Cohort object: its parent (a Cohort of the case, or a name only, which Kueue treats as an
+    implicit root), the quota it shares with its subtree, its weight."""
+
+    model_config = Strict
+    name: str
+    parentName: str | None = None
+    resourceGroups: tuple[ResourceGroup, ...] = ()
+    fairSharing: FairSharing | None = None
+
+
+class FairSharingConfig(pydantic.BaseModel):
+    """The scheduler's fairSharing configuration (Kueue's Configuration; the reference's setting)."""
+
+    model_config = Strict
+    preemptionStrategies: tuple[Strategy, ...] = STRATEGY_SETS[2]
+
+
 class ClusterQueue(pydantic.BaseModel):
     model_config = Strict
     name: str
@@ -81,6 +112,7 @@ class ClusterQueue(pydantic.BaseModel):
     preemption: Preemption = Preemption()
     flavorFungibility: FlavorFungibility = FlavorFungibility()
     resourceGroups: tuple[ResourceGroup, ...]
+    fairSharing: FairSharing | None = None
 
 
 class Flavor(pydantic.BaseModel):
@@ -129,11 +161,14 @@ class Epoch(pydantic.BaseModel):
 
 class Case(pydantic.BaseModel):
     model_config = Strict
-    version: Literal[1] = FORMAT_VERSION
+    version: Literal[1, 2] = FORMAT_VERSION
     seed: int | None = None
     """The generator's seed, when the case came from one (provenance only)."""
+    fairSharing: FairSharingConfig | None = None
+    """On for both schedulers when present (cases with and without it never share a batch)."""
     flavors: tuple[Flavor, ...]
     namespaces: tuple[Namespace, ...]
+    cohorts: tuple[Cohort, ...] = ()
     clusterQueues: tuple[ClusterQueue, ...]
     localQueues: tuple[LocalQueue, ...]
     epochs: tuple[Epoch, ...]
@@ -143,6 +178,11 @@ class Case(pydantic.BaseModel):
 
     def namespace_of(self, workload: str) -> str:
         return next(w.namespace for w in self.workloads() if w.name == workload)
+
+    def cohort_names(self) -> set[str]:
+        """Every Cohort the case names: its objects, their parents, and the ClusterQueues' cohorts."""
+        return ({c.name for c in self.cohorts} | {c.parentName for c in self.cohorts if c.parentName}
+                | {q.cohort for q in self.clusterQueues if q.cohort})
 
     def size(self) -> tuple[int, int, int, int]:
         """What shrinking makes smaller: (workloads, queues, flavors, epochs)."""
@@ -162,6 +202,7 @@ def _problems(case: Case):
     namespaces = {n.name for n in case.namespaces}
     queues = {q.name for q in case.clusterQueues}
     for kind, names in (("flavors", [f.name for f in case.flavors]), ("namespaces", [n.name for n in case.namespaces]),
+                        ("cohorts", [c.name for c in case.cohorts]),
                         ("clusterQueues", [q.name for q in case.clusterQueues]),
                         ("localQueues", [f"{q.namespace}/{q.name}" for q in case.localQueues]),
                         ("workloads", [w.name for w in case.workloads()])):
@@ -174,6 +215,13 @@ def _problems(case: Case):
             seen.add(name)
     for i, cq in enumerate(case.clusterQueues):
         yield from _queue_problems(f"clusterQueues[{i}]", cq, flavors)
+        if cq.cohort is not None and not _dns_label(cq.cohort):
+            yield f"clusterQueues[{i}].cohort: {cq.cohort!r} is not a DNS label"
+    for i, cohort in enumerate(case.cohorts):
+        yield from _cohort_problems(f"cohorts[{i}]", cohort, flavors)
+    if case.fairSharing is not None and case.fairSharing.preemptionStrategies not in STRATEGY_SETS:
+        yield (f"fairSharing.preemptionStrategies: {list(case.fairSharing.preemptionStrategies)} is not a list "
+               f"Kueue accepts: {' | '.join(','.join(s) for s in STRATEGY_SETS)}")
     for i, lq in enumerate(case.localQueues):
         if lq.namespace not in namespaces:
             yield f"localQueues[{i}].namespace: {lq.namespace!r} is not in namespaces"
@@ -199,9 +247,35 @@ def _problems(case: Case):
 
 
 def _queue_problems(where: str, cq: ClusterQueue, flavors: set[str]):
+    yield from _groups_problems(where, cq.resourceGroups, flavors, cq.cohort)
+    yield from _weight_problems(where, cq.fairSharing)
+    bwc = cq.preemption.borrowWithinCohort
+    if bwc is not None and bwc.policy != "Never" and cq.preemption.reclaimWithinCohort == "Never":
+        yield f"{where}.preemption.borrowWithinCohort: needs reclaimWithinCohort other than Never (Kueue's webhook)"
+
+
+def _cohort_problems(where: str, cohort: Cohort, flavors: set[str]):
+    """Kueue's Cohort webhook: resource groups as a ClusterQueue's, but lending may exceed nominal and
+    limits need a parent."""
+    if cohort.parentName is not None and not _dns_label(cohort.parentName):
+        yield f"{where}.parentName: {cohort.parentName!r} is not a DNS label"
+    yield from _groups_problems(where, cohort.resourceGroups, flavors, cohort.parentName, cohort_level=True)
+    yield from _weight_problems(where, cohort.fairSharing)
+
+
+def _weight_problems(where: str, fair: FairSharing | None):
+    if fair is None:
+        return
+    weight = _quantity(fair.weight)
+    if weight is None or weight < 0:
+        yield f"{where}.fairSharing.weight: {fair.weight!r} is not a non-negative quantity"
+
+
+def _groups_problems(where: str, groups: tuple[ResourceGroup, ...], flavors: set[str], parent: str | None,
+                     cohort_level: bool = False):
     covered: set[str] = set()
     listed: set[str] = set()
-    for g, group in enumerate(cq.resourceGroups):
+    for g, group in enumerate(groups):
         if not group.coveredResources or not group.flavors:
             yield f"{where}.resourceGroups[{g}]: needs coveredResources and flavors"
         for resource in group.coveredResources:
@@ -218,13 +292,10 @@ def _queue_problems(where: str, cq: ClusterQueue, flavors: set[str]):
             if [q.name for q in fq.resources] != list(group.coveredResources):
                 yield f"{at}.resources: must list {list(group.coveredResources)} in that order (got {[q.name for q in fq.resources]})"
             for r, quota in enumerate(fq.resources):
-                yield from _quota_problems(f"{at}.resources[{r}]", quota, cq.cohort)
-    bwc = cq.preemption.borrowWithinCohort
-    if bwc is not None and bwc.policy != "Never" and cq.preemption.reclaimWithinCohort == "Never":
-        yield f"{where}.preemption.borrowWithinCohort: needs reclaimWithinCohort other than Never (Kueue's webhook)"
+                yield from _quota_problems(f"{at}.resources[{r}]", quota, parent, cohort_level)
 
 
-def _quota_problems(where: str, quota: Quota, cohort: str | None):
+def _quota_problems(where: str, quota: Quota, cohort: str | None, cohort_level: bool = False):
     values = {}
     for field in ("nominalQuota", "borrowingLimit", "lendingLimit"):
         raw = getattr(quota, field)
@@ -234,9 +305,9 @@ def _quota_problems(where: str, quota: Quota, cohort: str | None):
         if values[field] is None or values[field] < 0:
             yield f"{where}.{field}: {raw!r} is not a non-negative quantity"
     if not cohort and ("borrowingLimit" in values or "lendingLimit" in values):
-        yield f"{where}: borrowingLimit and lendingLimit need a cohort (Kueue's webhook)"
+        yield f"{where}: borrowingLimit and lendingLimit need a {'parent' if cohort_level else 'cohort'} (Kueue's webhook)"
     lending, nominal = values.get("lendingLimit"), values.get("nominalQuota")
-    if lending is not None and nominal is not None and lending > nominal:
+    if not cohort_level and lending is not None and nominal is not None and lending > nominal:
         yield f"{where}.lendingLimit: {quota.lendingLimit} exceeds nominalQuota {quota.nominalQuota}"
 
 

@@ -54,7 +54,12 @@ def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: 
     indexed = list(enumerate(all_cases))
     outcomes: dict[int, dict[str, list[running.Outcome]]] = {i: {impl: [] for impl in implementations}
                                                              for i, _ in indexed}
-    batches = [indexed[start:start + batch_size] for start in range(0, len(indexed), batch_size)]
+    # A batch shares one scheduler, so cases with and without fair sharing go to batches of their own.
+    settings: dict[tuple[str, ...] | None, list[tuple[int, cases.Case]]] = {}
+    for i, case in indexed:
+        settings.setdefault(running.fair_sharing_of(case), []).append((i, case))
+    batches = [group[start:start + batch_size] for group in settings.values()
+               for start in range(0, len(group), batch_size)]
     tag = uuid.uuid4().hex[:4]  # two runs at once (a test and a benchmark) never share a cluster name
     for b, batch in enumerate(batches):
         by_prefix = {rendering.prefix_of(i): case for i, case in batch}

@@ -30,7 +30,7 @@ def path_of(obj: dict) -> str:
     return f"{base}/{plural}/{meta['name']}"
 
 
-SETUP_ORDER = ("Namespace", "ResourceFlavor", "ClusterQueue", "LocalQueue")
+SETUP_ORDER = ("Namespace", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue")
 """Kinds applied one after the other: a LocalQueue needs its Namespace to exist."""
 
 

@@ -7,6 +7,13 @@ flavor fungibility, 2-3 priorities, one or two pod sets of 1-3 pods, and namespa
 namespaceSelector does or does not select. Three epochs: Workloads arrive (more than the quota
 holds), higher-priority Workloads arrive (preemptors), some admitted Workloads finish.
 
+Hierarchical cohorts and fair sharing are drawn from a second stream of the seed, so the rest of a
+seed's case is what it was before they existed: in 6 cases of 10 the cohorts become Cohort objects
+in trees 1-3 deep (a root above them, or roots and middle Cohorts), some with quota of their own and
+borrowing and lending limits below the root, some queues attached to an inner Cohort; in about 1 of
+3 fair sharing is on (one of the strategy lists Kueue accepts) with weights on queues and Cohorts,
+and then every queue has a cohort (a queue alone has nothing to share fairly).
+
 Quotas are small integers so that a few Workloads contend; the generator never checks its own
 output by hand: ``cases.check`` does, and a seed whose case it refuses is a generator bug.
 """
@@ -40,8 +47,72 @@ def generate(seed: int) -> cases.Case:
     preemptors = tuple(_workload(rng, next(counter), local, priorities[1:], resources) for _ in range(rng.randint(1, 5)))
     finished = tuple(sorted(rng.sample([w.name for w in first], k=rng.randint(1, min(3, len(first))))))
     epochs = (cases.Epoch(arrive=first), cases.Epoch(arrive=preemptors), cases.Epoch(finish=finished))
-    return cases.check(cases.Case(seed=seed, flavors=flavors, namespaces=namespaces, clusterQueues=queues,
-                                  localQueues=local, epochs=epochs))
+    more = random.Random(f"tree-{seed}")
+    tree, queues = _cohort_tree(more, cohorts, queues, flavors, resources)
+    fair, tree, queues = _fair_sharing(more, cohorts, tree, queues)
+    return cases.check(cases.Case(seed=seed, fairSharing=fair, flavors=flavors, namespaces=namespaces, cohorts=tree,
+                                  clusterQueues=queues, localQueues=local, epochs=epochs))
+
+
+def _cohort_tree(rng: random.Random, cohorts: list[str], queues, flavors, resources):
+    """Cohort objects over the case's cohorts, 1-3 levels deep, or none (flat implicit cohorts)."""
+    if rng.random() < 0.4:
+        return (), queues
+    depth = rng.randint(1, 3)
+    parents: dict[str, str | None] = {name: None for name in cohorts}
+    inner: list[str] = []
+    if depth >= 2:
+        inner = ["top"] + ([f"mid{i}" for i in range(rng.randint(1, 2))] if depth == 3 else [])
+        parents |= {name: (None if name == "top" else "top") for name in inner}
+        below = [n for n in inner if n != "top"] or ["top"]
+        for name in cohorts:
+            # Now and then a cohort stays a root of its own: two trees side by side.
+            parents[name] = rng.choice(below) if rng.random() < 0.85 else None
+    tree = tuple(cases.Cohort(name=name, parentName=parent,
+                              resourceGroups=_cohort_groups(rng, flavors, resources, parent is not None))
+                 for name, parent in parents.items())
+    if inner:
+        queues = tuple(q.model_copy(update={"cohort": rng.choice(inner)}) if q.cohort and rng.random() < 0.2 else q
+                       for q in queues)
+    return tree, queues
+
+
+def _cohort_groups(rng: random.Random, flavors, resources, has_parent: bool) -> tuple[cases.ResourceGroup, ...]:
+    """Quota of a Cohort (half of them): lending may exceed nominal there; limits need a parent."""
+    if rng.random() < 0.5:
+        return ()
+    chosen = rng.sample(flavors, k=rng.randint(1, len(flavors)))
+    quotas = []
+    for flavor in chosen:
+        resources_quota = []
+        for resource in resources:
+            unit = "Gi" if resource == "memory" else ""
+            nominal = rng.randint(0, 6)
+            borrowing = f"{rng.randint(0, 4)}{unit}" if has_parent and rng.random() < 0.35 else None
+            lending = f"{rng.randint(0, nominal + 2)}{unit}" if has_parent and rng.random() < 0.35 else None
+            resources_quota.append(cases.Quota(name=resource, nominalQuota=f"{nominal}{unit}",
+                                               borrowingLimit=borrowing, lendingLimit=lending))
+        quotas.append(cases.FlavorQuotas(name=flavor.name, resources=tuple(resources_quota)))
+    return (cases.ResourceGroup(coveredResources=resources, flavors=tuple(quotas)),)
+
+
+WEIGHTS = (None, "0", "0.5", "1", "2", "3")
+
+
+def _fair_sharing(rng: random.Random, cohorts: list[str], tree, queues):
+    """Fair sharing on in about a third of the cases, with weights; every queue then in a cohort."""
+    if rng.random() >= 0.35:
+        return None, tree, queues
+    strategies = rng.choice(cases.STRATEGY_SETS)
+
+    def weight():
+        value = rng.choices(WEIGHTS, weights=[4, 1, 1, 1, 2, 1])[0]
+        return None if value is None else cases.FairSharing(weight=value)
+
+    queues = tuple(q.model_copy(update={"cohort": q.cohort or rng.choice(cohorts), "fairSharing": weight()})
+                   for q in queues)
+    tree = tuple(c.model_copy(update={"fairSharing": weight()}) for c in tree)
+    return cases.FairSharingConfig(preemptionStrategies=strategies), tree, queues
 
 
 def _cluster_queue(rng: random.Random, index: int, cohorts: list[str], flavors, resources) -> cases.ClusterQueue:

@@ -1,7 +1,7 @@
 """A case as the Kubernetes objects both implementations read, prefixed so cases share a cluster.
 
 Cases that share nothing run side by side on one cluster: every cluster-scoped name (flavors,
-cohorts, ClusterQueues, namespaces) gets the case's prefix, and namespaced objects live in the
+cohorts and their parents, ClusterQueues, namespaces) gets the case's prefix, and namespaced objects live in the
 prefixed namespaces. Decisions read back are mapped to the case's own names (``local_name``).
 
 Each case also has a *gate*: a ResourceFlavor that every ClusterQueue of the case lists in a group
@@ -37,13 +37,15 @@ def local_name(prefix: str, name: str) -> str | None:
 
 
 def setup_objects(case: cases.Case, prefix: str) -> list[dict]:
-    """Namespaces, flavors (without the gate), ClusterQueues and LocalQueues, in creation order."""
+    """Namespaces, flavors (without the gate), Cohorts, ClusterQueues and LocalQueues, in creation order."""
     objects: list[dict] = []
     for ns in case.namespaces:
         objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": named(prefix, ns.name), "labels": {**ns.labels, CASE_LABEL: prefix}}})
     for flavor in case.flavors:
         objects.append(_flavor(named(prefix, flavor.name), flavor.nodeLabels))
+    for cohort in case.cohorts:
+        objects.append(_cohort(cohort, prefix))
     for cq in case.clusterQueues:
         objects.append(_cluster_queue(cq, prefix))
     for lq in case.localQueues:
@@ -72,10 +74,26 @@ def _flavor(name: str, labels: dict[str, str]) -> dict:
     return {"apiVersion": GROUP_VERSION, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
 
 
-def _cluster_queue(cq: cases.ClusterQueue, prefix: str) -> dict:
-    groups = [{"coveredResources": list(group.coveredResources), "flavors": [
+def _groups(groups: tuple[cases.ResourceGroup, ...], prefix: str) -> list[dict]:
+    return [{"coveredResources": list(group.coveredResources), "flavors": [
         {"name": named(prefix, fq.name), "resources": [_quota(q) for q in fq.resources]} for fq in group.flavors]}
-        for group in cq.resourceGroups]
+        for group in groups]
+
+
+def _cohort(cohort: cases.Cohort, prefix: str) -> dict:
+    spec: dict = {}
+    if cohort.parentName:
+        spec["parentName"] = named(prefix, cohort.parentName)
+    if cohort.resourceGroups:
+        spec["resourceGroups"] = _groups(cohort.resourceGroups, prefix)
+    if cohort.fairSharing is not None:
+        spec["fairSharing"] = {"weight": cohort.fairSharing.weight}
+    return {"apiVersion": GROUP_VERSION, "kind": "Cohort", "metadata": {"name": named(prefix, cohort.name)},
+            "spec": spec}
+
+
+def _cluster_queue(cq: cases.ClusterQueue, prefix: str) -> dict:
+    groups = _groups(cq.resourceGroups, prefix)
     groups.append({"coveredResources": [GATE_RESOURCE], "flavors": [
         {"name": named(prefix, GATE), "resources": [{"name": GATE_RESOURCE, "nominalQuota": "0"}]}]})
     preemption: dict = {"withinClusterQueue": cq.preemption.withinClusterQueue,
@@ -88,6 +106,8 @@ def _cluster_queue(cq: cases.ClusterQueue, prefix: str) -> dict:
         spec["namespaceSelector"] = {"matchLabels": dict(cq.namespaceSelector)} if cq.namespaceSelector else {}
     if cq.cohort:
         spec["cohortName"] = named(prefix, cq.cohort)
+    if cq.fairSharing is not None:
+        spec["fairSharing"] = {"weight": cq.fairSharing.weight}
     return {"apiVersion": GROUP_VERSION, "kind": "ClusterQueue", "metadata": {"name": named(prefix, cq.name)},
             "spec": spec}
 

@@ -11,7 +11,8 @@ The protocol that makes the outcome independent of timing, for each epoch:
    the gates open again, until nothing is left to release;
 5. the decisions are read: admissions, evictions (from a watch), pending lists, usage.
 
-A scheduler that exits fails the whole batch with its log's tail; the caller goes on.
+A scheduler that exits fails the whole batch with its log's tail; the caller goes on. Fair sharing
+is a setting of the scheduler, not of a queue: cases that differ in it run on clusters of their own.
 """
 
 from __future__ import annotations
@@ -56,9 +57,26 @@ class Scheduler:
     log_tail: Callable[[], str]
 
 
+def fair_sharing_of(case: cases.Case) -> tuple[str, ...] | None:
+    """The scheduler's fair-sharing strategies a case runs with (None: fair sharing off)."""
+    return None if case.fairSharing is None else tuple(case.fairSharing.preemptionStrategies)
+
+
 def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
               say: Callable[[str], None] = print) -> dict[str, Outcome]:
-    """Every case of ``batch`` (prefix -> case) through every epoch on a new cluster ``name``."""
+    """Every case of ``batch`` (prefix -> case) through every epoch on a new cluster ``name`` (one per
+    fair-sharing setting among the cases, one after the other)."""
+    settings: dict[tuple[str, ...] | None, dict[str, cases.Case]] = {}
+    for prefix, case in batch.items():
+        settings.setdefault(fair_sharing_of(case), {})[prefix] = case
+    outcomes: dict[str, Outcome] = {}
+    for n, (fair_sharing, part) in enumerate(settings.items()):
+        outcomes |= _run_part(implementation, part, log_dir, name if n == 0 else f"{name}-{n}", fair_sharing, say)
+    return outcomes
+
+
+def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
+              fair_sharing: tuple[str, ...] | None, say: Callable[[str], None]) -> dict[str, Outcome]:
     outcomes = {prefix: Outcome() for prefix in batch}
     scheduler: Scheduler | None = None
     log: observing.EvictionLog | None = None
@@ -70,7 +88,7 @@ def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
         else:
             apiservice.install_crds(creds)
         driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
-        scheduler = _start(implementation, info, log_dir)
+        scheduler = _start(implementation, info, log_dir, fair_sharing)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
         epochs = max(len(case.epochs) for case in batch.values())
@@ -133,11 +151,12 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
     return [[rendering.workload(a[i], p) for p, a in arriving.items() if i < len(a)] for i in range(depth)]
 
 
-def _start(implementation: str, info, log_dir: Path) -> Scheduler:
+def _start(implementation: str, info, log_dir: Path, fair_sharing: tuple[str, ...] | None) -> Scheduler:
     if implementation == "kueue":
-        handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir)
+        handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing)
         return Scheduler(handle.stop, handle.alive, handle.log_tail)
-    process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir)
+    options = () if fair_sharing is None else ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
+    process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, extra_args=options)
     return Scheduler(process.stop, process.alive, lambda: _tail(process.log_path))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from harness.agreeing import cases, decisions, rendering
-from scheduler.core import conversion, decisions as core_decisions, scheduling
+from scheduler.core import conversion, decisions as core_decisions, kinds, scheduling
 from scheduler.core.queues import QueueManager
 
 PREFIX = "sim"
@@ -25,7 +25,7 @@ def trace(case: cases.Case) -> list[str]:
 
 def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admission]]]:
     """The trace, and where each Workload holds quota after each epoch (as ``decisions`` reads it)."""
-    manager = manager_with(rendering.setup_objects(case, PREFIX))
+    manager = manager_with(rendering.setup_objects(case, PREFIX), _fair_sharing(case))
     lines: list[str] = []
     admitted: list[dict[str, decisions.Admission]] = []
     gate = conversion.resource_flavor_from_dict(rendering.gate(PREFIX))
@@ -61,9 +61,9 @@ def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admi
     return lines, admitted
 
 
-def manager_with(objects: list[dict]) -> QueueManager:
+def manager_with(objects: list[dict], fair_sharing: kinds.FairSharing = kinds.FAIR_SHARING_OFF) -> QueueManager:
     """A fresh core holding these queue objects (kinds it does not keep are passed over)."""
-    manager = QueueManager()
+    manager = QueueManager(fair_sharing=fair_sharing)
     adders = {"Namespace": (manager.add_namespace, conversion.namespace_from_dict),
               "ResourceFlavor": (manager.add_resource_flavor, conversion.resource_flavor_from_dict),
               "WorkloadPriorityClass": (manager.add_workload_priority_class,
@@ -76,6 +76,13 @@ def manager_with(objects: list[dict]) -> QueueManager:
         if add is not None:
             add(convert(obj))
     return manager
+
+
+def _fair_sharing(case: cases.Case) -> kinds.FairSharing:
+    """The core's setting for the case's scheduler configuration."""
+    if case.fairSharing is None:
+        return kinds.FAIR_SHARING_OFF
+    return kinds.FairSharing(True, tuple(kinds.FairSharingStrategy(s) for s in case.fairSharing.preemptionStrategies))
 
 
 def _admitted(manager: QueueManager) -> dict[str, decisions.Admission]:

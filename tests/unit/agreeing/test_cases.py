@@ -107,3 +107,81 @@ def test_the_command_refuses_a_bad_case_file_before_any_cluster_starts(tmp_path)
     assert done.stderr.strip().splitlines() == [
         f"error: {bad}: localQueues[0].clusterQueue: 'missing' is not in clusterQueues"]
     assert not (tmp_path / "out").exists(), "nothing was started or written"
+
+
+TREE = MINIMAL.replace("namespaces: [{name: ns-a}]", """namespaces: [{name: ns-a}]
+cohorts:
+- name: co
+  parentName: root
+  fairSharing: {weight: "0.5"}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f0, resources: [{name: cpu, nominalQuota: "1", lendingLimit: "3"}]}]
+- name: root""")
+
+
+def test_a_case_with_a_cohort_tree_and_fair_sharing_reads_back_and_renders():
+    raw = yaml.safe_load(TREE)
+    raw["fairSharing"] = {"preemptionStrategies": ["LessThanInitialShare"]}
+    case = cases.parse(raw)
+    assert cases.parse(yaml.safe_load(cases.dump(case))) == case
+    assert case.cohort_names() == {"co", "root"}
+    objects = {(o["kind"], o["metadata"]["name"]): o for o in rendering.setup_objects(case, "c007")}
+    co = objects[("Cohort", "c007-co")]["spec"]
+    assert co["parentName"] == "c007-root" and co["fairSharing"] == {"weight": "0.5"}
+    assert co["resourceGroups"][0]["flavors"][0]["name"] == "c007-f0"
+    assert objects[("Cohort", "c007-root")]["spec"] == {}
+
+
+@pytest.mark.parametrize("path, value, named", [
+    ("cohorts.1.resourceGroups", [{"coveredResources": ["cpu"], "flavors": [
+        {"name": "f0", "resources": [{"name": "cpu", "nominalQuota": "1", "borrowingLimit": "1"}]}]}], "need a parent"),
+    ("cohorts.0.fairSharing", {"weight": "-1"}, "cohorts[0].fairSharing.weight"),
+    ("cohorts.0.parentName", "Root", "cohorts[0].parentName"),
+    ("fairSharing", {"preemptionStrategies": ["LessThanInitialShare", "LessThanOrEqualToFinalShare"]},
+     "fairSharing.preemptionStrategies"),
+])
+def test_an_invalid_cohort_or_fair_sharing_is_refused(path, value, named):
+    raw = yaml.safe_load(TREE)
+    target = raw
+    keys = path.split(".")
+    for key in keys[:-1]:
+        target = target[int(key)] if key.isdigit() else target[key]
+    target[keys[-1]] = value
+    with pytest.raises(cases.CaseError, match=named.replace("[", r"\[").replace("]", r"\]")):
+        cases.parse(raw)
+
+
+def test_the_generator_draws_trees_up_to_three_deep_and_fair_sharing():
+    depths, fair = set(), 0
+    for seed in range(1, 80):
+        case = generating.generate(seed)
+        parents = {c.name: c.parentName for c in case.cohorts}
+        for name in parents:
+            depth, parent = 1, parents[name]
+            while parent:
+                depth, parent = depth + 1, parents.get(parent)
+            depths.add(depth)
+        if case.fairSharing is not None:
+            fair += 1
+            assert all(q.cohort for q in case.clusterQueues)
+    assert depths == {1, 2, 3} and 10 < fair < 45
+
+
+def test_the_new_dimensions_leave_the_rest_of_a_seeds_case_as_it_was():
+    # Drawn from a stream of their own: a seed's flavors, queues' policies and quotas, and Workloads
+    # are the ones results/agreement/random-300 ran (its cases.jsonl, written before the trees).
+    import json
+    from pathlib import Path
+
+    stored = Path(__file__).parents[3] / "results" / "agreement" / "random-300" / "cases.jsonl"
+    for line in stored.read_text().splitlines()[:40]:
+        row = json.loads(line)
+        row.pop("case")
+        before = cases.parse(row)
+        now = generating.generate(before.seed)
+        assert (now.flavors, now.namespaces, now.localQueues, now.epochs) == \
+            (before.flavors, before.namespaces, before.localQueues, before.epochs)
+        ignore = {"cohort", "fairSharing"}
+        assert [q.model_dump(exclude=ignore) for q in now.clusterQueues] == \
+            [q.model_dump(exclude=ignore) for q in before.clusterQueues]

@@ -3,7 +3,7 @@ cluster runs are a function given to it, here a table of decisions)."""
 
 from __future__ import annotations
 
-from harness.agreeing import differential, generating, running
+from harness.agreeing import cases, differential, generating, running
 from harness.agreeing.decisions import Decisions
 
 ADMITTED = Decisions(admitted={"w00": ("cq0", (("ps0", (("cpu", "f0"),)),))})
@@ -21,9 +21,14 @@ def fake(decide):
     return run_batch, calls
 
 
+def classical(seed: int):
+    """The seed's case with fair sharing off, so that any of them share a batch."""
+    return generating.generate(seed).model_copy(update={"fairSharing": None})
+
+
 def test_cases_run_in_batches_twice_per_implementation():
     run_batch, calls = fake(lambda impl, prefix, call: ADMITTED)
-    chosen = [generating.generate(seed) for seed in range(5)]
+    chosen = [classical(seed) for seed in range(5)]
     results = differential.run(chosen, ("reference", "kueue"), repeats=2, batch_size=2, run_batch=run_batch,
                                say=lambda line: None)
     assert len(calls) == 3 * 2 * 2
@@ -39,11 +44,20 @@ def test_a_difference_each_implementation_repeats_is_a_class_one_that_flips_is_n
             return PENDING if impl == "kueue" else ADMITTED
         return ADMITTED if impl == "kueue" or call <= 2 else PENDING  # case 1: the reference flips
     run_batch, _ = fake(decide)
-    chosen = [generating.generate(seed) for seed in range(2)]
+    chosen = [classical(seed) for seed in range(2)]
     results = differential.run(chosen, ("reference", "kueue"), 2, 10, run_batch, say=lambda line: None)
     summary = differential.summarize(results, ("reference", "kueue"))
     assert [(row["class"], row["example_case"]) for row in summary["classes"]] == [("admission: only a admits", 0)]
     assert summary["self"]["reference"]["rate"] < 1.0 and summary["self"]["kueue"]["rate"] == 1.0
+
+
+def test_cases_with_fair_sharing_never_share_a_batch_with_cases_without():
+    run_batch, calls = fake(lambda impl, prefix, call: ADMITTED)
+    fair = cases.FairSharingConfig(preemptionStrategies=("LessThanInitialShare",))
+    chosen = [classical(1), classical(2).model_copy(update={"fairSharing": fair}), classical(3)]
+    differential.run(chosen, ("reference", "kueue"), repeats=1, batch_size=10, run_batch=run_batch,
+                     say=lambda line: None)
+    assert [c[1] for c in calls] == [["c000", "c002"], ["c000", "c002"], ["c001"], ["c001"]]
 
 
 def test_a_failed_case_is_counted_apart_and_the_run_goes_on():
