@@ -166,13 +166,13 @@ def assign_flavors(
                 if quantity == 0:
                     continue  # Kueue skips a zero request for a resource the queue does not cover
                 tried.append({})
-                return _no_fit(f"resource {resource} is not covered by ClusterQueue {cq.name}", tried)
+                return _no_fit(f"resource {resource} is not covered by ClusterQueue {cq.name}", tried, usage)
             group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
             pick = search.pick(index, pod_set, group, group_requests, resource, usage)
             if pick is None:
                 tried.append({})
                 return _no_fit(
-                    f"insufficient quota for {', '.join(sorted(group_requests))} in ClusterQueue {cq.name}", tried
+                    f"insufficient quota for {', '.join(sorted(group_requests))} in ClusterQueue {cq.name}", tried, usage
                 )
             picks.update((r, pick) for r in group_requests)
         tried.append({r: pick.tried for r, pick in picks.items()})
@@ -195,8 +195,10 @@ def assign_flavors(
     )
 
 
-def _no_fit(message: str, tried: list[dict[str, int]]) -> FlavorAssignment:
-    return FlavorAssignment(Mode.NO_FIT, None, {}, 0, frozenset(), LastAssignment(tuple(tried)), message)
+def _no_fit(message: str, tried: list[dict[str, int]], usage: Usage) -> FlavorAssignment:
+    """No fit; ``usage`` holds the pod sets assigned before the one that failed, as Kueue's Assignment
+    does (the fair-sharing order reads it)."""
+    return FlavorAssignment(Mode.NO_FIT, None, usage, 0, frozenset(), LastAssignment(tuple(tried)), message)
 
 
 def _group_covering(cq: ClusterQueue, resource: str) -> ResourceGroup | None:
