@@ -327,3 +327,26 @@ def test_fair_sharing_admits_the_lower_share_first():
     manager.add_workload(WorkloadBuilder("x1").queue("lq-x").created(1).request(cpu="1").obj())
     manager.add_workload(WorkloadBuilder("y1").queue("lq-y").created(2).request(cpu="1").obj())
     assert _cycle(manager) == ["y1"]
+
+
+def test_with_fair_sharing_preempt_workload_from_cq_with_the_highest_share():
+    # TestSchedule's case on its eng cohort: alpha borrows 30 on-demand, gamma 20; beta's preemptor (30,
+    # within beta's nominal) takes one from alpha, then one from gamma, the queue with the highest share
+    # at each step, as reclamation.
+    alpha = ClusterQueueBuilder("eng-alpha").cohort("eng").flavors(
+        ("on-demand", {"cpu": ("50", "50", None)}), ("spot", {"cpu": ("100", "0", None)})).obj()
+    beta = ClusterQueueBuilder("eng-beta").cohort("eng").preemption(within="LowerPriority", reclaim="Any").flavors(
+        ("on-demand", {"cpu": ("50", "10", None)}), ("spot", {"cpu": ("0", "100", None)})).obj()
+    gamma = ClusterQueueBuilder("eng-gamma").cohort("eng").flavors(("on-demand", {"cpu": ("50", "0", None)})).obj()
+    manager = manager_with(alpha, beta, gamma, flavors=("on-demand", "spot"), fair_sharing=ON,
+                           local_queues={"main": "eng-beta"})
+    _admitted(manager, "all_spot", "eng-alpha", "100", "spot")
+    for name, cq, cpu in (("alpha1", "eng-alpha", "20"), ("alpha2", "eng-alpha", "20"), ("alpha3", "eng-alpha", "20"),
+                          ("alpha4", "eng-alpha", "20"), ("gamma1", "eng-gamma", "10"), ("gamma2", "eng-gamma", "20"),
+                          ("gamma3", "eng-gamma", "20"), ("gamma4", "eng-gamma", "20")):
+        _admitted(manager, name, cq, cpu, "on-demand")
+    manager.add_workload(WorkloadBuilder("preemptor").queue("main").request(cpu="30").obj())
+    (decided,) = scheduling.run_cycle(manager, now=100.0)
+    assert isinstance(decided, decisions.Preempt)
+    assert {t.workload.name: t.reason.value for t in decided.targets} == {
+        "alpha1": "InCohortReclamation", "gamma1": "InCohortReclamation"}
