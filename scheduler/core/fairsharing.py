@@ -49,6 +49,10 @@ class DRS:
     def zero_weight_borrows(self) -> bool:
         return self.weight == 0 and not self.is_zero
 
+    def sort_key(self) -> tuple[int, float]:
+        """``compare`` as a sort key: zero-weight borrowers after everyone, among themselves by ratio."""
+        return (1, self.ratio) if self.zero_weight_borrows else (0, self.share)
+
     def borrowing_on(self, requested: Mapping[FlavorResource, int]) -> bool:
         """IsBorrowingOn: the node borrows one of the (flavor, resource)s requested."""
         return any(requested.get(fr, 0) > 0 for fr in self.borrowed)
@@ -85,7 +89,7 @@ def dominant_resource_share(book: QuotaBook, node: Node, request: Mapping[Flavor
             borrowed.append(fr)
     if not borrowing:
         return drs
-    lendable = _lendable(book, node.parent)
+    lendable = book.lendable(node.parent)
     ratio, dominant = 0.0, ""
     for resource, amount in borrowing.items():
         available = lendable.get(resource, 0)
@@ -95,14 +99,6 @@ def dominant_resource_share(book: QuotaBook, node: Node, request: Mapping[Flavor
             if value > ratio or (value == ratio and resource < dominant):
                 ratio, dominant = value, resource
     return DRS(node.weight, ratio, dominant, True, frozenset(borrowed))
-
-
-def _lendable(book: QuotaBook, node: Node) -> dict[str, int]:
-    """calculateLendable: per resource name, what ``node`` could ever hold, over every flavor of its tree."""
-    lendable: dict[str, int] = {}
-    for fr in node.root().subtree:
-        lendable[fr[1]] = lendable.get(fr[1], 0) + book.node_potential_available(node, fr)
-    return lendable
 
 
 def _compare(a: float, b: float) -> int:

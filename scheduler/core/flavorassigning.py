@@ -148,7 +148,7 @@ def assign_flavors(
     """Pick flavors for every pod set of ``workload`` in ``cq`` against ``quotas``; ``admitted``: the
     workloads admitted in ``cq``'s cohort tree (preemption is simulated on them); ``last``: where the
     workload's previous search stopped (None: from each group's first flavor)."""
-    search = _Search(workload, cq, flavors, quotas, list(admitted), last or LastAssignment(), fair_sharing)
+    search = _Search(workload, cq, flavors, quotas, admitted, last or LastAssignment(), fair_sharing)
     covers_pods = any(PODS_RESOURCE in g.covered_resources for g in cq.resource_groups)
     usage: Usage = {}
     assignments: list[PodSetAssignment] = []
@@ -217,12 +217,22 @@ class _Search:
         cq: ClusterQueue,
         flavors: Mapping[str, ResourceFlavor],
         quotas: QuotaBook,
-        admitted: list[AdmittedWorkload],
+        admitted: Iterable[AdmittedWorkload],
         last: LastAssignment,
         fair_sharing: FairSharing,
     ) -> None:
         self.workload, self.cq, self.flavors, self.quotas = workload, cq, flavors, quotas
-        self.admitted, self.last, self.fair_sharing = admitted, last, fair_sharing
+        self.last, self.fair_sharing = last, fair_sharing
+        self._admitted_source = admitted
+        self._admitted: list[AdmittedWorkload] | None = None
+
+    @property
+    def admitted(self) -> list[AdmittedWorkload]:
+        """The tree's admitted workloads, read only once a preemption simulation needs them (a head
+        that fits never walks them: at 1,000 queues in a tree that walk dominated the cycle)."""
+        if self._admitted is None:
+            self._admitted = list(self._admitted_source)
+        return self._admitted
 
     def pick(
         self,

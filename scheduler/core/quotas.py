@@ -22,7 +22,7 @@ preemptions without touching the real one.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Set as AbstractSet
 
 from scheduler.core.kinds import ClusterQueue, Cohort, FlavorResource, ResourceGroup, ResourceQuota
 
@@ -76,14 +76,17 @@ class Node:
 
 
 class _Tree:
-    """The forest built from the specs: nodes by name, and the cyclic cohorts."""
+    """The forest built from the specs: nodes by name, the cyclic cohorts, and what is derived from the
+    shape alone (the queues of each tree, what each node could ever lend), computed once per shape."""
 
-    __slots__ = ("cqs", "cohorts", "cyclic")
+    __slots__ = ("cqs", "cohorts", "cyclic", "queues_under", "lendable")
 
     def __init__(self) -> None:
         self.cqs: dict[str, Node] = {}
         self.cohorts: dict[str, Node] = {}
         self.cyclic: set[str] = set()
+        self.queues_under: dict[str, frozenset[str]] = {}
+        self.lendable: dict[tuple[bool, str], dict[str, int]] = {}
 
 
 class QuotaBook:
@@ -144,14 +147,18 @@ class QuotaBook:
         node = self.tree().cohorts.get(cohort)
         return {child.name for child in node.child_cqs} if node is not None else set()
 
-    def neighbours(self, cq_name: str) -> set[str]:
+    def neighbours(self, cq_name: str) -> AbstractSet[str]:
         """The queue and every queue of its cohort tree (under its root Cohort): Kueue requeues,
         reclaims and shares fairly within a whole tree."""
         tree = self.tree()
         node = tree.cqs.get(cq_name)
         if node is None or node.parent is None:
-            return {cq_name}
-        return {n.name for n in node.root().subtree_queues()}
+            return frozenset((cq_name,))
+        root = node.root()
+        queues = tree.queues_under.get(root.name)
+        if queues is None:
+            queues = tree.queues_under[root.name] = frozenset(n.name for n in root.subtree_queues())
+        return queues
 
     def tree_queues(self, cohort: str) -> set[str]:
         """Every ClusterQueue of the tree ``cohort`` belongs to; for a cyclic Cohort, every queue of
@@ -294,6 +301,19 @@ class QuotaBook:
         if quota is not None and quota.borrowing_limit is not None:
             available = min(node.subtree.get(fr, 0) + quota.borrowing_limit, available)
         return available
+
+    def lendable(self, node: Node) -> dict[str, int]:
+        """calculateLendable (fair_sharing.go): per resource name, what ``node`` could ever hold over every
+        flavor of its tree. It reads no usage, so it is computed once per tree shape."""
+        tree = self.tree()
+        key = (node.is_cq, node.name)
+        found = tree.lendable.get(key)
+        if found is None:
+            found = {}
+            for fr in node.root().subtree:
+                found[fr[1]] = found.get(fr[1], 0) + self.node_potential_available(node, fr)
+            tree.lendable[key] = found
+        return found
 
     def node_borrowing_with(self, node: Node, fr: FlavorResource, value: int) -> bool:
         """``value`` more would take the node past its subtree quota (CohortSnapshot.BorrowingWith)."""

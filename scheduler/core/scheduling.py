@@ -9,7 +9,7 @@ Mirrors Kueue's scheduler loop (pkg/scheduler/scheduler.go) on an in-memory snap
    flavor search (``flavorassigning``), and find preemption targets where needed (``preempting``);
 3. order the entries: by borrowing level (Kueue's Assignment.Borrowing, after the simulated
    preemptions), then higher priority, then earlier queue-order timestamp, then uid; with fair
-   sharing on, one at a time by a tournament over each cohort tree (``_fair_sharing_order``);
+   sharing on, one at a time by a tournament over each cohort tree (``fairordering``);
 4. walk them, updating a copy of the quota book as admissions are decided. An entry that fits
    or has targets is skipped when one of its targets was claimed by an earlier entry of the
    cycle or when it would not fit once every target claimed so far (its own included) is gone;
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from scheduler.core import fairsharing
+from scheduler.core import fairordering
 from scheduler.core.decisions import (
     CLUSTER_QUEUE_INACTIVE,
     NAMESPACE_MISMATCH,
@@ -45,7 +45,7 @@ from scheduler.core.flavorassigning import FlavorAssignment, Mode, assign_flavor
 from scheduler.core.kinds import ClusterQueue, FairSharing, FlavorResource, PreemptionPolicy, QueueingStrategy
 from scheduler.core.preempting import AdmittedWorkload, PreemptionTarget, find_targets
 from scheduler.core.queues import QueueManager
-from scheduler.core.quotas import Node, QuotaBook, Usage
+from scheduler.core.quotas import QuotaBook, Usage
 from scheduler.core.workloads import Workload, WorkloadKey
 
 
@@ -129,77 +129,12 @@ def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: 
 def _order(entries: list[_Entry], quotas: QuotaBook, fair_sharing: FairSharing) -> Iterator[_Entry]:
     """The entries in the order the walk takes them; the walk changes ``quotas`` between two."""
     if fair_sharing.enabled:
-        yield from _fair_sharing_order(entries, quotas)
+        yield from fairordering.fair_sharing_order(
+            entries, quotas, lambda e: (e.cq.name, e.assignment.usage, e.workload.order_key))
         return
     # makeClassicalIterator: borrowing level, then priority, then queue-order timestamp. Kueue's sort
     # has no further tie-break (and is not stable); ours ends with the uid to stay deterministic.
     yield from sorted(entries, key=lambda e: (e.assignment.borrowing, e.workload.order_key))
-
-
-def _fair_sharing_order(entries: list[_Entry], quotas: QuotaBook) -> Iterator[_Entry]:
-    """Kueue's fairSharingIterator (pkg/scheduler/fair_sharing_iterator.go): a queue without a cohort
-    goes as it comes; in a cohort tree, each next entry wins a tournament run from the root with the
-    shares as they are now, the entry's own request added."""
-    trees: dict[str, list[_Entry]] = {}
-    for entry in entries:
-        node = quotas.cq_node(entry.cq.name)
-        trees.setdefault(node.root().name if node.parent is not None else "", []).append(entry)
-    # Trees share no quota, so their order does not matter (Kueue's is a map's); queues alone first.
-    for root_name in sorted(trees):
-        remaining = trees[root_name]
-        if not root_name:
-            yield from sorted(remaining, key=lambda e: e.workload.order_key)
-            continue
-        while remaining:
-            root = quotas.cq_node(remaining[0].cq.name).root()
-            winner = _tournament(root, {e.cq.name: e for e in remaining}, _shares(quotas, remaining))
-            assert winner is not None
-            remaining.remove(winner)
-            yield winner
-
-
-_Shares = dict[tuple[str, WorkloadKey], fairsharing.DRS]
-
-
-def _shares(quotas: QuotaBook, entries: list[_Entry]) -> _Shares:
-    """entryComparer.computeDRS: per entry and per Cohort above it, the share of the child of that
-    Cohort on the entry's path, with the entry's request added."""
-    values: _Shares = {}
-    for entry in entries:
-        request = entry.assignment.usage
-        quotas.add_usage(entry.cq.name, request)
-        node = quotas.cq_node(entry.cq.name)
-        drs = fairsharing.dominant_resource_share(quotas, node)
-        for ancestor in node.path_to_root():
-            values[(ancestor.name, entry.workload.key)] = drs
-            drs = fairsharing.dominant_resource_share(quotas, ancestor)
-        quotas.remove_usage(entry.cq.name, request)
-    return values
-
-
-def _tournament(cohort: Node, by_queue: dict[str, _Entry], shares: _Shares) -> _Entry | None:
-    """runTournament: the best of the child Cohorts' winners and the child queues' entries."""
-    candidates = [w for child in cohort.child_cohorts if (w := _tournament(child, by_queue, shares)) is not None]
-    candidates += [by_queue[child.name] for child in cohort.child_cqs if child.name in by_queue]
-    best = None
-    for current in candidates:
-        if best is None or _before(current, best, cohort.name, shares):
-            best = current
-    return best
-
-
-def _before(a: _Entry, b: _Entry, cohort: str, shares: _Shares) -> bool:
-    """entryComparer.less with Kueue v0.17.0's default gates (FairSharingPrioritizeNonBorrowing,
-    PrioritySortingWithinCohort): not borrowing on what it requests, lower share, higher priority,
-    earlier queue-order timestamp; the uid last, where Kueue keeps whichever came first."""
-    a_drs, b_drs = shares[(cohort, a.workload.key)], shares[(cohort, b.workload.key)]
-    a_borrows, b_borrows = a_drs.borrowing_on(a.assignment.usage), b_drs.borrowing_on(b.assignment.usage)
-    if a_borrows != b_borrows:
-        return not a_borrows
-    order = fairsharing.compare(a_drs, b_drs)
-    if order != 0:
-        return order < 0
-    return a.workload.order_key < b.workload.order_key
 
 
 def _admit_or_preempt(

@@ -350,3 +350,85 @@ def test_with_fair_sharing_preempt_workload_from_cq_with_the_highest_share():
     assert isinstance(decided, decisions.Preempt)
     assert {t.workload.name: t.reason.value for t in decided.targets} == {
         "alpha1": "InCohortReclamation", "gamma1": "InCohortReclamation"}
+
+
+# -- the incremental tournament against Kueue's full recompute ------------------------------------
+
+
+def _kueue_order(entries, quotas):
+    """fairSharingIterator as Kueue writes it: every pop recomputes every entry's share at every level
+    (computeDRS) and runs the whole tournament; the walk admits what fits between pops."""
+    remaining = list(entries)
+    out = []
+    while remaining:
+        values = {}
+        for cq, request, order in remaining:
+            quotas.add_usage(cq, request)
+            node = quotas.cq_node(cq)
+            drs = fairsharing.dominant_resource_share(quotas, node)
+            for ancestor in node.path_to_root():
+                values[(ancestor.name, cq)] = drs
+                drs = fairsharing.dominant_resource_share(quotas, ancestor)
+            quotas.remove_usage(cq, request)
+        by_queue = {e[0]: e for e in remaining}
+
+        def tournament(cohort):
+            candidates = [w for child in cohort.child_cohorts if (w := tournament(child)) is not None]
+            candidates += [by_queue[q.name] for q in cohort.child_cqs if q.name in by_queue]
+            best = None
+            for current in candidates:
+                if best is None:
+                    best = current
+                    continue
+                a, b = values[(cohort.name, current[0])], values[(cohort.name, best[0])]
+                a_b, b_b = a.borrowing_on(current[1]), b.borrowing_on(best[1])
+                if a_b != b_b:
+                    better = not a_b
+                elif fairsharing.compare(a, b) != 0:
+                    better = fairsharing.compare(a, b) < 0
+                else:
+                    better = current[2] < best[2]
+                if better:
+                    best = current
+            return best
+
+        winner = tournament(quotas.cq_node(remaining[0][0]).root())
+        remaining.remove(winner)
+        out.append(winner[0])
+        if quotas.fits(winner[0], winner[1], allow_borrowing=True):
+            quotas.add_usage(winner[0], winner[1])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_incremental_tournament_picks_what_kueues_full_recompute_picks(seed):
+    import random
+
+    from scheduler.core.fairordering import fair_sharing_order
+
+    rng = random.Random(seed)
+    cohorts = [CohortBuilder("root").flavors(("default", {"cpu": str(rng.randint(0, 6))}))
+               .weight(rng.choice([1, 2])).obj()]
+    names = ["root"]
+    for i in range(rng.randint(1, 5)):
+        builder = CohortBuilder(f"c{i}").parent(rng.choice(names)).weight(rng.choice([0, 0.5, 1, 2]))
+        if rng.random() < 0.5:
+            builder.flavors(("default", {"cpu": (str(rng.randint(0, 4)), None, str(rng.randint(0, 4)))}))
+        cohorts.append(builder.obj())
+        names.append(f"c{i}")
+    queues = [ClusterQueueBuilder(f"q{i}").cohort(rng.choice(names)).weight(rng.choice([0, 0.5, 1, 3]))
+              .flavors(("default", {"cpu": str(rng.randint(0, 3))})).obj() for i in range(rng.randint(2, 12))]
+    manager = manager_with(*queues, cohorts=tuple(cohorts), fair_sharing=ON)
+    for i, q_ in enumerate(queues):
+        if rng.random() < 0.5:
+            _admitted(manager, f"a{i}", q_.name, str(rng.randint(1, 3)))
+    entries = [(q_.name, {CPU: q(str(rng.randint(1, 4)))}, (-rng.randint(0, 1), float(rng.randint(0, 3)), q_.name))
+               for q_ in queues]
+    want = _kueue_order(entries, manager.quotas.copy())
+    work = manager.quotas.copy()
+    got = []
+    for cq, request, _ in fair_sharing_order(entries, work, lambda e: e):
+        got.append(cq)
+        if work.fits(cq, request, allow_borrowing=True):
+            work.add_usage(cq, request)
+    assert got == want

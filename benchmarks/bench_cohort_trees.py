@@ -1,0 +1,89 @@
+"""pyperf: one scheduling cycle of the reference core as the number of ClusterQueues grows, in a cohort
+tree, classical and with fair sharing.
+
+Run (modest, the machine is shared):
+
+    .venv/bin/python benchmarks/bench_cohort_trees.py --fast \
+        -o results/benchmarks/cohort-trees/bench_cohort_trees.json
+
+The world is Kueue's large-scale shape, scaled: a root Cohort with quota of its own above 10 Cohorts
+(one for 10 queues), the ClusterQueues shared among them, every other queue full with admitted work,
+20 pending Workloads per queue; so a cycle admits, borrows through the tree and searches for
+preemption targets. Fair sharing adds the tournament (every entry's share recomputed per pop) and
+fair-sharing preemption. ``decide_cycle`` is pure, so the same world is decided again each loop.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pyperf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import scheduler_core_fixtures as fixtures  # noqa: E402
+
+from scheduler.core import kinds, quantities  # noqa: E402
+from scheduler.core.queues import QueueManager  # noqa: E402
+from scheduler.core.scheduling import decide_cycle  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from scheduler.core.workloads import Admission, PodSetAssignment  # noqa: E402
+
+SIZES = (10, 100, 1000)
+PENDING_PER_QUEUE = 20
+_worlds: dict[tuple[int, bool], QueueManager] = {}
+
+
+def tree_world(cluster_queues: int, fair: bool) -> QueueManager:
+    """``cluster_queues`` queues under 10 Cohorts (1 for 10 queues) under a root with 64 cpu of its own."""
+    manager = QueueManager(fair_sharing=kinds.FairSharing(enabled=fair))
+    manager.add_resource_flavor(kinds.ResourceFlavor("default"))
+    cohorts = 1 if cluster_queues <= 10 else 10
+    root_quota = kinds.ResourceGroup(("cpu", "memory"), (kinds.FlavorQuotas("default", (
+        kinds.ResourceQuota("cpu", quantities.parse_quantity("64")),
+        kinds.ResourceQuota("memory", quantities.parse_quantity("256Gi")))),))
+    manager.add_cohort(kinds.Cohort("org", resource_groups=(root_quota,)))
+    for c in range(cohorts):
+        manager.add_cohort(kinds.Cohort(f"team-{c}", parent="org", fair_weight=1.0 + c % 3))
+    usage = {"cpu": quantities.parse_quantity("4"), "memory": quantities.parse_quantity("16Gi")}
+    for index in range(cluster_queues):
+        name = f"cq-{index}"
+        manager.add_cluster_queue(fixtures.cluster_queue(name, cohort=f"team-{index % cohorts}", cpu="16",
+                                                         memory="64Gi"))
+        for lq in range(fixtures.LOCAL_QUEUES_PER_CLUSTER_QUEUE):
+            manager.add_local_queue(kinds.LocalQueue(f"team-{index}", f"lq-{lq}", name))
+        if index % 2:
+            for workload in fixtures.make_workloads(4, cluster_queue_index=10_000 + index):
+                admission = Admission(name, (PodSetAssignment("main", {"cpu": "default", "memory": "default"},
+                                                              usage, 1),))
+                manager.add_workload(replace(workload, namespace=f"team-{index}", admission=admission,
+                                                      admitted_at=workload.creation_timestamp))
+        for workload in fixtures.make_workloads(PENDING_PER_QUEUE, cluster_queue_index=index):
+            manager.add_workload(workload)
+    return manager
+
+
+def bench_cycle(loops: int, cluster_queues: int, fair: bool) -> float:
+    key = (cluster_queues, fair)
+    if key not in _worlds:
+        _worlds[key] = tree_world(cluster_queues, fair)
+    manager = _worlds[key]
+    start = time.perf_counter()
+    for _ in range(loops):
+        decide_cycle(manager)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    runner = pyperf.Runner()
+    runner.metadata["description"] = "scheduler.core: one cycle in a cohort tree, by number of ClusterQueues"
+    for size in SIZES:
+        for fair in (False, True):
+            runner.bench_time_func(f"cycle-tree-{size}cq-{'fair' if fair else 'classical'}", bench_cycle, size, fair)
+
+
+if __name__ == "__main__":
+    main()
