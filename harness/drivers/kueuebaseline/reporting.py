@@ -62,6 +62,44 @@ def figure(workloads: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+EVICTIONS_NOTE = ("Every eviction the generator's informer saw, by the Preempted condition's reason and the classes of "
+                  "the preemptor and the victim (the preemptor read from the condition's message), per case on "
+                  "average. A preemption InClusterQueue takes from the preemptor's own ClusterQueue; "
+                  "InCohortReclamation from a queue of the cohort that borrows.")
+PACE_TITLE = "kueue-baseline: evictions against wall time, per case"
+
+
+def evictions_table(evictions: pd.DataFrame) -> pd.DataFrame:
+    """Evictions per (reason, preemptor class, victim class), one column per implementation, averaged over its cases."""
+    if evictions is None or evictions.empty or "implementation" not in evictions.columns:
+        return pd.DataFrame()
+    cases = evictions.groupby("implementation")["case"].nunique() if "case" in evictions.columns else 1
+    counts = evictions.groupby(["reason", "preemptor_class", "victim_class", "implementation"]).size().unstack("implementation")
+    return (counts.fillna(0) / cases).reset_index()
+
+
+def pace_figure(frame: pd.DataFrame) -> bytes | None:
+    """Each case's evictions against its wall time, by implementation; None with fewer than two cases."""
+    if "case" not in frame.columns:
+        return None
+    per_case = frame[frame["metric"].isin(["wall_seconds", "evictions"])].pivot_table(
+        index=["case", "implementation"], columns="metric", values="kqbench").dropna().reset_index()
+    if len(per_case) < 2:
+        return None
+    fig = Figure(figsize=(6, 4))
+    axes = fig.subplots()
+    for implementation, group in per_case.groupby("implementation"):
+        axes.scatter(group["wall_seconds"], group["evictions"], label=implementation)
+    axes.set_xlabel("wall time (s)")
+    axes.set_ylabel("evictions")
+    axes.set_ylim(bottom=0)
+    axes.legend()
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
+
+
 def section(tables: registry.Tables, cpus: int | str = "?") -> registry.ReportSection | None:
     """The section with its figure; None when the run has no kueue-baseline figures."""
     frame = tables.get(tabulating.FIGURES_TABLE)
@@ -79,6 +117,13 @@ def section(tables: registry.Tables, cpus: int | str = "?") -> registry.ReportSe
     if classes is not None and not classes.empty:
         parts.append(classes.drop(columns=[c for c in ("phase",) if c in classes.columns])
                      .to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))
+    who = evictions_table(tables.get(tabulating.EVICTIONS_TABLE))
+    if not who.empty:
+        parts.append(f"<h3>who preempted whom</h3><p>{html.escape(EVICTIONS_NOTE)}</p>")
+        parts.append(who.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))
     workloads = tables.get(tabulating.WORKLOADS_TABLE)
     figures = ((TITLE, figure(workloads)),) if workloads is not None and not workloads.empty else ()
+    pace = pace_figure(frame)
+    if pace is not None:
+        figures += ((PACE_TITLE, pace),)
     return registry.ReportSection("".join(parts), figures)

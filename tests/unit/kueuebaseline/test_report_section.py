@@ -55,3 +55,23 @@ def test_a_run_with_both_implementations_gives_the_reference_case_its_ratios_to_
     assert set(table["ours_over_kueue"]) == {0.5, 1.25}
     single = frame[frame["implementation"] == "reference"]
     assert summarising.ratios_to_kueue(single, "a") == {}
+
+
+def test_who_preempted_whom_per_implementation_and_evictions_against_wall_time():
+    evictions = pd.DataFrame([
+        {"case": c, "implementation": i, "reason": r, "preemptor_class": p, "victim_class": v}
+        for c, i, r, p, v in (("a", "reference", "InClusterQueue", "large", "medium"),
+                              ("a", "reference", "InClusterQueue", "large", "medium"),
+                              ("c", "reference", "InClusterQueue", "large", "medium"),
+                              ("b", "kueue", "InCohortReclamation", "small", "small"))])
+    table = reporting.evictions_table(evictions)
+    row = table[(table["reason"] == "InClusterQueue")].iloc[0]
+    assert row["reference"] == 1.5 and row["kueue"] == 0  # three over two cases; Kueue had none of that kind
+    frame = _both_implementations()
+    frame = pd.concat([frame, pd.DataFrame([{"metric": "evictions", "unit": "count", "kqbench": n, "case": c,
+                                             "implementation": i, "phase": "churn"}
+                                            for c, i, n in (("a", "reference", 3.0), ("b", "kueue", 1.0))])])
+    section = reporting.section({tabulating.FIGURES_TABLE: frame, tabulating.EVICTIONS_TABLE: evictions})
+    assert "who preempted whom" in section.html
+    assert [title for title, _ in section.figures] == [reporting.PACE_TITLE]
+    assert reporting.pace_figure(frame[frame["case"] == "a"]) is None  # one case: no cloud to draw
