@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from harness.drivers import registry
 from harness.drivers.kueuebaseline import summarising, tabulating
 
-TITLE = "kueue-baseline: admissions over time and time to admission per class"
+TITLE = "kueue-baseline: admissions over time and time to admission per class (first case of each implementation)"
 CLASSES = ("small", "medium", "large")
 NOTE = ("Ours: the kqbench reference scheduler (Python, one process) against a real kube-apiserver + etcd with KWOK "
         "nodes, all on this {cpus}-CPU machine together with the generator. Kueue's: minimalkueue in envtest on "
@@ -40,21 +40,38 @@ def ratio_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _first_case_each(workloads: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(label, rows) for the first case of each implementation (one run's curves, not repeats summed)."""
+    if "case" not in workloads.columns:
+        return [("", workloads)]
+    by = "implementation" if "implementation" in workloads.columns else "case"
+    out = []
+    for label, rows in workloads.groupby(by, sort=False):
+        first = rows["case"].iloc[0]
+        out.append((f"{label} " if by == "implementation" else f"{first} ", rows[rows["case"] == first]))
+    return out
+
+
 def figure(workloads: pd.DataFrame) -> bytes:
     fig = Figure(figsize=(12, 4))
     left, right = fig.subplots(1, 2)
     present = [c for c in CLASSES if c in set(workloads["class"])] + sorted(set(workloads["class"]) - set(CLASSES))
-    for name in present:
-        times = workloads.loc[workloads["class"] == name, "admitted_s"].dropna().sort_values()
-        left.step(times, range(1, len(times) + 1), where="post", label=f"{name} admitted")
-    finished = workloads["finished_s"].dropna().sort_values()
-    left.step(finished, range(1, len(finished) + 1), where="post", label="all finished", color="black", linestyle="--")
+    waits, labels = [], []
+    for (label, rows), style in zip(_first_case_each(workloads), ("-", "--", ":", "-.")):
+        for name in present:
+            times = rows.loc[rows["class"] == name, "admitted_s"].dropna().sort_values()
+            left.step(times, range(1, len(times) + 1), where="post", linestyle=style, label=f"{label}{name} admitted")
+            waits.append((rows.loc[rows["class"] == name, "admitted_s"] - rows.loc[rows["class"] == name, "created_s"])
+                         .dropna())
+            labels.append(f"{label}{name}")
+        finished = rows["finished_s"].dropna().sort_values()
+        left.step(finished, range(1, len(finished) + 1), where="post", label=f"{label}all finished", color="black",
+                  linestyle=style)
     left.set_xlabel("seconds after the start of generation")
     left.set_ylabel("workloads (cumulative)")
-    left.legend()
-    waits = [(workloads.loc[workloads["class"] == n, "admitted_s"] - workloads.loc[workloads["class"] == n, "created_s"])
-             .dropna() for n in present]
-    right.boxplot(waits, tick_labels=present, showfliers=False)
+    left.legend(fontsize="small")
+    right.boxplot(waits, tick_labels=labels, showfliers=False)
+    right.tick_params(axis="x", labelrotation=30)
     right.set_ylabel("time to admission (s)")
     fig.tight_layout()
     buffer = io.BytesIO()
@@ -75,6 +92,7 @@ def evictions_table(evictions: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     cases = evictions.groupby("implementation")["case"].nunique() if "case" in evictions.columns else 1
     counts = evictions.groupby(["reason", "preemptor_class", "victim_class", "implementation"]).size().unstack("implementation")
+    counts.columns.name = None
     return (counts.fillna(0) / cases).reset_index()
 
 
