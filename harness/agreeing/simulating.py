@@ -54,7 +54,12 @@ def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admi
                     for target in d.targets:
                         manager.mark_evicted(target.workload.key, "Preempted", clock)
             if not changed and not manager.has_work():
-                break
+                manager.retry_parked(clock)  # times the retries this cycle's changes asked for
+                due = manager.next_retry_at()
+                if due is None:
+                    break
+                clock = max(clock, due - 0.01)  # idle until the parked Workloads come back, as the controller sleeps
+                continue
             if not changed and cycle > 20:
                 break
         admitted.append(_admitted(manager))

@@ -399,13 +399,19 @@ class Controller:
     async def _cycle_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             self.changed.clear()
+            now = self.clock()
+            self.manager.retry_parked(now)  # parked workloads whose batched retry is due come back first
             caught_up = self._unwritten < self.settings.max_unwritten
             made = self.run_cycle() if caught_up and self.manager.has_work() else 0
             if made:
                 await asyncio.sleep(0)  # let writes and events run between busy cycles
                 continue
+            self.manager.retry_parked(now)  # times the retries this cycle's changes asked for
+            due = self.manager.next_retry_at()
+            wait = self.settings.idle_wait_seconds if due is None else min(self.settings.idle_wait_seconds,
+                                                                          max(0.0, due - now))
             try:
-                await asyncio.wait_for(self.changed.wait(), timeout=self.settings.idle_wait_seconds)
+                await asyncio.wait_for(self.changed.wait(), timeout=wait)
             except asyncio.TimeoutError:
                 pass
 

@@ -165,9 +165,8 @@ class PendingQueue:
         """Offer the blocked head again, for a change that concerns it alone (its namespace)."""
         self._blocked_head = None
 
-    def capacity_changed(self, stays_parked: Callable[[Workload], bool] | None = None) -> None:
-        """Return parked workloads to the active queue (all but those ``stays_parked`` keeps) and lift a block."""
-        self._blocked_head = None
+    def unpark(self, stays_parked: Callable[[Workload], bool] | None = None) -> None:
+        """Return parked workloads to the active queue (all but those ``stays_parked`` keeps)."""
         kept = set()
         for key in self._parked:
             workload = self._members[key]

@@ -14,9 +14,13 @@ Workload life cycle, as the manager sees it::
     spec.active=false ──> neither pending nor holding quota (its admission, if any, is only
                           on record until the controller writes the eviction), as in Kueue's cache
 
-Any release of quota ("capacity changed") unparks the parked workloads and lifts StrictFIFO
-blocks in the ClusterQueue and its cohort, as Kueue's QueueInadmissibleWorkloads does; so does a
-changed ClusterQueue or Cohort spec, but not an update that leaves the spec as it was.
+Any release of quota ("capacity changed") lifts StrictFIFO blocks in the ClusterQueue and its
+cohort at once, and returns their parked workloads to the active queues ``requeue_batch_seconds``
+after the first change (Kueue's QueueInadmissibleWorkloads goes through a delaying work queue: one
+retry per root cohort, ``requeueBatchPeriod`` 1 s after the change, later changes folded into it);
+so does a changed ClusterQueue or Cohort spec, but not an update that leaves the spec as it was.
+The manager keeps no clock: ``retry_parked(now)`` gives each asked-for retry its time and carries
+out those that are due; the cycle calls it first.
 
 This module decides *when* a workload is pending, admitted or gone, and what happens to a queue.
 Two concerns it relies on live next door: which pending queue a workload waits in, kept in step
@@ -58,6 +62,11 @@ from scheduler.core.workloads import (
 )
 
 
+REQUEUE_BATCH_SECONDS = 1.0
+"""Kueue's requeueBatchPeriod (pkg/cache/queue/inadmissible_workloads.go; 10 s under its
+SchedulerLongRequeueInterval gate, off by default)."""
+
+
 class QueueManager:
     """In-memory queueing state with Kueue semantics; see the module docstring."""
 
@@ -67,6 +76,7 @@ class QueueManager:
         registry: PositionRegistry | None = None,
         requeuing: RequeuingTimestamp = RequeuingTimestamp.EVICTION,
         fair_sharing: FairSharing = FAIR_SHARING_OFF,
+        requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
@@ -83,6 +93,10 @@ class QueueManager:
         self.pending_lists = PendingLists(self.local_queues, self._workloads, self.positions)
         # Read (and each queue changed) here; pending_lists alone adds and removes queues and members.
         self._pending: Mapping[str, PendingQueue] = self.pending_lists.queues
+        # 0 returns parked workloads at the change itself (for callers that drive no clock)
+        self.requeue_batch_seconds = requeue_batch_seconds
+        self._retry_asked: set[str] = set()
+        self._retry_due: dict[str, float] = {}
 
     @property
     def namespace_labels(self) -> dict[str, dict[str, str]]:
@@ -428,8 +442,35 @@ class QueueManager:
     def _capacity_changed(self, cluster_queues: Iterable[str]) -> None:
         for name in cluster_queues:
             queue = self._pending.get(name)
-            if queue is not None:
-                queue.capacity_changed(self.namespaces.stays_parked(self.quotas.cluster_queues[name]))
+            if queue is None:
+                continue
+            queue.unblock()
+            if self.requeue_batch_seconds <= 0:
+                queue.unpark(self.namespaces.stays_parked(self.quotas.cluster_queues[name]))
+            elif name not in self._retry_due:  # a retry already waiting takes this change along
+                self._retry_asked.add(name)
+
+    def retry_parked(self, now: float) -> None:
+        """Give every retry asked for since the last call its time (``now`` + the batch period) and
+        return the parked workloads of the queues whose retry is due."""
+        for name in self._retry_asked:
+            self._retry_due.setdefault(name, now + self.requeue_batch_seconds)
+        self._retry_asked.clear()
+        for name, due in list(self._retry_due.items()):
+            if due <= now:
+                del self._retry_due[name]
+                queue = self._pending.get(name)
+                if queue is not None:
+                    queue.unpark(self.namespaces.stays_parked(self.quotas.cluster_queues[name]))
+
+    def next_retry_at(self) -> float | None:
+        """When the next parked workloads come back (None: no retry waiting, or one not yet timed)."""
+        if self._retry_asked:
+            return None
+        return min(self._retry_due.values(), default=None)
+
+    def retry_waiting(self) -> bool:
+        return bool(self._retry_asked or self._retry_due)
 
 
 def _same_for_queueing(old: Workload, new: Workload) -> bool:

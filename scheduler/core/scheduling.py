@@ -202,6 +202,7 @@ def _reservation(cq: ClusterQueue, assignment: FlavorAssignment, quotas: QuotaBo
 
 def run_cycle(manager: QueueManager, now: float) -> list[Decision]:
     """Decide a cycle and record it in ``manager``; ``now`` is POSIX seconds (injected clock)."""
+    manager.retry_parked(now)
     decisions = decide_cycle(manager)
     manager.apply_decisions(decisions, now)
     return decisions

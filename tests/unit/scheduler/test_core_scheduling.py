@@ -313,3 +313,34 @@ def test_a_waiting_preemptor_decides_nothing_while_its_targets_are_evicting():
     manager.add_workload(WorkloadBuilder("b-more").queue("lb").created(6).request(cpu="1").obj())
     decisions = run_cycle(manager, now=11)
     assert not any(isinstance(d, Preempt) for d in decisions)
+
+
+def test_parked_workloads_come_back_one_batch_period_after_the_first_release():
+    # Kueue's inadmissible Workloads return through a delaying queue, requeueBatchPeriod (1 s) after the
+    # first change; later changes in that second ride along (pkg/cache/queue/inadmissible_workloads.go).
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "2"})).obj()
+    manager = manager_with(cq, requeue_batch_seconds=1.0)
+    admit(manager, WorkloadBuilder("a").request(cpu="1").obj(), "cq")
+    admit(manager, WorkloadBuilder("b").request(cpu="1").obj(), "cq")
+    manager.add_workload(WorkloadBuilder("big").created(1).request(cpu="2").obj())
+    assert _summary(run_cycle(manager, now=100.0)) == [("Park", "big")]
+    # setting the queue up asked for a retry too: it comes at 101 and finds nothing free
+    assert _summary(run_cycle(manager, now=101.0)) == [("Park", "big")] and manager.next_retry_at() is None
+    manager.mark_finished(("ns", "a"))
+    assert run_cycle(manager, now=101.5) == [] and manager.next_retry_at() == 102.5
+    manager.mark_finished(("ns", "b"))  # a second release inside the batch moves nothing
+    assert run_cycle(manager, now=102.0) == [] and manager.next_retry_at() == 102.5
+    assert _summary(run_cycle(manager, now=102.5)) == [("Admit", "big")]
+    assert manager.next_retry_at() is None and not manager.retry_waiting()
+
+
+def test_a_strict_fifo_head_blocked_by_quota_is_retried_at_the_release_itself():
+    # StrictFIFO heads never go to Kueue's inadmissible set: they are tried again at once.
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "2"})).strict_fifo().obj()
+    manager = manager_with(cq, requeue_batch_seconds=1.0)
+    admit(manager, WorkloadBuilder("a").request(cpu="2").obj(), "cq")
+    manager.add_workload(WorkloadBuilder("big").created(1).request(cpu="2").obj())
+    (decision,) = run_cycle(manager, now=100.0)
+    assert isinstance(decision, Wait) and decision.blocks
+    manager.mark_finished(("ns", "a"))
+    assert _summary(run_cycle(manager, now=100.1)) == [("Admit", "big")]
