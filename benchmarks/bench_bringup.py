@@ -1,13 +1,14 @@
 """Benchmark: a KWOK cluster's bring-up with its nodes, by POSTs and by bulk loading, in one run.
 
-Each phase is `kqbench cluster up --name N --nodes COUNT [--bulk] --record FILE --down-after` run as a
-user runs it, in its own process on a fresh cluster, one phase after the other on the same machine
-(default: POSTs at 10k, bulk at 10k, bulk at 100k). Per phase it keeps the bring-up record (control
-plane, writing the nodes, waiting until kube-apiserver serves them Ready, every component's CPU and
-RSS, etcd's size), the time from launching the command until the record was written (Ready,
-including Python's start-up), and the CPU the rest of the machine used meanwhile (this machine is
-shared: a busy neighbour shows up there). Writes one JSON per phase and `summary.json` (git sha,
-the exact command, the ratio bulk / POSTs at 10k) into --out as soon as each is known.
+Each phase is `kqbench cluster up --name N --nodes COUNT [--bulk] --record FILE` run as a user runs
+it, in its own process on a fresh cluster (then `kqbench cluster down`), one phase after the other
+on the same machine (default: POSTs at 10k, bulk at 10k, bulk at 100k). Per phase it keeps the
+bring-up record (control plane, writing the nodes, waiting until kube-apiserver serves them Ready,
+every component's CPU and RSS, etcd's size), the time from launching the command until the record
+was written (Ready, including Python's start-up), until the nodes' other watchers (kwok-controller,
+kube-controller-manager) went quiet, and the CPU the rest of the machine used meanwhile (this
+machine is shared: a busy neighbour shows up there). Writes one JSON per phase and `summary.json`
+(git sha, the exact command, the ratio bulk / POSTs at 10k) into --out as soon as each is known.
 
     .venv/bin/python benchmarks/bench_bringup.py --out results/bringup/bulk-and-posts
 """
@@ -40,7 +41,7 @@ class Phase:
 
     @property
     def name(self) -> str:
-        return f"{self.path}-{self.nodes // 1000}k"
+        return f"{self.path}-{self.nodes // 1000}k" if self.nodes % 1000 == 0 else f"{self.path}-{self.nodes}"
 
 
 def parse_phases(text: str) -> list[Phase]:
@@ -65,7 +66,7 @@ def run_phase(phase: Phase, out: Path, timeout: float) -> dict:
     record.unlink(missing_ok=True)
     name = f"bringup-{phase.name}"
     command = [sys.executable, "-m", "harness", "cluster", "up", "--name", name, "--nodes", str(phase.nodes),
-               *(["--bulk"] if phase.path == "bulk" else []), "--record", str(record), "--down-after"]
+               *(["--bulk"] if phase.path == "bulk" else []), "--record", str(record)]
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy_before = busy_seconds()
     launched = time.time()
@@ -74,21 +75,22 @@ def run_phase(phase: Phase, out: Path, timeout: float) -> dict:
     busy_at_ready = None
     deadline = time.monotonic() + timeout
     try:
-        # The record is written the moment bring-up returns (every node Ready), before the teardown.
+        # The record is written the moment bring-up returns (every node Ready).
         while process.poll() is None and time.monotonic() < deadline:
             if busy_at_ready is None and record.exists():
                 busy_at_ready = busy_seconds()
             time.sleep(0.05)
         if process.poll() is None:
             raise SystemExit(f"{phase.name} did not finish in {timeout:.0f}s")
+        if process.returncode != 0 or not record.exists():
+            raise SystemExit(f"{phase.name} failed (exit {process.returncode})")
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        settled = settle(json.loads(record.read_text())["processes"])
     finally:
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=120)
-            subprocess.run([sys.executable, "-m", "harness", "cluster", "down", "--name", name], timeout=180)
-    if process.returncode != 0 or not record.exists():
-        raise SystemExit(f"{phase.name} failed (exit {process.returncode})")
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-m", "harness", "cluster", "down", "--name", name], timeout=180, check=False)
     data = json.loads(record.read_text())
     ready_at = record.stat().st_mtime
     ours = sum(p.get("cpu_seconds", 0.0) for p in data["processes"].values())
@@ -103,9 +105,39 @@ def run_phase(phase: Phase, out: Path, timeout: float) -> dict:
         "machine_busy_cpu_seconds": round(busy, 2),
         "others_cpu_seconds": round(max(0.0, busy - ours - client), 2),
         "others_cores": round(max(0.0, busy - ours - client) / window, 2) if window > 0 else None,
+        "watchers_settled_from_launch_seconds": round(settled - launched, 2) if settled else None,
     }
     record.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     return data
+
+
+SETTLED_CORES = 0.05
+"""A component below this many cores for SETTLED_SECONDS has taken in the nodes it was sent."""
+SETTLED_SECONDS = 2
+SETTLE_TIMEOUT_SECONDS = 300.0
+
+
+def settle(processes: dict[str, dict], clock=time.time) -> float | None:
+    """When kwok-controller and kube-controller-manager (the nodes' other watchers) went quiet after the
+    nodes were served Ready: kube-apiserver serves a node before every watcher has digested it, and a
+    measurement started then would share the cores with the digesting. None if they never went quiet."""
+    watched = [psutil.Process(p["pid"]) for c, p in processes.items()
+               if c in ("kwok-controller", "kube-controller-manager") and p.get("alive")]
+    last = [sum(w.cpu_times()[:2]) for w in watched]
+    quiet_since = None
+    deadline = clock() + SETTLE_TIMEOUT_SECONDS
+    while clock() < deadline:
+        time.sleep(0.5)
+        now = [sum(w.cpu_times()[:2]) for w in watched]
+        busy = any((b - a) / 0.5 >= SETTLED_CORES for a, b in zip(last, now))
+        last = now
+        if busy:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = clock() - 0.5
+        elif clock() - quiet_since >= SETTLED_SECONDS:
+            return quiet_since
+    return None
 
 
 def summarize(results: dict[str, dict], command: str) -> dict:
@@ -119,6 +151,7 @@ def summarize(results: dict[str, dict], command: str) -> dict:
             "bringup_total_seconds": data["total_seconds"],
             "ready_from_launch_seconds": data["bench"]["ready_from_launch_seconds"],
             "others_cores": data["bench"]["others_cores"],
+            "watchers_settled_from_launch_seconds": data["bench"]["watchers_settled_from_launch_seconds"],
             "etcd_db_size_bytes": data["etcd_db_size_bytes"],
             "cpu_seconds": {c: p.get("cpu_seconds") for c, p in data["processes"].items()},
             "rss_bytes": {c: p.get("rss_bytes") for c, p in data["processes"].items()},
