@@ -105,7 +105,9 @@ def run_phase(phase: Phase, out: Path, timeout: float) -> dict:
         "machine_busy_cpu_seconds": round(busy, 2),
         "others_cpu_seconds": round(max(0.0, busy - ours - client), 2),
         "others_cores": round(max(0.0, busy - ours - client) / window, 2) if window > 0 else None,
-        "watchers_settled_from_launch_seconds": round(settled - launched, 2) if settled else None,
+        "watchers_settled_from_launch_seconds": (
+            round(max(settled.values()) - launched, 2) if settled and None not in settled.values() else None),
+        "settled_from_launch_seconds": {c: round(t - launched, 2) if t else None for c, t in settled.items()},
     }
     record.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     return data
@@ -117,27 +119,32 @@ SETTLED_SECONDS = 2
 SETTLE_TIMEOUT_SECONDS = 300.0
 
 
-def settle(processes: dict[str, dict], clock=time.time) -> float | None:
-    """When kwok-controller and kube-controller-manager (the nodes' other watchers) went quiet after the
-    nodes were served Ready: kube-apiserver serves a node before every watcher has digested it, and a
-    measurement started then would share the cores with the digesting. None if they never went quiet."""
-    watched = [psutil.Process(p["pid"]) for c, p in processes.items()
-               if c in ("kwok-controller", "kube-controller-manager") and p.get("alive")]
-    last = [sum(w.cpu_times()[:2]) for w in watched]
-    quiet_since = None
+def settle(processes: dict[str, dict], clock=time.time) -> dict[str, float | None]:
+    """When each of the nodes' other watchers (kwok-controller, kube-controller-manager) went quiet after
+    the nodes were served Ready, as clock times: kube-apiserver serves a node before every watcher has
+    digested it, and a measurement started then would share the cores with the digesting. None for one
+    that did not go quiet within SETTLE_TIMEOUT_SECONDS."""
+    watched = {c: psutil.Process(p["pid"]) for c, p in processes.items()
+               if c in ("kwok-controller", "kube-controller-manager") and p.get("alive")}
+    last = {c: sum(w.cpu_times()[:2]) for c, w in watched.items()}
+    quiet_since: dict[str, float | None] = dict.fromkeys(watched)
+    settled: dict[str, float | None] = dict.fromkeys(watched)
     deadline = clock() + SETTLE_TIMEOUT_SECONDS
-    while clock() < deadline:
+    while clock() < deadline and any(t is None for t in settled.values()):
         time.sleep(0.5)
-        now = [sum(w.cpu_times()[:2]) for w in watched]
-        busy = any((b - a) / 0.5 >= SETTLED_CORES for a, b in zip(last, now))
-        last = now
-        if busy:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = clock() - 0.5
-        elif clock() - quiet_since >= SETTLED_SECONDS:
-            return quiet_since
-    return None
+        for component, process in watched.items():
+            now = sum(process.cpu_times()[:2])
+            busy = (now - last[component]) / 0.5 >= SETTLED_CORES
+            last[component] = now
+            if settled[component] is not None:
+                continue
+            if busy:
+                quiet_since[component] = None
+            elif quiet_since[component] is None:
+                quiet_since[component] = clock() - 0.5
+            elif clock() - quiet_since[component] >= SETTLED_SECONDS:
+                settled[component] = quiet_since[component]
+    return settled
 
 
 def summarize(results: dict[str, dict], command: str) -> dict:
@@ -152,6 +159,7 @@ def summarize(results: dict[str, dict], command: str) -> dict:
             "ready_from_launch_seconds": data["bench"]["ready_from_launch_seconds"],
             "others_cores": data["bench"]["others_cores"],
             "watchers_settled_from_launch_seconds": data["bench"]["watchers_settled_from_launch_seconds"],
+            "settled_from_launch_seconds": data["bench"]["settled_from_launch_seconds"],
             "etcd_db_size_bytes": data["etcd_db_size_bytes"],
             "cpu_seconds": {c: p.get("cpu_seconds") for c, p in data["processes"].items()},
             "rss_bytes": {c: p.get("rss_bytes") for c, p in data["processes"].items()},
