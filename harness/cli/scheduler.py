@@ -85,6 +85,8 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @click.option("--kueue-concurrency", multiple=True, callback=lambda _c, _p, given: _kind_counts(given),
               metavar="KIND.GROUP=N", help="Kueue only: workers of one reconciler over what Kueue ships "
               "(its controller.groupKindConcurrency), e.g. Job.batch=50; repeatable.")
+@click.option("--kueue-log-level", type=click.IntRange(0, 10), default=None,
+              help="Kueue only: its --zap-log-level; 3 logs every scheduling cycle (read back by `kqbench replay`).")
 @click.option("--log-dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the scheduler's log (default: the kqbench state folder's logs/).")
 def run(name, kubeconfig_path, log_dir, **fields) -> None:

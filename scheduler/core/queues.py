@@ -292,7 +292,9 @@ class QueueManager:
         if workload is None or workload.admission is not None:
             return
         self._forget(workload, release_quota=False)
-        admitted = dataclasses.replace(workload, admission=admission, admitted_at=now)
+        # As Kueue's cache holds it once the admission's echo is in: the QuotaReserved transition time
+        # at the API's 1 s resolution, which orders preemption candidates (then the UID breaks ties).
+        admitted = dataclasses.replace(workload, admission=admission, admitted_at=float(int(now)))
         self._workloads[key] = admitted
         self._record_admitted(admitted, admission.cluster_queue, evicting=False)
 
