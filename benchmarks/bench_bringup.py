@@ -147,7 +147,7 @@ def settle(processes: dict[str, dict], clock=time.time) -> dict[str, float | Non
     return settled
 
 
-def summarize(results: dict[str, dict], command: str) -> dict:
+def summarize(results: dict[str, dict], command: str, git_sha: str) -> dict:
     phases = {}
     for name, data in results.items():
         phases[name] = {
@@ -164,7 +164,7 @@ def summarize(results: dict[str, dict], command: str) -> dict:
             "cpu_seconds": {c: p.get("cpu_seconds") for c, p in data["processes"].items()},
             "rss_bytes": {c: p.get("rss_bytes") for c, p in data["processes"].items()},
         }
-    summary = {"version": SUMMARY_VERSION, "git_sha": runs.git_sha(), "command": command, "machine": runs.machine(),
+    summary = {"version": SUMMARY_VERSION, "git_sha": git_sha, "command": command, "machine": runs.machine(),
                "phases": phases}
     posts, bulk = phases.get("posts-10k"), phases.get("bulk-10k")
     if posts and bulk:
@@ -189,11 +189,13 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     command = " ".join([".venv/bin/python", os.path.relpath(__file__), *sys.argv[1:]])
+    git_sha = runs.git_sha()  # at the start: others may commit while it runs
     results: dict[str, dict] = {}
     for phase in parse_phases(args.phases):
         results[phase.name] = run_phase(phase, args.out, args.timeout)
-        (args.out / "summary.json").write_text(json.dumps(summarize(results, command), indent=2, sort_keys=True) + "\n")
-    print(json.dumps(summarize(results, command)["phases"], indent=2))
+        summary = summarize(results, command, git_sha)
+        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(summary["phases"], indent=2))
 
 
 if __name__ == "__main__":
