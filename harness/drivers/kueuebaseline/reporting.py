@@ -82,7 +82,9 @@ def figure(workloads: pd.DataFrame) -> bytes:
 EVICTIONS_NOTE = ("Every eviction the generator's informer saw, by the Preempted condition's reason and the classes of "
                   "the preemptor and the victim (the preemptor read from the condition's message), per case on "
                   "average. A preemption InClusterQueue takes from the preemptor's own ClusterQueue; "
-                  "InCohortReclamation from a queue of the cohort that borrows.")
+                  "InCohortReclamation from a queue of the cohort that borrows. \"(victim had finished)\": the scheduler chose a "
+                  "target whose Finished write it had not yet seen, so no quota was taken back; the generator's "
+                  "eviction count leaves these out.")
 PACE_TITLE = "kueue-baseline: evictions against wall time, per case"
 
 
@@ -91,6 +93,9 @@ def evictions_table(evictions: pd.DataFrame) -> pd.DataFrame:
     if evictions is None or evictions.empty or "implementation" not in evictions.columns:
         return pd.DataFrame()
     cases = evictions.groupby("implementation")["case"].nunique() if "case" in evictions.columns else 1
+    if "victim_had_finished" in evictions.columns:
+        evictions = evictions.assign(reason=evictions["reason"].where(~evictions["victim_had_finished"].astype(bool),
+                                                                     evictions["reason"] + " (victim had finished)"))
     counts = evictions.groupby(["reason", "preemptor_class", "victim_class", "implementation"]).size().unstack("implementation")
     counts.columns.name = None
     return (counts.fillna(0) / cases).reset_index()

@@ -91,11 +91,14 @@ def evictions_frame(evictions: list[figs.Eviction], records: dict[str, figs.Work
     rows = []
     for e in evictions:
         (victim_class, victim_cq), (preemptor_class, preemptor_cq) = of(e.victim), of(e.preemptor)
+        record = records.get(e.victim)
+        # The scheduler chose a target whose Finished write it had not yet seen: no quota was taken back.
+        after_finish = record is not None and record.finished is not None and record.finished <= e.t
         rows.append({"t_s": e.t - start, "victim": e.victim, "victim_class": victim_class, "victim_cq": victim_cq,
                      "reason": e.reason, "preemptor": e.preemptor, "preemptor_class": preemptor_class,
-                     "preemptor_cq": preemptor_cq})
+                     "preemptor_cq": preemptor_cq, "victim_had_finished": after_finish})
     return pd.DataFrame(rows, columns=["t_s", "victim", "victim_class", "victim_cq", "reason", "preemptor",
-                                       "preemptor_class", "preemptor_cq"])
+                                       "preemptor_class", "preemptor_cq", "victim_had_finished"])
 
 
 def markdown(frame: pd.DataFrame) -> str:

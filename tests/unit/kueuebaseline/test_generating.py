@@ -171,3 +171,20 @@ def test_each_eviction_is_recorded_once_with_its_reason_and_preemptor():
 def test_a_preemptor_the_message_does_not_name_is_left_empty():
     assert figures.preemptor_of("Preempted to accommodate a workload (UID: other, JobUID: x)", {"u": "a"}) == ""
     assert figures.preemptor_of("Evicted by the test runner", {}) == ""
+
+
+def test_an_eviction_of_a_workload_already_finished_is_marked_so():
+    async def scenario():
+        gen, clock, api = _generator()
+        await gen._create_all()
+        await _settle(gen)
+        gen._on_event("MODIFIED", _admitted("small-lq-0"))
+        await _settle(gen)  # its runtime elapses: the generator writes Finished
+        assert gen.outcome.records["small-lq-0"].finished is not None
+        clock.now += 1.0
+        gen._on_event("MODIFIED", _preempted("small-lq-0", "Preempted to accommodate kqbench-churn/large-lq-0",
+                                             "2025-01-01T00:00:09Z"))
+        frame = tabulating.evictions_frame(gen.outcome.evictions, gen.outcome.records, gen.outcome.start)
+        assert frame["victim_had_finished"].tolist() == [True]
+        assert gen.outcome.records["small-lq-0"].evictions == 0  # not counted: no quota was taken back
+    asyncio.run(scenario())
