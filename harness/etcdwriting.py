@@ -119,8 +119,9 @@ async def _write(url: str, entries: Sequence[Entry], replace: bool, progress: Pr
                 failures.append(f"etcd refused a transaction of {len(chunk)}: {error}")
                 return
             if not succeeded:
-                failures.append(f"a transaction of {len(chunk)} found keys that appeared after the check "
-                                f"(e.g. {chunk[0][0].decode(errors='replace')}); give --replace to overwrite")
+                first, last = (chunk[i][0].decode(errors="replace") for i in (0, -1))
+                failures.append(f"a transaction of {len(chunk)} ({first} .. {last}) found one of its keys in etcd, "
+                                "written there after the check; give --replace to overwrite")
                 return
             # Every put of a transaction gets the transaction's revision.
             revision = max(revision, responses[-1].response_put.header.revision)

@@ -141,7 +141,7 @@ def test_a_key_that_appears_after_the_check_is_refused_not_overwritten(bulk_clus
     info, _ = bulk_cluster
     prefix = b"/kqbench-test/raced/"
     etcdwriting.write(info.etcd_url, [(prefix + b"a", b"first")], lambda *a, **k: None)
-    with pytest.raises(etcdwriting.WriteRefused, match="appeared after the check"):
+    with pytest.raises(etcdwriting.WriteRefused, match="found one of its keys in etcd, written there after the check"):
         etcdwriting.write(info.etcd_url, [(prefix + b"b", b"new"), (prefix + b"a", b"second")], lambda *a, **k: None)
     assert etcdwriting.existing(info.etcd_url, prefix, [prefix + b"a", prefix + b"b"]) == [prefix + b"a"]
 
