@@ -19,7 +19,6 @@ stable, so among equals either may go first), and `differs`.
 from __future__ import annotations
 
 import collections
-import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -50,9 +49,6 @@ class Shape:
     """name -> Kueue's iteration key without its tie-break (priority, creation second)."""
 
 
-def _stamp(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(int(seconds), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
 
 def first_flavors(objects: list[dict]) -> dict[str, dict[str, str]]:
     """ClusterQueue -> resource -> the first flavor that covers it (where a one-flavor run admits)."""
@@ -72,7 +68,7 @@ def holder(body: dict, held: kueue_cycles.Holding, flavors: dict[str, str]) -> d
     per resource (the log does not say which; right for one-flavor queues), the time at Kueue's 1 s
     resolution, Evicted while its release is pending."""
     pod_sets = body["spec"]["podSets"]
-    since = _stamp(held.since)
+    since = conversion.format_timestamp(held.since)
     conditions = [{"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": since}
                   for t in ("QuotaReserved", "Admitted")]
     if held.evicted:
@@ -158,7 +154,7 @@ def cluster_queues_of(objects: list[dict]) -> dict[tuple[str, str], str]:
 def _created(body: dict, name: str, created: dict[str, float]) -> dict:
     meta = {**body["metadata"], "uid": f"uid-{name}", "resourceVersion": "1"}
     if name in created:
-        meta["creationTimestamp"] = _stamp(created[name])
+        meta["creationTimestamp"] = conversion.format_timestamp(created[name])
     return {**body, "metadata": meta}
 
 

@@ -8,7 +8,6 @@ nothing new; a preemption's targets are evicted at once, as the controller's evi
 
 from __future__ import annotations
 
-import datetime as dt
 
 from harness.agreeing import cases, decisions, rendering
 from scheduler.core import conversion, decisions as core_decisions, kinds, scheduling
@@ -40,7 +39,7 @@ def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admi
         for wl in epoch.arrive:
             clock += 1.0
             obj = rendering.workload(wl, PREFIX)
-            obj["metadata"].update(creationTimestamp=_stamp(clock), uid=f"uid-{wl.name}")
+            obj["metadata"].update(creationTimestamp=conversion.format_timestamp(clock), uid=f"uid-{wl.name}")
             manager.add_workload(conversion.workload_from_dict(obj))
         manager.add_resource_flavor(gate)
         for cycle in range(MAX_CYCLES):
@@ -114,6 +113,3 @@ def _describe(d) -> str:
         return f"Preempt for {name} in {cq}: " + ", ".join(f"{t.workload.name} ({t.reason.value})" for t in d.targets)
     return f"{type(d).__name__} {name} in {cq}: {getattr(d, 'message', '')}"
 
-
-def _stamp(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

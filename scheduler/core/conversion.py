@@ -10,7 +10,7 @@ memoises quantities and pod sets (bounded caches, one decoder per caller, no glo
 from __future__ import annotations
 
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from scheduler.core.kinds import (
@@ -60,6 +60,11 @@ def parse_timestamp(text: str | None) -> float:
     if not text:
         return 0.0
     return datetime.fromisoformat(text).timestamp()
+
+
+def format_timestamp(seconds: float) -> str:
+    """POSIX seconds to RFC 3339 as the API stores metav1.Time: whole seconds, UTC."""
+    return datetime.fromtimestamp(int(seconds), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _meta(obj: Obj) -> Obj:
