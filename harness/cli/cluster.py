@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from harness.clusters import bringup, spec as specs, state
-from harness.nodes import pools as nodepools
+from harness.nodes import pools as nodepools, topologies
 from harness.progress import LineProgress
 
 
@@ -34,12 +34,24 @@ BULK_HELP = ("Write the nodes straight into etcd, already Ready, in batched tran
              "instead of POSTing them through kube-apiserver; kwok backend only.")
 
 
+def _parse_topology(_ctx, _param, value):
+    if value is None:
+        return None
+    try:
+        return topologies.parse(value)
+    except topologies.TopologyError as error:
+        raise click.BadParameter(str(error)) from error
+
+
 def _node_options(command):
     """The shape of every simulated node (`up` and `add-nodes`)."""
     for option in reversed((
         click.option("--node-cpu", default="32", show_default=True, help="Allocatable CPU per node."),
         click.option("--node-memory", default="256Gi", show_default=True, help="Allocatable memory per node."),
         click.option("--node-gpus", type=int, default=0, show_default=True, help="nvidia.com/gpu per node."),
+        click.option("--topology", "topology", default=None, callback=_parse_topology, metavar="RACKSxHOSTS",
+                     help="Label the nodes with blocks of RACKS racks of HOSTS hosts (e.g. 10x64, Kueue's TAS "
+                          f"suite): {', '.join(topologies.LEVELS)}."),
     )):
         command = option(command)
     return command
@@ -67,7 +79,7 @@ def _node_options(command):
               help="Write the bring-up figures (times, nodes/s, RSS, etcd size) as JSON to this file.")
 @click.option("--down-after", is_flag=True, help="Tear the cluster down after reporting (a smoke run).")
 def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
-       node_cpu, node_memory, node_gpus, bulk, kubeconfig, allow_remote, record, down_after) -> None:
+       node_cpu, node_memory, node_gpus, topology, bulk, kubeconfig, allow_remote, record, down_after) -> None:
     """Start a cluster, create NODES Ready nodes, and print what runs and its numbers."""
     if nodes < 0 or (nodes == 0 and backend != "existing"):
         raise click.BadParameter(f"must be >= 1 (got {nodes}; 0 only with --backend existing, which adopts a cluster "
@@ -75,7 +87,8 @@ def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heart
     cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
                             allow_remote, bulk)
     # An adopted cluster may be a real one: with --nodes 0 it gets no simulated nodes.
-    pools = [nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)] if nodes else []
+    pools = [nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus,
+                                topology=topology)] if nodes else []
     progress = LineProgress(interval=3.0)
     info, report = bringup.up(cluster, pools, progress, kubeconfig_path=kubeconfig)
     try:
@@ -130,10 +143,11 @@ def _print_report(info: state.ClusterInfo, report: bringup.BringUpReport) -> Non
                    "Without it, a bulk load that would overwrite any node is refused before writing.")
 @click.option("--timeout", type=float, default=1800.0, show_default=True,
               help="Seconds to wait until kube-apiserver serves every node Ready.")
-def add_nodes(name, nodes, pool, node_cpu, node_memory, node_gpus, bulk, replace, timeout) -> None:
+def add_nodes(name, nodes, pool, node_cpu, node_memory, node_gpus, topology, bulk, replace, timeout) -> None:
     """Add NODES Ready nodes to a running cluster, by POSTs or (--bulk) straight into its etcd."""
     info = state.load(name)
-    pools = [nodepools.NodePool(name=pool, count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus)]
+    pools = [nodepools.NodePool(name=pool, count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus,
+                                topology=topology)]
     added = bringup.add_nodes(info, pools, LineProgress(interval=3.0), bulk=bulk, replace=replace,
                               ready_timeout=timeout)
     replaced = f", {added.replaced} replaced" if added.replaced else ""

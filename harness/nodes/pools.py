@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.errors import KqbenchError
+from harness.nodes.topologies import NodeTopology
 
 # kwok-controller manages nodes carrying this annotation (in-cluster kwok selects on it).
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
@@ -45,6 +46,8 @@ class NodePool:
     instance_type: str = "kwok.sim"
     zones: tuple[str, ...] = ("zone-a",)
     """Nodes are spread round-robin over these zones."""
+    topology: NodeTopology | None = None
+    """Block and rack labels for topology-aware scheduling (None: the nodes have none)."""
 
     def __post_init__(self) -> None:
         if self.count <= 0:
@@ -73,6 +76,7 @@ class NodePool:
             "node.kubernetes.io/instance-type": self.instance_type,
             "topology.kubernetes.io/zone": self.zones[index % len(self.zones)],
             POOL_LABEL: self.name,
+            **(self.topology.labels(index) if self.topology else {}),
             **self.labels,
         }
         spec: dict = {}

@@ -15,7 +15,7 @@ from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_va
 from harness.clusters import spec as clusterspecs
 from harness.drivers import registry
 from harness.implementations import registry as implementations
-from harness.nodes import pools as nodepools
+from harness.nodes import pools as nodepools, topologies
 from harness.scenarios import base
 from loadtests import settings as load_settings
 from scheduler import settings as scheduler_settings
@@ -46,6 +46,16 @@ class TaintSpec(_Model):
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
 
 
+class TopologySpec(_Model):
+    """Blocks of racks of hosts as node labels (harness.nodes.topologies)."""
+
+    racks_per_block: PositiveInt = topologies.NodeTopology().racks_per_block
+    hosts_per_rack: PositiveInt = topologies.NodeTopology().hosts_per_rack
+
+    def node_topology(self) -> topologies.NodeTopology:
+        return topologies.NodeTopology(self.racks_per_block, self.hosts_per_rack)
+
+
 class PoolSpec(_Model):
     name: str = "kwok"
     count: PositiveInt = 1
@@ -55,11 +65,13 @@ class PoolSpec(_Model):
     labels: dict[str, str] = {}
     taints: list[TaintSpec] = []
     zones: list[str] = Field(default_factory=lambda: ["zone-a"], min_length=1)
+    topology: TopologySpec | None = None
 
     def node_pool(self) -> nodepools.NodePool:
         return nodepools.NodePool(name=self.name, count=self.count, cpu=self.cpu, memory=self.memory, gpus=self.gpus,
                                   labels=dict(self.labels), zones=tuple(self.zones),
-                                  taints=tuple(nodepools.Taint(t.key, t.value, t.effect) for t in self.taints))
+                                  taints=tuple(nodepools.Taint(t.key, t.value, t.effect) for t in self.taints),
+                                  topology=self.topology.node_topology() if self.topology else None)
 
 
 class HeartbeatSpec(_Model):
@@ -83,6 +95,8 @@ class ClusterSection(_Model):
     nodes: NonNegativeInt | None = None
     """Shorthand for one pool of default nodes; give either `nodes` or `pools`."""
     pools: list[PoolSpec] = []
+    topology: TopologySpec | None = None
+    """With `nodes`: label them with blocks and racks (each pool has its own `topology`)."""
     feature_gates: dict[str, bool] = {}
     apiserver_args: dict[str, str] = {}
     """Extra kube-apiserver flags without dashes, e.g. {emulated-version: "1.33"}."""
@@ -100,6 +114,8 @@ class ClusterSection(_Model):
     def _nodes_or_pools(self) -> "ClusterSection":
         if self.nodes is not None and self.pools:
             raise ValueError("give either nodes or pools, not both")
+        if self.topology is not None and self.pools:
+            raise ValueError("with pools, give each pool its own topology")
         if len({p.name for p in self.pools}) != len(self.pools):
             raise ValueError("pool names must be distinct")
         return self
@@ -107,7 +123,8 @@ class ClusterSection(_Model):
     def node_pools(self) -> list[nodepools.NodePool]:
         if self.pools:
             return [p.node_pool() for p in self.pools]
-        return [nodepools.NodePool(count=self.nodes)] if self.nodes else []
+        topology = self.topology.node_topology() if self.topology else None
+        return [nodepools.NodePool(count=self.nodes, topology=topology)] if self.nodes else []
 
     def cluster_spec(self, name: str) -> clusterspecs.ClusterSpec:
         hb = self.heartbeats
