@@ -2,9 +2,10 @@
 
 One asyncio loop in the harness process: a creator POSTs each Job at its due time (bounded in
 flight, lag recorded), and three informers (Jobs and pods by our class label, Workloads by their
-owner) feed the Recorder. Nothing here writes to a Workload or a pod: admission is the scheduler's,
-pods are the job controller's and kube-scheduler's, Running and Succeeded are kwok's, the Workload's
-Finished is the scheduler's once the Job completed.
+owner) feed the Recorder, which times every step in the cluster's revision order at the end.
+Nothing here writes to a Workload or a pod: admission is the scheduler's, pods are the job
+controller's and kube-scheduler's, Running and Succeeded are kwok's, the Workload's Finished is the
+scheduler's once the Job completed.
 """
 
 from __future__ import annotations
@@ -79,8 +80,8 @@ class Generator:
     async def _create(self, creation, record: recording.JobRecord) -> None:
         body = plans.job_manifest(creation, self.plan.shapes[creation.workload_class.name])
         try:
-            await self.client.request("POST", f"{BATCH}/namespaces/{record.namespace}/jobs", body)
-            record.created = self.clock()
+            stored = await self.client.request("POST", f"{BATCH}/namespaces/{record.namespace}/jobs", body)
+            self.outcome.recorder.on_created(record, stored, self.clock())
         except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError) as error:
             self.outcome.create_failures += 1
             self.outcome.first_failure = self.outcome.first_failure or str(error)[:300]
@@ -140,6 +141,7 @@ class Generator:
             self.outcome.end = self.clock()
             stop.set()
             await waiting.cancel(creating, progress, *watching, *self._tasks)
+            recorder.settle()
         return self.outcome
 
 
