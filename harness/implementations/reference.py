@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from harness import apiservice, schedulerproc
 from harness.clusters import ports as portpicking
-from harness.implementations import registry
+from harness.implementations import contract
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 RUNNER_FIELDS = ("enabled", "implementation")
 """Fields of the scheduler section the runner reads itself."""
-KUEUE_FIELDS = ("kueue_concurrency", "kueue_log_level")
+KUEUE_FIELDS = ("kueue_concurrency", "kueue_log_level", "kueue_version")
 """Fields only real Kueue reads (harness.implementations.kueue); every other one reaches our process."""
 
 
@@ -54,8 +54,8 @@ class ReferenceScheduler:
     def metrics_url(self) -> str | None:
         return self.process.metrics_url
 
-    def metrics_endpoint(self) -> registry.MetricsEndpoint | None:
-        return registry.MetricsEndpoint("scheduler", self.process.metrics_url)
+    def metrics_endpoint(self) -> contract.MetricsEndpoint | None:
+        return contract.MetricsEndpoint("scheduler", self.process.metrics_url)
 
     def alive(self) -> bool:
         return self.process.alive()
@@ -72,5 +72,5 @@ def start(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir:
     return ReferenceScheduler(schedulerproc.launch(settings, schedulerproc.log_path_of(cluster, log_dir)))
 
 
-IMPLEMENTATION = registry.Implementation(name="reference", start=start, strategies=tuple(strategies.STRATEGIES),
+IMPLEMENTATION = contract.Implementation(name="reference", start=start, strategies=tuple(strategies.STRATEGIES),
                                          running=schedulerproc.running_on)

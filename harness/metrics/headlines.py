@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import orjson
 import pandas as pd
 
-from harness.drivers import registry
+from harness.drivers import contract, registry
 from harness.metrics import slo as slo_rules
 
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
@@ -27,19 +27,19 @@ def _rows(tables: Mapping[str, pd.DataFrame], name: str, case: str) -> pd.DataFr
     return frame[frame["case"] == case]
 
 
-def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[registry.Metric]:
+def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[contract.Metric]:
     """Every measurement metric of one case; metrics not measured are left out."""
-    out: list[registry.Metric] = []
+    out: list[contract.Metric] = []
     obs = _rows(tables, "observations", case)
     if not obs.empty:
         bring = obs[obs["source"] == "bringup"]
         for metric, unit, better in BRINGUP:
             picked = bring[bring["metric"] == metric]
             if not picked.empty:
-                out.append(registry.Metric(f"bringup.{metric}", float(picked["value"].iloc[-1]), unit, better))
+                out.append(contract.Metric(f"bringup.{metric}", float(picked["value"].iloc[-1]), unit, better))
         db = obs[(obs["source"] == "etcd") & (obs["metric"] == "etcd_mvcc_db_total_size_in_bytes")]
         if not db.empty:
-            out.append(registry.Metric("etcd.db_size_bytes", float(db.sort_values("t")["value"].iloc[-1]), "B", "lower"))
+            out.append(contract.Metric("etcd.db_size_bytes", float(db.sort_values("t")["value"].iloc[-1]), "B", "lower"))
     summary = _rows(tables, "summary", case)
     if not summary.empty:
         rates = summary[(summary["metric"] == "apiserver_request_total") & (summary["stat"] == "rate")]
@@ -48,18 +48,18 @@ def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[registry.Metr
             writes = rates[verbs.isin(WRITE_VERBS)]
             for phase, _ in rates.groupby("phase", sort=False):
                 value = float(writes[writes["phase"] == phase]["value"].sum())
-                out.append(registry.Metric(f"apiserver.write_qps[{phase}]", value, "1/s", "lower"))
+                out.append(contract.Metric(f"apiserver.write_qps[{phase}]", value, "1/s", "lower"))
         rss = summary[(summary["source"] == "process") & (summary["metric"] == "rss_bytes") & (summary["stat"] == "max")]
         if not rss.empty:
             components = rss["labels"].map(lambda text: orjson.loads(text).get("component", ""))
             for component, group in rss.groupby(components):
-                out.append(registry.Metric(f"process.rss_max_bytes[{component}]", float(group["value"].max()), "B",
+                out.append(contract.Metric(f"process.rss_max_bytes[{component}]", float(group["value"].max()), "B",
                                            "lower"))
     slo = _rows(tables, "slo", case)
     if not slo.empty:  # a check over too few requests is neither passed nor failed
         judged = slo[slo["count"].map(slo_rules.sufficient)] if "count" in slo.columns else slo
-        out.append(registry.Metric("slo.failed_checks", float((~judged["passed"].astype(bool)).sum()), "count", "lower"))
+        out.append(contract.Metric("slo.failed_checks", float((~judged["passed"].astype(bool)).sum()), "count", "lower"))
     census = _rows(tables, "census", case)
     if not census.empty:
-        out.append(registry.Metric("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))
+        out.append(contract.Metric("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))
     return out

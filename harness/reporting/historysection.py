@@ -9,19 +9,19 @@ from pathlib import Path
 
 import markupsafe
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.reporting import historyplot, trends
 from harness.results import history
 
 TITLE = "Nightly history: series that changed, change points marked"
 
 
-def section(folder: Path, patterns: tuple[str, ...] = ()) -> registry.ReportSection:
+def section(folder: Path, patterns: tuple[str, ...] = ()) -> contract.ReportSection:
     """The section for one scenario's history folder (results/history/<scenario>); an empty or
     missing history is said in one line rather than left out, so a reader knows it was asked for."""
     nights = history.load(Path(folder)) if Path(folder).is_dir() else []
     if not nights:
-        return registry.ReportSection(markupsafe.Markup("<h2>History</h2><p class='muted'>{} holds no nights yet: "
+        return contract.ReportSection(markupsafe.Markup("<h2>History</h2><p class='muted'>{} holds no nights yet: "
                                                         "ci/nightly.sh adds one per run.</p>").format(str(folder)))
     found = trends.findings(nights, patterns)
     head = markupsafe.Markup("<h2>History</h2><p>{} nights ({} .. {}), {} series, {} change point(s) "
@@ -32,4 +32,4 @@ def section(folder: Path, patterns: tuple[str, ...] = ()) -> registry.ReportSect
     body = markupsafe.Markup("<ul>{}</ul>").format(items) if found.found else markupsafe.Markup(
         "<p class='muted'>No series changed level.</p>")
     figures = ((TITLE, historyplot.png(found.plotted, found.found, [n.date for n in nights])),) if found.plotted else ()
-    return registry.ReportSection(str(head + body), figures)
+    return contract.ReportSection(str(head + body), figures)

@@ -15,7 +15,7 @@ import jinja2
 import markupsafe
 import pandas as pd
 
-from harness.drivers import registry
+from harness.drivers import contract, registry
 from harness.errors import KqbenchError
 from harness.reporting import exporting, historysection, loading, palettes, pivoting, plotting, slochecks, verdicts
 
@@ -98,7 +98,7 @@ def write(loaded: loading.Loaded, out: Path, history_dir: Path | None = None) ->
     out.parent.mkdir(parents=True, exist_ok=True)
     sections = []
     records = loaded.records
-    context = registry.ReportContext(out_dir=out.parent, cpus=records[0].machine.get("cpus", "?") if records else "?")
+    context = contract.ReportContext(out_dir=out.parent, cpus=records[0].machine.get("cpus", "?") if records else "?")
     for driver in registry.drivers():  # a driver's section is None unless the run has its tables
         section = driver.report(tables, context)
         if section is not None:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness.drivers import registry
+from harness.drivers import contract, registry
 from harness.errors import KqbenchError
 from harness.metrics import headlines
 from harness.results import machines, runs
@@ -122,7 +122,7 @@ class Summary:
 
 
 def case_metrics(tables: Mapping[str, pd.DataFrame], case: str,
-                 drivers: registry.Registry | None = None) -> list[registry.Metric]:
+                 drivers: registry.Registry | None = None) -> list[contract.Metric]:
     """(metric, value, unit, better) measured in one case: the measurements' and every driver's."""
     drivers = drivers or registry.drivers()
     return headlines.metrics(tables, case) + registry.metrics_of(tuple(drivers), tables, case)
@@ -133,7 +133,7 @@ def case_metrics(tables: Mapping[str, pd.DataFrame], case: str,
 
 def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: registry.Registry | None = None) -> Summary:
     """The summary of a run from its record and its tables; `drivers` add their metrics."""
-    measured: dict[tuple[str, str], list[registry.Metric]] = defaultdict(list)
+    measured: dict[tuple[str, str], list[contract.Metric]] = defaultdict(list)
     params_of: dict[str, dict] = {}
     for case in run.cases:
         if case.status not in ("ok", "failed", "interrupted"):
@@ -152,7 +152,7 @@ def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: 
     return summary
 
 
-def estimate(name: str, point: str, repeats: list[registry.Metric]) -> Entry:
+def estimate(name: str, point: str, repeats: list[contract.Metric]) -> Entry:
     """One entry from a metric's repeats: over requests for a latency quantile with histograms, else over repeats."""
     values = [m.value for m in repeats]
     rng = np.random.default_rng(zlib.crc32(f"{name} @ {point}".encode()))  # same tables, same interval

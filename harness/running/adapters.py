@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness import apiservice, calibrating, kubeconfig
 from harness.clusters import state
-from harness.drivers import registry
+from harness.drivers import contract, registry
 from harness.implementations import registry as implementations
 from harness.running import hooks, queueobjects
 from harness.scenarios import models
@@ -72,7 +72,7 @@ def invariant_checker(cluster: state.ClusterInfo) -> hooks.InvariantChecker:
     return reading.checker_for(cluster)
 
 
-def fault_injector(context: registry.PhaseContext, planned: list, check) -> hooks.FaultSession:
+def fault_injector(context: contract.PhaseContext, planned: list, check) -> hooks.FaultSession:
     from harness.faults import running as faultrunning
     from scheduler.api import groups
     from scheduler.publishing import strategies

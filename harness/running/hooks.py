@@ -13,8 +13,8 @@ from typing import Callable, Protocol
 import pandas as pd
 
 from harness.clusters import state
-from harness.drivers import registry as driverregistry
-from harness.implementations import registry as implementations
+from harness.drivers import contract, registry as driverregistry
+from harness.implementations import contract as implementations
 from harness.scenarios import models
 
 Tables = dict[str, pd.DataFrame]
@@ -81,7 +81,7 @@ class Hooks:
     """Installs the scenario's queue objects (and the Kueue CRDs when no scheduler installed any)."""
     invariants: Callable[[state.ClusterInfo], InvariantChecker] | None = None
     """Checks the queueing objects after every phase (one checker per case: it keeps their history)."""
-    faults: Callable[[driverregistry.PhaseContext, list, Callable[[str], pd.DataFrame | None]], FaultSession] | None = None
+    faults: Callable[[contract.PhaseContext, list, Callable[[str], pd.DataFrame | None]], FaultSession] | None = None
     """Starts the faults a scenario plans for a phase (with the invariant check to run after each)."""
     calibrate: Callable[[state.ClusterInfo], pd.DataFrame] | None = None
     """Measures the machine on the fresh cluster before anything else runs (the `calibration` table's row)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.clusters import bringup, state
-from harness.drivers import registry as drivers
+from harness.drivers import contract
 from harness.invariants import reading as invariantreading
 from harness.progress import LineProgress
 from harness.results import machines, runs, summaries, tables as tidy
@@ -211,7 +211,7 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
             mark_phase(phase_name)
             if hooks.drivers is None:
                 return
-            context = drivers.PhaseContext(cluster=st.info, scenario=scenario, phase_name=phase_name, phase=phase,
+            context = contract.PhaseContext(cluster=st.info, scenario=scenario, phase_name=phase_name, phase=phase,
                                            out_dir=case_dir / phase_name, scheduler=st.scheduler,
                                            mark_phase=mark_phase, watch_process=watch_process, say=say,
                                            emit=emit)
@@ -229,7 +229,7 @@ def _run_case(case: loading.Case, name: str, hooks: hookspecs.Hooks, options: Ru
             check_invariants(phase_name)
         return action
 
-    def start_faults(phase_name: str, context: drivers.PhaseContext) -> hookspecs.FaultSession | None:
+    def start_faults(phase_name: str, context: contract.PhaseContext) -> hookspecs.FaultSession | None:
         planned = [fault for fault in scenario.faults if fault.phase == phase_name]
         if not planned or hooks.faults is None:
             return None

@@ -8,19 +8,19 @@
 - `running`: the phase driver; `phases`: its phase model (`kind: capacity`).
 """
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.capacity import phases, reporting, running, tabulating
 
 
-def _report(tables, context: registry.ReportContext) -> registry.ReportSection | None:
+def _report(tables, context: contract.ReportContext) -> contract.ReportSection | None:
     found = reporting.section(tables, context.out_dir)
     if found is None:
         return None
     body, figures = found
-    return registry.ReportSection(body, figures)
+    return contract.ReportSection(body, figures)
 
 
-def _metrics(tables, case: str) -> list[registry.Metric]:
+def _metrics(tables, case: str) -> list[contract.Metric]:
     """capacity.max_held of this case's design (the largest load that held; higher is better),
     after the post-pass over every case of the run."""
     steps = tables.get(tabulating.STEPS)
@@ -28,9 +28,9 @@ def _metrics(tables, case: str) -> list[registry.Metric]:
         return []
     designs = set(steps.loc[steps["case"] == case, "design"])
     capacity = tabulating.capacity({name: tables[name] for name in tabulating.TABLES if name in tables})
-    return [registry.Metric("capacity.max_held", float(row.max_held), "pending", "higher")
+    return [contract.Metric("capacity.max_held", float(row.max_held), "pending", "higher")
             for row in capacity.itertuples() if row.design in designs and row.max_held == row.max_held]
 
 
-DRIVER = registry.DriverSpec(name="capacity", phases=phases.PHASES, tables=tabulating.TABLES, run_phase=running.run,
+DRIVER = contract.DriverSpec(name="capacity", phases=phases.PHASES, tables=tabulating.TABLES, run_phase=running.run,
                              summary_metrics=_metrics, report_section=_report)

@@ -11,14 +11,14 @@ import dataclasses
 import math
 from pathlib import Path
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.capacity import edges as clusteredges, searching, stepping, tabulating
 from harness.drivers.locust import phases as locustphases, planning, results
 from harness.errors import KqbenchError
 from scheduler.publishing import strategies
 
 
-def run(context: registry.PhaseContext) -> None:
+def run(context: contract.PhaseContext) -> None:
     phase = context.phase
     section = context.scenario.scheduler
     if section.implementation != "reference":

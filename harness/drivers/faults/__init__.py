@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import html
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.faults import recovering
 
 
-def summary_metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
+def summary_metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
     table = tables.get(recovering.TABLE)
     if table is None or table.empty or "case" not in table:
         return []
     rows = table[table["case"] == case]
     if rows.empty:
         return []
-    out = [registry.Metric(f"faults.recovery_seconds[{kind}]", float(group["recovery_seconds"].max()), "s", "lower")
+    out = [contract.Metric(f"faults.recovery_seconds[{kind}]", float(group["recovery_seconds"].max()), "s", "lower")
            for kind, group in rows[rows["recovered"].astype(bool)].groupby("kind")]
-    out.append(registry.Metric("faults.unrecovered", float((~rows["recovered"].astype(bool)).sum()), "faults", "lower"))
+    out.append(contract.Metric("faults.unrecovered", float((~rows["recovered"].astype(bool)).sum()), "faults", "lower"))
     load = tables.get("load_history")
     if load is not None and not load.empty and "case" in load:
         load = load[load["case"] == case]
@@ -33,13 +33,13 @@ def summary_metrics(tables: registry.Tables, case: str) -> list[registry.Metric]
             if window is None:
                 continue
             seen = recovering.window_load(load, row["phase"], window)
-            out.append(registry.Metric(f"faults.client_errors[{row['kind']}]", float(seen["failures"]), "requests", "lower"))
+            out.append(contract.Metric(f"faults.client_errors[{row['kind']}]", float(seen["failures"]), "requests", "lower"))
             if seen["p99_ms"] == seen["p99_ms"]:
-                out.append(registry.Metric(f"faults.window_p99_ms[{row['kind']}]", seen["p99_ms"], "ms", "lower"))
+                out.append(contract.Metric(f"faults.window_p99_ms[{row['kind']}]", seen["p99_ms"], "ms", "lower"))
     return out
 
 
-def report_section(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
+def report_section(tables: contract.Tables, context: contract.ReportContext) -> contract.ReportSection | None:
     table = tables.get(recovering.TABLE)
     if table is None or table.empty:
         return None
@@ -52,9 +52,9 @@ def report_section(tables: registry.Tables, context: registry.ReportContext) -> 
     rows = "".join("<tr>" + "".join(f"<td>{cell(row[c])}</td>" for c in columns) + "</tr>"
                    for row in table[columns].to_dict("records"))
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    return registry.ReportSection("<h2>Faults</h2><p>Seconds from the component being back until each probe "
+    return contract.ReportSection("<h2>Faults</h2><p>Seconds from the component being back until each probe "
                                   f"first succeeded.</p><table><tr>{head}</tr>{rows}</table>")
 
 
-DRIVER = registry.DriverSpec(name="faults", phases=(), tables=(recovering.TABLE,), run_phase=lambda context: None,
+DRIVER = contract.DriverSpec(name="faults", phases=(), tables=(recovering.TABLE,), run_phase=lambda context: None,
                              summary_metrics=summary_metrics, report_section=report_section)

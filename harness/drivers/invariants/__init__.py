@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import html
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.invariants import reading
 
 
-def summary_metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
+def summary_metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
     table = tables.get(reading.TABLE)
     if table is None or table.empty or "case" not in table:
         return []
     rows = table[table["case"] == case]
     if rows.empty:
         return []
-    return [registry.Metric("invariants.failed", float((rows["status"] == reading.FAILED).sum()), "checks", "lower"),
-            registry.Metric("invariants.unread", float((rows["status"] == reading.UNREAD).sum()), "checks", "lower"),
-            registry.Metric("invariants.unsettled", float((rows["status"] == reading.UNSETTLED).sum()), "checks", "lower")]
+    return [contract.Metric("invariants.failed", float((rows["status"] == reading.FAILED).sum()), "checks", "lower"),
+            contract.Metric("invariants.unread", float((rows["status"] == reading.UNREAD).sum()), "checks", "lower"),
+            contract.Metric("invariants.unsettled", float((rows["status"] == reading.UNSETTLED).sum()), "checks", "lower")]
 
 
-def report_section(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
+def report_section(tables: contract.Tables, context: contract.ReportContext) -> contract.ReportSection | None:
     table = tables.get(reading.TABLE)
     if table is None or table.empty:
         return None
@@ -34,14 +34,14 @@ def report_section(tables: registry.Tables, context: registry.ReportContext) -> 
     passed = int((table["status"] == reading.PASSED).sum())
     head = f"<h2>Invariants</h2><p>{passed} checks passed, {len(bad)} failed, unread or unsettled (checked after every phase).</p>"
     if bad.empty:
-        return registry.ReportSection(head)
+        return contract.ReportSection(head)
     cells = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(row.get(col, '')))}</td>"
                          for col in ("case", "phase", "check", "status", "objects", "detail")) + "</tr>"
         for row in bad.head(200).to_dict("records"))
-    return registry.ReportSection(head + "<table><tr><th>case</th><th>phase</th><th>check</th><th>status</th>"
+    return contract.ReportSection(head + "<table><tr><th>case</th><th>phase</th><th>check</th><th>status</th>"
                                   f"<th>objects</th><th>detail</th></tr>{cells}</table>")
 
 
-DRIVER = registry.DriverSpec(name="invariants", phases=(), tables=(reading.TABLE,), run_phase=lambda context: None,
+DRIVER = contract.DriverSpec(name="invariants", phases=(), tables=(reading.TABLE,), run_phase=lambda context: None,
                              summary_metrics=summary_metrics, report_section=report_section)

@@ -10,18 +10,18 @@ job controller, kube-scheduler and kwok pod stages doing what they do in a real 
   run's measurements; `reporting`: the report section.
 """
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.jobs import phases, running, summarising, tabulating
 
 
-def _report(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
+def _report(tables: contract.Tables, context: contract.ReportContext) -> contract.ReportSection | None:
     # imported here: matplotlib takes about a second to import, and only the report draws
     from harness.drivers.jobs import reporting
 
     return reporting.section(tables)
 
 
-DRIVER = registry.DriverSpec(name="jobs", phases=phases.PHASES, run_phase=running.run,
+DRIVER = contract.DriverSpec(name="jobs", phases=phases.PHASES, run_phase=running.run,
                              tables=(tabulating.FIGURES_TABLE, tabulating.RATES_TABLE, tabulating.JOBS_TABLE,
                                      tabulating.PODS_TABLE),
                              summary_metrics=summarising.metrics, report_section=_report)

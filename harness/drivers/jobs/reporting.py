@@ -9,7 +9,7 @@ import io
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.jobs import resources, summarising, tabulating
 
 HEADLINES = (
@@ -86,7 +86,7 @@ def figure(rates: pd.DataFrame, jobs: pd.DataFrame, case: str) -> bytes:
     return buffer.getvalue()
 
 
-def section(tables: registry.Tables) -> registry.ReportSection | None:
+def section(tables: contract.Tables) -> contract.ReportSection | None:
     figures = tables.get(tabulating.FIGURES_TABLE)
     if figures is None or figures.empty or "case" not in figures.columns:
         return None
@@ -124,4 +124,4 @@ def section(tables: registry.Tables) -> registry.ReportSection | None:
     if rates is not None and jobs is not None and not rates.empty:
         drawn = tuple((f"jobs: pods over time and Job latencies ({case})", figure(rates, jobs, case))
                       for case in rates["case"].unique())
-    return registry.ReportSection("".join(parts), drawn)
+    return contract.ReportSection("".join(parts), drawn)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from harness import kubeconfig
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.jobs import figures as figs, generating, plans, tabulating
 
 
@@ -22,7 +22,7 @@ def _line(figures: figs.Figures) -> str:
             f"to complete {p50(figures.job_latency['completed'])}")
 
 
-def run(context: registry.PhaseContext) -> None:
+def run(context: contract.PhaseContext) -> None:
     say = context.say
     plan = plans.from_scenario(context.scenario)
     settings = generating.GeneratorSettings(max_seconds=float(context.phase.seconds), in_flight=context.phase.in_flight)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.drivers import peers, registry
+from harness.drivers import contract, peers
 from harness.drivers.jobs import tabulating
 
 BETTER = {
@@ -25,14 +25,14 @@ def _overall(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["job_class"].fillna("") == ""] if "job_class" in frame.columns else frame
 
 
-def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
+def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
     frame = tables.get(tabulating.FIGURES_TABLE)
     if frame is None or frame.empty or "case" not in frame.columns:
         return []
     mine = _overall(frame[frame["case"] == case])
-    out = [registry.Metric(f"jobs.{row.metric}", float(row.value), str(row.unit), BETTER[row.metric])
+    out = [contract.Metric(f"jobs.{row.metric}", float(row.value), str(row.unit), BETTER[row.metric])
            for row in mine.itertuples() if row.metric in BETTER and pd.notna(row.value)]
-    out += [registry.Metric(f"jobs.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric])
+    out += [contract.Metric(f"jobs.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric])
             for metric, value in ratios_to_kueue(frame, case).items()]
     return out
 

@@ -11,18 +11,18 @@
   `reporting`: the report section.
 """
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.kueuebaseline import phases, running, summarising, tabulating
 
 
-def _report(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
+def _report(tables: contract.Tables, context: contract.ReportContext) -> contract.ReportSection | None:
     # imported here: matplotlib takes about a second to import, and only the report draws
     from harness.drivers.kueuebaseline import reporting
 
     return reporting.section(tables, context.cpus)
 
 
-DRIVER = registry.DriverSpec(name="kueue-baseline", phases=phases.PHASES, run_phase=running.run,
+DRIVER = contract.DriverSpec(name="kueue-baseline", phases=phases.PHASES, run_phase=running.run,
                              tables=(tabulating.FIGURES_TABLE, tabulating.CLASSES_TABLE, tabulating.WORKLOADS_TABLE,
                                      tabulating.EVICTIONS_TABLE),
                              summary_metrics=summarising.metrics, report_section=_report)

@@ -11,7 +11,7 @@ import io
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.kueuebaseline import summarising, tabulating
 
 TITLE = "kueue-baseline: admissions over time and time to admission per class (first case of each implementation)"
@@ -123,7 +123,7 @@ def pace_figure(frame: pd.DataFrame) -> bytes | None:
     return buffer.getvalue()
 
 
-def section(tables: registry.Tables, cpus: int | str = "?") -> registry.ReportSection | None:
+def section(tables: contract.Tables, cpus: int | str = "?") -> contract.ReportSection | None:
     """The section with its figure; None when the run has no kueue-baseline figures."""
     frame = tables.get(tabulating.FIGURES_TABLE)
     if frame is None or frame.empty:
@@ -149,4 +149,4 @@ def section(tables: registry.Tables, cpus: int | str = "?") -> registry.ReportSe
     pace = pace_figure(frame)
     if pace is not None:
         figures += ((PACE_TITLE, pace),)
-    return registry.ReportSection("".join(parts), figures)
+    return contract.ReportSection("".join(parts), figures)

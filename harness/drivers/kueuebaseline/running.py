@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 from harness import kubeconfig
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.kueuebaseline import figures as figs, generating, plans, tabulating
 
 
-def run(context: registry.PhaseContext) -> None:
+def run(context: contract.PhaseContext) -> None:
     say = context.say
     plan = plans.from_scenario(context.scenario)
     settings = generating.GeneratorSettings(max_seconds=float(context.phase.seconds))

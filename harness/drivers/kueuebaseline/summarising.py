@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.drivers import peers, registry
+from harness.drivers import contract, peers
 from harness.drivers.kueuebaseline import tabulating
 
 BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
@@ -21,7 +21,7 @@ RATIOS = ("wall_seconds", "cq_usage_percent", "time_to_admission_seconds[small]"
 """Figures whose ours / Kueue's ratio is summarised (the goals: wall and time to admission <= 1)."""
 
 
-def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
+def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
     frame = tables.get(tabulating.FIGURES_TABLE)
     if frame is None or frame.empty or "case" not in frame.columns:
         return []
@@ -30,9 +30,9 @@ def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
     for _, row in mine.iterrows():
         metric = str(row["metric"])
         if metric in BETTER and pd.notna(row["kqbench"]):
-            out.append(registry.Metric(f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), BETTER[metric]))
+            out.append(contract.Metric(f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), BETTER[metric]))
     for metric, value in ratios_to_kueue(frame, case).items():
-        out.append(registry.Metric(f"kueue.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric]))
+        out.append(contract.Metric(f"kueue.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric]))
     return out
 
 

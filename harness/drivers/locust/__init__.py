@@ -6,8 +6,8 @@
 - `summarising`: position-query and bystander latency, failure ratio.
 """
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.locust import phases, results, running, summarising
 
-DRIVER = registry.DriverSpec(name="locust", phases=phases.PHASES, tables=results.TABLES, run_phase=running.run,
+DRIVER = contract.DriverSpec(name="locust", phases=phases.PHASES, tables=results.TABLES, run_phase=running.run,
                              summary_metrics=summarising.metrics, ratio_metrics=summarising.RATIO_METRICS)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.locust import planning, results
 
 
-def run(context: registry.PhaseContext) -> None:
+def run(context: contract.PhaseContext) -> None:
     plan = planning.load_plan(context.cluster, context.scenario, context.phase)
     if plan is None:
         return

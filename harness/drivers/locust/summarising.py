@@ -8,7 +8,7 @@ recording); each metric says which resolution its data have.
 
 from __future__ import annotations
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.locust import results
 from harness.stats import intervals
 from loadtests import histograms as hdr, naming, settings as ls
@@ -23,7 +23,7 @@ def request_mode(name: str) -> str:
     return naming.parse(name).mode
 
 
-def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
+def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
     totals = tables.get(results.TOTALS_TABLE)
     if totals is None or totals.empty or "case" not in totals.columns:
         return []
@@ -40,19 +40,19 @@ def metrics(tables: registry.Tables, case: str) -> list[registry.Metric]:
             for q, column in ((0.99, "p99_ms"), (0.50, "p50_ms")):
                 name = f"load.{label}_{column}"
                 if fine:
-                    out.append(registry.Metric(name, intervals.worst_quantile(fine, q), "ms", "lower", fine,
+                    out.append(contract.Metric(name, intervals.worst_quantile(fine, q), "ms", "lower", fine,
                                                hdr.hdr_step_ms))
                 else:
-                    out.append(registry.Metric(name, float(picked[column].max()), "ms", "lower",
+                    out.append(contract.Metric(name, float(picked[column].max()), "ms", "lower",
                                                _histograms(latencies, picked), hdr.locust_step_ms))
     requests = float(totals["requests"].sum())
     if requests:
-        out.append(registry.Metric("load.failure_ratio", float(totals["failures"].sum()) / requests, "ratio", "lower"))
+        out.append(contract.Metric("load.failure_ratio", float(totals["failures"].sum()) / requests, "ratio", "lower"))
     return out
 
 
 
-def _of_case(tables: registry.Tables, table: str, case: str):
+def _of_case(tables: contract.Tables, table: str, case: str):
     frame = tables.get(table)
     if frame is None or frame.empty or "case" not in frame.columns:
         return None

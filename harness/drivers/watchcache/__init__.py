@@ -7,18 +7,18 @@
 - `reporting`: the report section (table, figure, watchcache.csv / .json next to report.html).
 """
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.locust import results
 from harness.drivers.watchcache import listing, phases
 
 
-def _report(tables: registry.Tables, context: registry.ReportContext) -> registry.ReportSection | None:
+def _report(tables: contract.Tables, context: contract.ReportContext) -> contract.ReportSection | None:
     # imported here: matplotlib takes about a second to import, and only the report draws
     from harness.drivers.watchcache import reporting
 
     return reporting.section(tables, context.out_dir)
 
 
-DRIVER = registry.DriverSpec(name="watchcache", phases=phases.PHASES, run_phase=listing.run,
+DRIVER = contract.DriverSpec(name="watchcache", phases=phases.PHASES, run_phase=listing.run,
                              tables=(listing.POPULATE_TABLE, listing.LIST_PHASES_TABLE, *results.TABLES),
                              report_section=_report)

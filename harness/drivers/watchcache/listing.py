@@ -13,7 +13,7 @@ import pandas as pd
 
 from harness import kubeconfig
 from harness.clusters import spec as clusterspecs
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.locust import planning, results
 from harness.drivers.watchcache import phases as wcphases, populating
 from harness.progress import LineProgress
@@ -59,7 +59,7 @@ def phase_row(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name:
             "stopped_by": str(summary.get("stopped_by", "")), "load_seconds": float(summary.get("load_seconds", 0.0))}
 
 
-def run(context: registry.PhaseContext) -> None:
+def run(context: contract.PhaseContext) -> None:
     """Run a populate or list phase, emitting its tables (the runner adds `case`)."""
     phase, phase_name = context.phase, context.phase_name
     if isinstance(phase, wcphases.PopulatePhase):

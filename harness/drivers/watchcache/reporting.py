@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.drivers.watchcache import tabulating
 
 TITLE = "Watch cache: list modes x apiserver feature arms"
@@ -48,7 +48,7 @@ def figure(table: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def section(tables: Mapping[str, pd.DataFrame], out_dir: Path | None = None) -> registry.ReportSection | None:
+def section(tables: Mapping[str, pd.DataFrame], out_dir: Path | None = None) -> contract.ReportSection | None:
     """The section with its figure; None when the run has no list phases."""
     table = tabulating.rows(tables)
     if table.empty:
@@ -63,4 +63,4 @@ def section(tables: Mapping[str, pd.DataFrame], out_dir: Path | None = None) -> 
             "operations for the resource; storage_lists / cache_lists: apiserver_storage_list_total / "
             "apiserver_cache_list_total; etcd_ranges: etcd's own range count (all resources). RSS sampled at "
             "each scrape.</p>")
-    return registry.ReportSection(f"<h2>{html.escape(TITLE)}</h2>{note}{shown}", ((TITLE, figure(table)),))
+    return contract.ReportSection(f"<h2>{html.escape(TITLE)}</h2>{note}{shown}", ((TITLE, figure(table)),))

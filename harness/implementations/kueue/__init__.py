@@ -1,10 +1,10 @@
 """Real Kueue (built from its Go module) as the scheduler under test, started as a local process."""
 
-from harness.implementations import registry
+from harness.implementations import contract
 from harness.implementations.kueue import starting
 from scheduler.publishing import strategies
 
-IMPLEMENTATION = registry.Implementation(
+IMPLEMENTATION = contract.Implementation(
     name="kueue", start=starting.start_scheduler, running=starting.running_on,
     # Kueue publishes positions only through its visibility API, which copies and sorts per request
     strategies=(strategies.AGGREGATED_SNAPSHOT, strategies.AGGREGATED_INDEXED))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from harness import kubeconfig
 from harness.clusters import ports as portpicking, processes, state
 from harness.errors import KqbenchError
-from harness.implementations import registry
+from harness.implementations import contract
 from harness.implementations.kueue import installing, manifests, readiness
 from harness.toolchain import building, layout
 
@@ -153,10 +153,10 @@ class SchedulerHandle:
     def metrics_url(self) -> str | None:
         return self.process.metrics_url
 
-    def metrics_endpoint(self) -> registry.MetricsEndpoint | None:
+    def metrics_endpoint(self) -> contract.MetricsEndpoint | None:
         # Kueue's metrics need a bearer token (the starter made a reader ServiceAccount) and keep
         # Kueue's own names, so they land as their own source beside the apiserver's.
-        return registry.MetricsEndpoint("kueue", self.process.metrics_url, self.process.metrics_token)
+        return contract.MetricsEndpoint("kueue", self.process.metrics_url, self.process.metrics_token)
 
     def alive(self) -> bool:
         return self.process.alive()
@@ -166,10 +166,14 @@ class SchedulerHandle:
 
 
 def start_scheduler(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path) -> SchedulerHandle:
-    """The runner's starter: Kueue with the scenario's client limits and workers per kind (strategy does
-    not apply: Kueue publishes positions only through its visibility API, copied and sorted per request)."""
-    qps = None if section.no_client_limit else section.qps
+    """The runner's starter: the scenario's Kueue version with its shipped client limits unless the scenario
+    sets them, and workers per kind (strategy does not apply: Kueue publishes positions only through its
+    visibility API, copied and sorted per request)."""
+    kueue = building.locate_kueue(version=section.kueue_version)
+    shipped_qps, shipped_burst = installing.shipped_client_limits(kueue)
+    qps = None if section.no_client_limit else shipped_qps if section.qps is None else section.qps
+    burst = shipped_burst if section.burst is None else section.burst
     fair_sharing = tuple(section.fair_sharing_strategies.split(",")) if section.fair_sharing else None
-    return SchedulerHandle(start(cluster, qps=qps, burst=section.burst, log_dir=log_dir,
+    return SchedulerHandle(start(cluster, qps=qps, burst=burst, log_dir=log_dir, kueue=kueue,
                                  concurrency=section.kueue_concurrency, log_level=section.kueue_log_level,
                                  fair_sharing=fair_sharing))

@@ -156,13 +156,13 @@ def test_the_load_seen_in_a_faults_window_is_summed_from_the_load_history():
 
 @pytest.mark.parametrize("strategy, probed", [("aggregated-indexed", True), ("status-field", False)])
 def test_positions_are_probed_only_where_the_strategy_serves_them(tmp_path, strategy, probed):
-    from harness.drivers import registry
+    from harness.drivers import contract
     from harness.running import adapters
     from harness.scenarios import loading
 
     scenario = loading.load("faults", [f"scheduler.strategy={strategy}"]).scenario
     info = state.ClusterInfo(name="c", backend="kwok", kubeconfig=str(tmp_path / "k"), apiserver_url="https://127.0.0.1:1")
-    context = registry.PhaseContext(cluster=info, scenario=scenario, phase_name="churn", phase=scenario.phases["churn"],
+    context = contract.PhaseContext(cluster=info, scenario=scenario, phase_name="churn", phase=scenario.phases["churn"],
                                     out_dir=tmp_path)
     injector = adapters.fault_injector(context, list(scenario.faults), lambda label: None)
     assert [f.kind for f in injector.faults] == ["kill-scheduler", "restart-apiserver", "kill-etcd", "pause-kwok"]

@@ -54,13 +54,13 @@ def test_the_history_carries_from_one_phase_to_the_next():
 
 
 def test_the_report_names_the_objects_of_failed_checks_escaped():
-    from harness.drivers import invariants, registry
+    from harness.drivers import contract, invariants
 
     table = reading.frame("churn", [checking.Violation(checking.QUOTA, ("ClusterQueue/<a>",), "over")])
     table["case"] = "r0"
-    section = invariants.DRIVER.report({reading.TABLE: table}, registry.ReportContext(out_dir="."))
+    section = invariants.DRIVER.report({reading.TABLE: table}, contract.ReportContext(out_dir="."))
     assert "4 checks passed, 1 failed" in section.html and "ClusterQueue/&lt;a&gt;" in section.html
-    assert invariants.DRIVER.metrics({reading.TABLE: table}, "r0")[0] == registry.Metric("invariants.failed", 1.0, "checks", "lower")
+    assert invariants.DRIVER.metrics({reading.TABLE: table}, "r0")[0] == contract.Metric("invariants.failed", 1.0, "checks", "lower")
 
 
 def test_a_status_behind_objects_that_keep_changing_is_unsettled_not_failed():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ssl
 
-from harness.implementations import registry
+from harness.implementations import contract
 from harness.implementations.kueue import starting
 from harness.metrics import catalog, collector, frames, scraping
 from harness.running import adapters
@@ -74,7 +74,7 @@ def test_each_implementation_names_its_own_metrics_source():
     process = starting.KueueProcess(process=None, ports=starting.manifests.Ports(1, 2, 3, 4), log_path=None,
                                     metrics_token="tok")
     endpoint = starting.SchedulerHandle(process).metrics_endpoint()
-    assert endpoint == registry.MetricsEndpoint(catalog.KUEUE, "https://127.0.0.1:3/metrics", "tok")
+    assert endpoint == contract.MetricsEndpoint(catalog.KUEUE, "https://127.0.0.1:3/metrics", "tok")
     assert {f.source for f in catalog.FAMILIES} >= {catalog.SCHEDULER, catalog.KUEUE}
 
 

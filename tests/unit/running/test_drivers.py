@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from harness.clusters import state
-from harness.drivers import registry
+from harness.drivers import contract, registry
 from harness.drivers.locust import phases as locustphases
 from harness.results import tables as tidy
 from harness.running import hooks, runner
@@ -30,7 +30,7 @@ def test_every_kind_belongs_to_one_driver():
 
 
 def test_two_drivers_claiming_one_kind_are_refused():
-    twin = registry.DriverSpec(name="twin", phases=(locustphases.ChurnPhase,), tables=(), run_phase=lambda c: None)
+    twin = contract.DriverSpec(name="twin", phases=(locustphases.ChurnPhase,), tables=(), run_phase=lambda c: None)
     with pytest.raises(ValueError, match="'churn' is claimed by locust and twin"):
         registry.Registry((registry.drivers().for_kind("churn"), twin))
 
@@ -77,9 +77,9 @@ class Recorder:
 
     def __init__(self, fail: BaseException | None = None) -> None:
         self.fail = fail
-        self.contexts: list[registry.PhaseContext] = []
+        self.contexts: list[contract.PhaseContext] = []
 
-    def run(self, context: registry.PhaseContext) -> None:
+    def run(self, context: contract.PhaseContext) -> None:
         self.contexts.append(context)
         for step in range(2):
             context.mark_phase(f"{context.phase_name}/step-{step}")
@@ -91,7 +91,7 @@ class Recorder:
     def metrics(self, tables, case):
         steps = tables.get("steps")
         mine = steps[steps["case"] == case] if steps is not None else []
-        return [registry.Metric("recorder.steps", float(len(mine)), "count", "higher")]
+        return [contract.Metric("recorder.steps", float(len(mine)), "count", "higher")]
 
     def report(self, tables, context):
         return None

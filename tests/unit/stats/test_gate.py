@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.reporting import comparing
 from harness.results import summaries
 from harness.stats import changepoints
@@ -24,13 +24,13 @@ def _latencies(rng: np.random.Generator, requests: int, scale: float = 1.0) -> d
     return dict(Counter(float(v) for v in np.round(rng.lognormal(3.5, 0.3, requests) * scale)))
 
 
-def _summary(metric: str, repeats: list[registry.Metric]) -> summaries.Summary:
+def _summary(metric: str, repeats: list[contract.Metric]) -> summaries.Summary:
     entry = summaries.estimate(metric, "p", repeats)
     return summaries.Summary("r", "s", "ok", {entry.key: entry})
 
 
 def _p99(histograms: list[dict[float, int]]) -> summaries.Summary:
-    return _summary(P99, [registry.Metric(P99, 0.0, "ms", "lower", (h,)) for h in histograms])
+    return _summary(P99, [contract.Metric(P99, 0.0, "ms", "lower", (h,)) for h in histograms])
 
 
 def test_one_distribution_is_same_or_inconclusive_in_at_least_95_of_100_trials():
@@ -47,7 +47,7 @@ def test_rates_of_one_distribution_over_repeats_are_same_or_inconclusive():
     verdicts = Counter()
     for seed in range(100):
         rng = np.random.default_rng(seed)
-        base, new = ([registry.Metric("apiserver.write_qps[churn]", float(v), "1/s", "lower")
+        base, new = ([contract.Metric("apiserver.write_qps[churn]", float(v), "1/s", "lower")
                       for v in rng.normal(40, 4, 5)] for _ in range(2))
         rows = comparing.compare(_summary("apiserver.write_qps[churn]", base),
                                  _summary("apiserver.write_qps[churn]", new), RULES)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.results import summaries
 from harness.stats import intervals
 from loadtests import frames
@@ -78,17 +78,17 @@ def test_rates_over_repeats(values, n, has_interval):
 def test_summary_entry_carries_interval_and_n_and_is_reproducible():
     rng = np.random.default_rng(4)
     hist = _histogram(rng, 1500)
-    repeats = [registry.Metric("load.bystander_p99_ms", 0.0, "ms", "lower", (hist,))]
+    repeats = [contract.Metric("load.bystander_p99_ms", 0.0, "ms", "lower", (hist,))]
     first, again = summaries.estimate("load.bystander_p99_ms", "p", repeats), summaries.estimate(
         "load.bystander_p99_ms", "p", repeats)
     assert first == again and first.n == 1500 and first.low < first.value < first.high
-    rates = [registry.Metric("apiserver.write_qps[churn]", v, "1/s", "lower") for v in (40.0, 44.0, 41.0)]
+    rates = [contract.Metric("apiserver.write_qps[churn]", v, "1/s", "lower") for v in (40.0, 44.0, 41.0)]
     entry = summaries.estimate("apiserver.write_qps[churn]", "p", rates)
     assert (entry.value, entry.n, entry.samples) == (41.0, 3, [40.0, 44.0, 41.0]) and entry.low < 41.0 < entry.high
 
 
 def test_latency_without_histograms_falls_back_to_repeats():
-    repeats = [registry.Metric("load.bystander_p99_ms", v, "ms", "lower") for v in (10.0, 12.0)]
+    repeats = [contract.Metric("load.bystander_p99_ms", v, "ms", "lower") for v in (10.0, 12.0)]
     entry = summaries.estimate("load.bystander_p99_ms", "p", repeats)
     assert (entry.value, entry.low, entry.n) == (11.0, None, 2)
 

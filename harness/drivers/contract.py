@@ -1,0 +1,142 @@
+"""The types a phase driver implements and uses: the only module of harness.drivers a driver imports.
+
+A driver is one experiment in a folder of its own (`harness/drivers/<name>/`). It owns:
+- `phases`: its phase models (pydantic, each with a `kind: Literal[...]` field); the scenario's
+  discriminated `Phase` union is built from every driver's models, so a scenario names a driver by
+  writing one of its kinds;
+- `run(context)`: drives one phase (see PhaseContext);
+- `tables`: the names of the tables it writes (constants exported by its package);
+- `metrics(tables, case)`: its summary.json entries of one case, read from the run's tables;
+- `report(tables, context)`: optionally its section of report.html;
+- `ratio_metrics`: prefixes of its metrics whose strategy ratios within one run the summary reports
+  (ratios cancel the machine's speed: gates on them are far less noisy).
+
+PhaseContext, what a run function gets (one object, so that adding a field breaks no driver):
+- `cluster` (ClusterInfo: kubeconfig, ports, binary versions), `scenario` (the case's validated
+  Scenario), `phase_name` (the key in `phases:`), `phase` (its typed model), `out_dir` (a folder of
+  the phase's own for raw files);
+- `scheduler`: the running scheduler (`pid()`, `metrics_url()`, `metrics_endpoint()`, `alive()`), None when the scenario runs none;
+- `mark_phase(name)`: starts a measured sub-phase (e.g. `capacity/step-3`); the measurements split
+  their per-phase numbers at every mark, and the driver's tables should say the same name;
+- `watch_process(component, pid)`: the measurements sample this process from now on (a driver that
+  restarts the scheduler names the new one, so its RSS and CPU stay in the run's tables);
+- `say(line)`: one progress line on the terminal;
+- `emit(table, frame)`: hands a table to the runner as soon as it exists (without the `case` column,
+  the runner adds it). The runner keeps emitted tables also when the case fails or is interrupted, so
+  a driver that emits after every step loses at most the step that was running.
+
+Driver packages import this module and libraries (harness.load, harness.metrics, ...), never
+`registry` (which imports them) nor each other (lint-imports keeps it so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+import pandas as pd
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from harness.clusters import state
+    from harness.implementations import contract as implementations
+    from harness.scenarios import models
+
+Tables = Mapping[str, pd.DataFrame]
+
+
+class Metric(NamedTuple):
+    """One summary.json number of one case; `better` is `lower` or `higher`."""
+
+    name: str
+    value: float
+    unit: str
+    better: str
+    histograms: tuple[Mapping[float, int], ...] = ()
+    """For a latency quantile (`..._pNN_ms`): the response-time histograms (ms -> requests) of the
+    request groups it is the worst quantile of; the summary bootstraps its interval from them."""
+    resolution: Callable[[float], float] | None = None
+    """The step of the data behind the value at a value (same unit): the smallest change they can show
+    there (1 ms for Locust's figures below 100 ms, about 0.1% for HDR histograms); no interval is narrower."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    out_dir: Path
+    """The folder of report.html: a section may write its own small files next to it."""
+    cpus: int | str = "?"
+    """CPUs of the machine that ran the first run (for notes that compare with published numbers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportSection:
+    html: str
+    """A pre-rendered, escaped HTML block placed after the key numbers."""
+    figures: tuple[tuple[str, bytes], ...] = ()
+    """(title, PNG) shown among the report's figures."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseContext:
+    """Everything a driver's run function may use (see the module docstring)."""
+
+    cluster: state.ClusterInfo
+    scenario: models.Scenario
+    phase_name: str
+    phase: Any
+    """The phase's model: one of the driver's own `phases`."""
+    out_dir: Path
+    scheduler: implementations.SchedulerHandle | None = None
+    mark_phase: Callable[[str], None] = lambda name: None
+    watch_process: Callable[[str, int], None] = lambda component, pid: None
+    say: Callable[[str], None] = print
+    emit: Callable[[str, pd.DataFrame], None] = lambda table, frame: None
+
+
+class Driver(Protocol):
+    """One experiment: its phase kinds, how it runs a phase, its tables, metrics and report section."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def phases(self) -> tuple[type[BaseModel], ...]: ...
+
+    @property
+    def tables(self) -> tuple[str, ...]: ...
+
+    @property
+    def ratio_metrics(self) -> tuple[str, ...]: ...
+
+    def run(self, context: PhaseContext) -> None:
+        """Drive one phase, emitting tables as they exist; raise KqbenchError (one line) on failure."""
+
+    def metrics(self, tables: Tables, case: str) -> list[Metric]:
+        """Summary entries of one case (tables hold every case: filter on `case`); [] when not measured."""
+
+    def report(self, tables: Tables, context: ReportContext) -> ReportSection | None:
+        """This driver's report section, or None when the run has nothing of it."""
+
+
+@dataclass(frozen=True, slots=True)
+class DriverSpec:
+    """A Driver made of plain functions: what a driver package usually exports as `DRIVER`."""
+
+    name: str
+    phases: tuple[type[BaseModel], ...]
+    tables: tuple[str, ...]
+    run_phase: Callable[[PhaseContext], None]
+    summary_metrics: Callable[[Tables, str], list[Metric]] = lambda tables, case: []
+    report_section: Callable[[Tables, ReportContext], ReportSection | None] = lambda tables, context: None
+    ratio_metrics: tuple[str, ...] = ()
+
+    def run(self, context: PhaseContext) -> None:
+        self.run_phase(context)
+
+    def metrics(self, tables: Tables, case: str) -> list[Metric]:
+        return self.summary_metrics(tables, case)
+
+    def report(self, tables: Tables, context: ReportContext) -> ReportSection | None:
+        return self.report_section(tables, context)
