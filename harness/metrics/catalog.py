@@ -106,6 +106,8 @@ FAMILIES: tuple[Family, ...] = (
     _f("kqbench_scheduler_admission_latency_seconds", SCHEDULER, HISTOGRAM, ("cluster_queue",)),
     _f("kqbench_scheduler_unwritten_admissions", SCHEDULER, GAUGE),
     _f("kqbench_scheduler_cycle_duration_seconds", SCHEDULER, HISTOGRAM),
+    _f("kqbench_scheduler_decisions_total", SCHEDULER, COUNTER),
+    _f("kqbench_scheduler_event_loop_lag_seconds", SCHEDULER, HISTOGRAM),
     _f("kqbench_scheduler_api_writes_total", SCHEDULER, COUNTER),
     _f("kqbench_scheduler_api_write_bytes_total", SCHEDULER, COUNTER),
     _f("kqbench_scheduler_api_write_failures_total", SCHEDULER, COUNTER),

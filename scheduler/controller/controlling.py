@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from scheduler.api import groups
 from scheduler.controller import informing, metering, statuses
 from scheduler.core import activation, conversion, draining, queuestatus, scheduling
-from scheduler.core.decisions import CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Park, Preempt
+from scheduler.core.decisions import CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt
 from scheduler.core.queues import QueueManager
 from scheduler.core.workloads import Admission, Workload
 from scheduler.kube import client as kube
@@ -38,6 +38,9 @@ class ControllerSettings:
     """How long the cycle loop sleeps when nothing changed."""
     status_interval_seconds: float = 2.0
     """How often ClusterQueue/LocalQueue status counts are refreshed (only changed ones are written)."""
+    slow_down_seconds: tuple[float, float] = (0.001, 0.010)
+    """After a cycle that admitted nothing, wait this long before the next, doubling from the first to
+    the second while no cycle admits (Kueue's scheduler loop: pkg/util/wait/backoff.go, 1 ms to 10 ms)."""
     max_unwritten: int = DEFAULT_MAX_UNWRITTEN
     """Admissions decided in memory but not yet written; from this many on, the cycle loop waits for the
     writes (a cycle started below it may still admit one head per ClusterQueue). Deciding far ahead of
@@ -83,6 +86,12 @@ def eviction_status(workload: Workload, preemptor: Workload, now: float, reason:
             ],
         },
     }
+
+
+def next_slow_down(previous: float, bounds: tuple[float, float]) -> float:
+    """The wait after another cycle that admitted nothing: the first bound, then doubling up to the second."""
+    first, cap = bounds
+    return first if previous <= 0 else min(previous * 2, cap)
 
 
 def _key_of(obj: dict) -> tuple[str, str]:
@@ -369,42 +378,51 @@ class Controller:
             if restart is not None:
                 self._write_status_once(workload, statuses.requeued_status(workload, *restart, now), True, None)
 
-    def run_cycle(self) -> int:
-        """One scheduling cycle in the core, its writes started in the background; returns decisions made."""
+    def run_cycle(self) -> list[Decision]:
+        """One scheduling cycle in the core, its writes started in the background; returns its decisions."""
         started = time.perf_counter()
         now = self.clock()
         decisions = scheduling.run_cycle(self.manager, now)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         for decision in decisions:
+            kind = type(decision).__name__.lower()
             if isinstance(decision, Admit):
                 self._unwritten += 1
                 self._spawn(self._write_admission(decision, now))
             elif isinstance(decision, Preempt):
+                started = 0
                 for target in decision.targets:
                     # A target chosen again while its eviction is being written is already on its way out.
                     if target.workload.key in self._evictions_in_flight:
                         continue
                     self._evictions_in_flight.add(target.workload.key)
+                    started += 1
                     self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now,
                                                      target.reason.value))
+                kind = "preempt" if started else "preempt-in-flight"
             elif isinstance(decision, Park) and decision.reason in (NAMESPACE_MISMATCH, CLUSTER_QUEUE_INACTIVE):
                 # Kueue writes this for every head it turns away; the reference scheduler only for these
                 # (a head that does not fit stays unmarked, see the README).
                 self._write_pending(decision.workload, decision.message, now)
+            self.metrics.decisions.labels(kind).inc()
         self.metrics.unwritten.set(self._unwritten)
         if decisions and self.on_change:
             self.on_change()
-        return len(decisions)
+        return decisions
 
     async def _cycle_loop(self, stop: asyncio.Event) -> None:
+        slow_down = 0.0
         while not stop.is_set():
             self.changed.clear()
             now = self.clock()
             self.manager.retry_parked(now)  # parked workloads whose batched retry is due come back first
             caught_up = self._unwritten < self.settings.max_unwritten
-            made = self.run_cycle() if caught_up and self.manager.has_work() else 0
-            if made:
-                await asyncio.sleep(0)  # let writes and events run between busy cycles
+            decisions = self.run_cycle() if caught_up and self.manager.has_work() else []
+            if decisions:
+                # A cycle that admitted goes on at once; one that did not slows the next down, as Kueue's.
+                admitted = any(isinstance(d, Admit) for d in decisions)
+                slow_down = 0.0 if admitted else next_slow_down(slow_down, self.settings.slow_down_seconds)
+                await asyncio.sleep(slow_down)  # also lets writes and events run between busy cycles
                 continue
             self.manager.retry_parked(now)  # times the retries this cycle's changes asked for
             due = self.manager.next_retry_at()
@@ -414,6 +432,13 @@ class Controller:
                 await asyncio.wait_for(self.changed.wait(), timeout=wait)
             except asyncio.TimeoutError:
                 pass
+
+    async def _lag_loop(self, stop: asyncio.Event, period: float = 0.1) -> None:
+        """Measure how late a timer fires: the time anything queued on this loop waits for its turn."""
+        while not stop.is_set():
+            due = time.perf_counter() + period
+            await asyncio.sleep(period)
+            self.metrics.loop_lag.observe(max(0.0, time.perf_counter() - due))
 
     # -- queue status: counts and the Active condition ------------------------------------
     async def _write_queue_status(self, key: str, path: str, kind: str, body: dict,
@@ -473,6 +498,7 @@ class Controller:
         self.synced.set()
         tasks.append(asyncio.create_task(self._cycle_loop(stop)))
         tasks.append(asyncio.create_task(self._status_loop(stop)))
+        tasks.append(asyncio.create_task(self._lag_loop(stop)))
         await stop.wait()
         for task in tasks:
             task.cancel()

@@ -28,6 +28,13 @@ class SchedulerMetrics:
                                "Admissions decided in memory whose status write has not finished.", registry=r)
         self.cycle_duration = Histogram("kqbench_scheduler_cycle_duration_seconds", "One scheduling cycle in the core.",
                                         buckets=FAST_BUCKETS, registry=r)
+        self.decisions = Counter("kqbench_scheduler_decisions",
+                                 "Cycle decisions by kind: admit, preempt (evictions started), preempt-in-flight (every "
+                                 "target already being evicted), park, wait.", ["kind"], registry=r)
+        self.loop_lag = Histogram("kqbench_scheduler_event_loop_lag_seconds",
+                                  "How late a timer fires on the controller's event loop: how long a watch event "
+                                  "can wait behind cycles and writes before the core sees it.",
+                                  buckets=FAST_BUCKETS, registry=r)
         self.api_writes = Counter("kqbench_scheduler_api_writes", "API writes the scheduler issued.",
                                   ["verb", "resource", "code"], registry=r)
         self.api_write_bytes = Counter("kqbench_scheduler_api_write_bytes", "Request body bytes of those writes.",
