@@ -50,7 +50,9 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
         publisher = publishers.create(strategy.name, manager, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,
-                                            settings=controlling.ControllerSettings(max_unwritten=settings.max_unwritten))
+                                            settings=controlling.ControllerSettings(
+                                                max_unwritten=settings.max_unwritten,
+                                                write_pending_reasons=settings.write_pending_reasons))
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
             await runner.setup()

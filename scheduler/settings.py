@@ -57,6 +57,9 @@ class SchedulerSettings:
     between queues by the strategies below (off: Kueue's classical order and preemption)."""
     fair_sharing_strategies: tuple[str, ...] = FAIR_SHARING_STRATEGY_SETS[2]
     """fairSharing.preemptionStrategies, one of the lists Kueue accepts (its default: both)."""
+    write_pending_reasons: bool = False
+    """Write why on every head a cycle turns away, before the next cycle, as Kueue does
+    (controlling.ControllerSettings.write_pending_reasons): Kueue's pace, at Kueue's write cost."""
 
     def __post_init__(self) -> None:
         if tuple(self.fair_sharing_strategies) not in FAIR_SHARING_STRATEGY_SETS:
@@ -91,6 +94,7 @@ def to_args(settings: SchedulerSettings) -> list[str]:
             *(["--manage-jobs"] if settings.manage_jobs else []),
             *(["--fair-sharing"] if settings.fair_sharing else []),
             "--fair-sharing-strategies", ",".join(settings.fair_sharing_strategies),
+            *(["--write-pending-reasons"] if settings.write_pending_reasons else []),
             "--parent-pid", str(settings.parent_pid)]
 
 
@@ -129,6 +133,10 @@ def _options(function):
                      help="Kueue's fairSharing: order by dominant resource share, preempt by the strategies."),
         click.option("--fair-sharing-strategies", default=",".join(defaults.fair_sharing_strategies), show_default=True,
                      help="Kueue's fairSharing.preemptionStrategies, comma-separated."),
+        click.option("--write-pending-reasons", is_flag=True,
+                     help="Write QuotaReserved=False with the reason on every head a cycle turns away, one write "
+                          "after another before the next cycle, as Kueue does (default: only for a namespace "
+                          "mismatch or an inactive ClusterQueue)."),
         click.option("--parent-pid", type=int, default=0,
                      help="Stop once this process is no longer the parent (its starter died); 0: no watch."),
     ]
@@ -142,7 +150,8 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                  metrics_port: int, tls_cert: str, tls_key: str, authorization: str,
                  max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False,
                  parent_pid: int = 0, fair_sharing: bool = False,
-                 fair_sharing_strategies: str = ",".join(FAIR_SHARING_STRATEGY_SETS[2])) -> SchedulerSettings:
+                 fair_sharing_strategies: str = ",".join(FAIR_SHARING_STRATEGY_SETS[2]),
+                 write_pending_reasons: bool = False) -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
     return SchedulerSettings(
         kubeconfig=kubeconfig, strategy=strategy,
@@ -152,7 +161,8 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
         qps=None if no_client_limit else qps, burst=burst, visibility_port=visibility_port, metrics_port=metrics_port,
         tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
         page_cache=not no_page_cache, manage_jobs=manage_jobs, parent_pid=parent_pid, fair_sharing=fair_sharing,
-        fair_sharing_strategies=tuple(s for s in fair_sharing_strategies.split(",") if s))
+        fair_sharing_strategies=tuple(s for s in fair_sharing_strategies.split(",") if s),
+        write_pending_reasons=write_pending_reasons)
 
 
 def command(run):

@@ -82,6 +82,8 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @click.option("--fair-sharing-strategies", type=click.Choice(list(typing.get_args(models.FairSharingStrategies))),
               default=_DEFAULTS.fair_sharing_strategies, show_default=True,
               help="fairSharing.preemptionStrategies, comma-separated.")
+@click.option("--write-pending-reasons", is_flag=True, default=_DEFAULTS.write_pending_reasons,
+              help="Reference only: write why on every head a cycle turns away, before the next cycle, as Kueue does.")
 @click.option("--kueue-concurrency", multiple=True, callback=lambda _c, _p, given: _kind_counts(given),
               metavar="KIND.GROUP=N", help="Kueue only: workers of one reconciler over what Kueue ships "
               "(its controller.groupKindConcurrency), e.g. Job.batch=50; repeatable.")

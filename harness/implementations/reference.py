@@ -39,7 +39,8 @@ def settings_for(cluster: state.ClusterInfo, section: models.SchedulerSection, v
         visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert), tls_key=str(files.key),
         authorization=section.authorization, max_unwritten=section.max_unwritten,
         page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
-        fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")))
+        fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
+        write_pending_reasons=section.write_pending_reasons)
 
 
 @dataclass(frozen=True, slots=True)

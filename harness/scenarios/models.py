@@ -278,6 +278,10 @@ class SchedulerSection(_Model):
     preemption between queues by `fair_sharing_strategies` (ClusterQueue/Cohort weights in spec.fairSharing)."""
     fair_sharing_strategies: FairSharingStrategies = ",".join(_PROCESS.fair_sharing_strategies)
     """fairSharing.preemptionStrategies, comma-separated (Kueue's default: both, in this order)."""
+    write_pending_reasons: bool = _PROCESS.write_pending_reasons
+    """Reference scheduler only: write why on every head a cycle turns away, one write after another
+    before the next cycle, as Kueue does (true: Kueue's pace at Kueue's write cost; false: the reference
+    scheduler's design, which writes nothing to a Workload that merely waits)."""
     kueue_concurrency: dict[str, PositiveInt] = {}
     """Kueue only: workers per reconciled kind over what Kueue ships (its controller.groupKindConcurrency:
     Job.batch 5, Workload.kueue.x-k8s.io 5, ...). The reference scheduler reconciles on one event loop

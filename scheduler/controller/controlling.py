@@ -42,6 +42,11 @@ class ControllerSettings:
     """After a cycle that admitted nothing, wait this long before the next, doubling from the first to
     the second while no cycle admits (Kueue's scheduler loop: pkg/util/wait/backoff.go, 1 ms to 10 ms)."""
     max_unwritten: int = DEFAULT_MAX_UNWRITTEN
+    write_pending_reasons: bool = False
+    """Write QuotaReserved=False with the reason on every head a cycle turns away, when the reason
+    changed, one write after another before the next cycle starts, as Kueue's scheduler does
+    (pkg/scheduler/scheduler.go, requeueAndUpdate). Off: only for a namespace its ClusterQueue does not
+    select and an inactive ClusterQueue, the writes in the background (the reference scheduler's design)."""
     """Admissions decided in memory but not yet written; from this many on, the cycle loop waits for the
     writes (a cycle started below it may still admit one head per ClusterQueue). Deciding far ahead of
     the API gains nothing: on a small machine it takes CPU the writes need."""
@@ -141,6 +146,8 @@ class Controller:
         # Workloads evicted by a HoldAndDrain stop, until their queue resumes and they are marked Requeued.
         self._held_by_stop: dict[tuple[str, str], Workload] = {}
         self._unwritten = 0
+        # The heads the last cycle turned away, with why (written when write_pending_reasons is on).
+        self._turned_away: list[tuple[Workload, str]] = []
         self.ready = False
         """True once every informer has listed: the core holds the cluster's state."""
         self.synced = asyncio.Event()
@@ -353,18 +360,31 @@ class Controller:
         self._apply_workload(result, from_write=True)
         self._touch()
 
-    def _write_pending(self, workload: Workload, message: str, now: float) -> None:
-        """Write why a workload was turned away, unless its QuotaReserved condition says so already."""
+    def _pending_body(self, workload: Workload, message: str, now: float) -> dict | None:
+        """Why a workload was turned away, as a status write; None when its QuotaReserved condition says
+        so already (or a write of it is in flight). Marks the write in flight."""
         previous = self._not_reserved.get(workload.key)
         if previous is not None and (previous.get("reason"), previous.get("message")) == ("Pending", message):
-            return
+            return None
         known = self._known_workloads.get(workload.key)
         if known is None or workload.key in self._status_writes_in_flight:
-            return
+            return None
         version = known["metadata"].get("resourceVersion", "")
-        body = statuses.pending_status(workload, message, [previous] if previous else [], version, now)
         self._status_writes_in_flight.add(workload.key)
-        self._spawn(self._write_status(workload, body, statuses.PENDING_FIELD_MANAGER, None))
+        return statuses.pending_status(workload, message, [previous] if previous else [], version, now)
+
+    def _write_pending(self, workload: Workload, message: str, now: float) -> None:
+        """Write why a workload was turned away in the background, unless it says so already."""
+        body = self._pending_body(workload, message, now)
+        if body is not None:
+            self._spawn(self._write_status(workload, body, statuses.PENDING_FIELD_MANAGER, None))
+
+    async def _write_turned_away(self, turned_away: list[tuple[Workload, str]], now: float) -> None:
+        """Kueue's order: every head a cycle turned away, one write after another, before the next cycle."""
+        for workload, message in turned_away:
+            body = self._pending_body(workload, message, now)
+            if body is not None:
+                await self._write_status(workload, body, statuses.PENDING_FIELD_MANAGER, None)
 
     def _drain_and_restart(self) -> None:
         """Evict what a HoldAndDrain stop drains; mark Requeued those whose stopped queue resumed."""
@@ -384,6 +404,8 @@ class Controller:
         now = self.clock()
         decisions = scheduling.run_cycle(self.manager, now)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        self._turned_away = []
+        every_head = self.settings.write_pending_reasons
         for decision in decisions:
             kind = type(decision).__name__.lower()
             if isinstance(decision, Admit):
@@ -400,14 +422,26 @@ class Controller:
                     self._spawn(self._write_eviction(target.workload, decision.workload, decision.cluster_queue, now,
                                                      target.reason.value))
                 kind = "preempt" if started else "preempt-in-flight"
+                if every_head:
+                    suffix = f". Pending the preemption of {started} workload(s)" if started else ""
+                    self._turned_away.append((decision.workload, decision.message + suffix))
+            elif every_head:
+                self._turned_away.append((decision.workload, decision.message))
             elif isinstance(decision, Park) and decision.reason in (NAMESPACE_MISMATCH, CLUSTER_QUEUE_INACTIVE):
-                # Kueue writes this for every head it turns away; the reference scheduler only for these
-                # (a head that does not fit stays unmarked, see the README).
+                # Kueue writes this for every head it turns away; by default the reference scheduler only
+                # for these (a head that does not fit stays unmarked, see the README).
                 self._write_pending(decision.workload, decision.message, now)
             self.metrics.decisions.labels(kind).inc()
         self.metrics.unwritten.set(self._unwritten)
         if decisions and self.on_change:
             self.on_change()
+        return decisions
+
+    async def cycle(self) -> list[Decision]:
+        """One cycle; with write_pending_reasons, returns once the heads it turned away are told why."""
+        decisions = self.run_cycle()
+        if self._turned_away:
+            await self._write_turned_away(self._turned_away, self.clock())
         return decisions
 
     async def _cycle_loop(self, stop: asyncio.Event) -> None:
@@ -417,7 +451,7 @@ class Controller:
             now = self.clock()
             self.manager.retry_parked(now)  # parked workloads whose batched retry is due come back first
             caught_up = self._unwritten < self.settings.max_unwritten
-            decisions = self.run_cycle() if caught_up and self.manager.has_work() else []
+            decisions = await self.cycle() if caught_up and self.manager.has_work() else []
             if decisions:
                 # A cycle that admitted goes on at once; one that did not slows the next down, as Kueue's.
                 admitted = any(isinstance(d, Admit) for d in decisions)

@@ -42,6 +42,8 @@ class Preempt:
     cluster_queue: str
     targets: tuple[PreemptionTarget, ...]
     admission: Admission
+    message: str = ""
+    """Why it does not fit as it is (Kueue adds how many evictions it started)."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -164,7 +164,7 @@ def _admit_or_preempt(
         return Admit(workload, cq.name, assignment.admission, assignment.borrows)
     if blocked and all(r.evicted for r in chosen):
         return None  # Kueue's IssuePreemptions skips targets already evicted
-    return Preempt(workload, cq.name, targets, assignment.admission)
+    return Preempt(workload, cq.name, targets, assignment.admission, assignment.message)
 
 
 def _fits_once_gone(quotas: QuotaBook, cq_name: str, request: Usage, gone: list[AdmittedWorkload]) -> bool:

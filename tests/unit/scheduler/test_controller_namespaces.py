@@ -20,12 +20,12 @@ def _namespace(name: str, **labels: str) -> dict:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
 
 
-def _workload(conditions: list[dict] | None = None) -> dict:
+def _workload(conditions: list[dict] | None = None, cpu: str = "1") -> dict:
     obj = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
            "metadata": {"name": "w", "namespace": "team", "uid": "u-w", "resourceVersion": "5",
                         "creationTimestamp": "2024-01-01T00:00:10Z"},
            "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-               "containers": [{"resources": {"requests": {"cpu": "1"}}}]}}}]}}
+               "containers": [{"resources": {"requests": {"cpu": cpu}}}]}}}]}}
     if conditions:
         obj["status"] = {"conditions": conditions}
     return obj
@@ -46,7 +46,8 @@ class Recording:
         return result
 
 
-def _run(workload: dict, namespace: dict, cycles: int = 2) -> Recording:
+def _run(workload: dict, namespace: dict, cycles: int = 2,
+         settings: controlling.ControllerSettings = controlling.ControllerSettings()) -> Recording:
     client = Recording(workload)
 
     async def scenario():
@@ -55,12 +56,12 @@ def _run(workload: dict, namespace: dict, cycles: int = 2) -> Recording:
         manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"}))
                                   .namespaces({"matchLabels": {"team": "a"}}).obj())
         manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
-        controller = controlling.Controller(client, manager, metering.SchedulerMetrics())
+        controller = controlling.Controller(client, manager, metering.SchedulerMetrics(), settings=settings)
         handlers = controller._handlers()
         handlers["namespaces"][0]([namespace])
         handlers["workloads"][0]([workload])
         for _ in range(cycles):
-            controller.run_cycle()
+            await controller.cycle()
             await asyncio.sleep(0)
         if controller._tasks:
             await asyncio.wait(list(controller._tasks), timeout=5)
@@ -111,3 +112,32 @@ def test_namespaces_are_listed_watched_and_forgotten_on_relist():
     on_list([_namespace("b", team="b")])
     assert set(controller.manager.namespace_labels) == {"b"}
     assert controlling.PATHS["namespaces"] == "/api/v1/namespaces"
+
+
+EVERY_HEAD = controlling.ControllerSettings(write_pending_reasons=True)
+
+
+def test_a_head_that_does_not_fit_is_told_why_only_when_pending_reasons_are_written():
+    too_big = _workload(cpu="8")
+    assert _run(too_big, _namespace("team", team="a")).requests == [], "the reference design: nothing written"
+    ((_, path, body),) = _run(too_big, _namespace("team", team="a"), settings=EVERY_HEAD).requests
+    assert f"fieldManager={statuses.PENDING_FIELD_MANAGER}" in path
+    (condition,) = body["status"]["conditions"]
+    assert (condition["status"], condition["reason"]) == ("False", "Pending")
+    assert "cpu" in condition["message"], condition["message"]
+
+
+def test_pending_reasons_are_written_before_the_cycle_returns():
+    client = Recording(_workload(cpu="8"))
+
+    async def scenario():
+        manager = QueueManager()
+        manager.add_resource_flavor(kinds.ResourceFlavor("default"))
+        manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).obj())
+        manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
+        controller = controlling.Controller(client, manager, metering.SchedulerMetrics(), settings=EVERY_HEAD)
+        controller._handlers()["workloads"][0]([client.workload])
+        await controller.cycle()
+        return len(client.requests), len(controller._tasks)
+
+    assert asyncio.run(scenario()) == (1, 0), "written in the cycle, not left in the background"
