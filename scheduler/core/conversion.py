@@ -39,6 +39,7 @@ from scheduler.core.kinds import (
     Toleration,
     WorkloadPriorityClass,
 )
+from scheduler.core import topologyconversion
 from scheduler.core.quantities import format_quantity, parse_quantity
 from scheduler.core.workloads import (
     REQUEUE_AT_EVICTION_REASONS,
@@ -77,7 +78,12 @@ def resource_flavor_from_dict(obj: Obj) -> ResourceFlavor:
         Taint(t.get("key", ""), t.get("value", ""), t.get("effect", "NoSchedule"))
         for t in spec.get("nodeTaints") or ()
     )
-    return ResourceFlavor(_meta(obj)["name"], dict(spec.get("nodeLabels") or {}), taints)
+    tolerations = tuple(
+        Toleration(t.get("key", ""), t.get("operator", "Equal"), t.get("value", ""), t.get("effect", ""))
+        for t in spec.get("tolerations") or ()
+    )
+    return ResourceFlavor(_meta(obj)["name"], dict(spec.get("nodeLabels") or {}), taints,
+                          spec.get("topologyName") or "", tolerations)
 
 
 def _optional_quantity(value: Any) -> int | None:
@@ -322,12 +328,14 @@ class WorkloadDecoder:
             Toleration(t.get("key", ""), t.get("operator", "Equal"), t.get("value", ""), t.get("effect", ""))
             for t in pod_spec.get("tolerations") or ()
         )
-        key = (obj.get("name", "main"), int(obj.get("count", 1)), requests, selector, tolerations)
+        topology = topologyconversion.topology_request_from_dict(obj.get("topologyRequest"))
+        key = (obj.get("name", "main"), int(obj.get("count", 1)), requests, selector, tolerations, topology)
         pod_set = self._pod_sets.get(key)
         if pod_set is None:
             if len(self._pod_sets) >= _CACHE_LIMIT:
                 self._pod_sets.clear()
-            pod_set = self._pod_sets[key] = PodSet(sys.intern(key[0]), key[1], requests, selector, tolerations)
+            pod_set = self._pod_sets[key] = PodSet(sys.intern(key[0]), key[1], requests, selector, tolerations,
+                                                   topology)
         return pod_set
 
     def _admission(self, obj: Obj) -> Admission:
@@ -337,6 +345,8 @@ class WorkloadDecoder:
                 flavors=dict(a.get("flavors") or {}),
                 usage={r: self._quantity(v) for r, v in (a.get("resourceUsage") or {}).items()},
                 count=int(a.get("count", 0)),
+                topology_assignment=(topologyconversion.assignment_from_dict(a["topologyAssignment"])
+                                     if a.get("topologyAssignment") else None),
             )
             for a in obj.get("podSetAssignments") or ()
         )
@@ -352,13 +362,17 @@ def admission_to_dict(admission: Admission) -> Obj:
     """``status.admission`` JSON for a decided Admission."""
     return {
         "clusterQueue": admission.cluster_queue,
-        "podSetAssignments": [
-            {
-                "name": a.name,
-                "flavors": dict(a.flavors),
-                "resourceUsage": {r: format_quantity(v) for r, v in a.usage.items()},
-                "count": a.count,
-            }
-            for a in admission.pod_set_assignments
-        ],
+        "podSetAssignments": [_pod_set_assignment_to_dict(a) for a in admission.pod_set_assignments],
     }
+
+
+def _pod_set_assignment_to_dict(assignment: PodSetAssignment) -> Obj:
+    obj: Obj = {
+        "name": assignment.name,
+        "flavors": dict(assignment.flavors),
+        "resourceUsage": {r: format_quantity(v) for r, v in assignment.usage.items()},
+        "count": assignment.count,
+    }
+    if assignment.topology_assignment is not None:
+        obj["topologyAssignment"] = topologyconversion.assignment_to_dict(assignment.topology_assignment)
+    return obj

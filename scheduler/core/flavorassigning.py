@@ -23,7 +23,8 @@ The search stops at the first flavor that fits without borrowing; ``whenCanPreem
 also stops at one with preemption targets and ``whenCanBorrow: MayStopSearch`` at one that borrows;
 flavors without candidates are always passed. Otherwise the best flavor seen is kept, ranked by mode
 then borrowing (``BorrowingOverPreemption``) or borrowing then mode (``PreemptionOverBorrowing``).
-Node affinity, topology-aware scheduling and partial admission are not modelled.
+Flavors a pod set cannot take for topology reasons are skipped (``topologymatching``); placing the
+pods follows in ``topologyassigning``. Node affinity and partial admission are not modelled.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ from scheduler.core.kinds import (
     ResourceFlavor,
     ResourceGroup,
 )
+from scheduler.core import topologymatching
 from scheduler.core.preempting import AdmittedWorkload, PreemptionPossibility, simulate_preemption
 from scheduler.core.quotas import QuotaBook, Usage
+from scheduler.core.topologystate import TopologyState
 from scheduler.core.workloads import PODS_RESOURCE, Admission, PodSet, PodSetAssignment, Workload
 
 
@@ -144,11 +147,14 @@ def assign_flavors(
     admitted: Iterable[AdmittedWorkload],
     last: LastAssignment | None = None,
     fair_sharing: FairSharing = FAIR_SHARING_OFF,
+    topologies: TopologyState | None = None,
 ) -> FlavorAssignment:
     """Pick flavors for every pod set of ``workload`` in ``cq`` against ``quotas``; ``admitted``: the
     workloads admitted in ``cq``'s cohort tree (preemption is simulated on them); ``last``: where the
-    workload's previous search stopped (None: from each group's first flavor)."""
-    search = _Search(workload, cq, flavors, quotas, admitted, last or LastAssignment(), fair_sharing)
+    workload's previous search stopped (None: from each group's first flavor); ``topologies``: the TAS
+    flavors, which a pod set takes or skips by its topology request (``topologymatching``)."""
+    search = _Search(workload, cq, flavors, quotas, admitted, last or LastAssignment(), fair_sharing,
+                     topologies or TopologyState())
     covers_pods = any(PODS_RESOURCE in g.covered_resources for g in cq.resource_groups)
     usage: Usage = {}
     assignments: list[PodSetAssignment] = []
@@ -171,6 +177,9 @@ def assign_flavors(
             pick = search.pick(index, pod_set, group, group_requests, resource, usage)
             if pick is None:
                 tried.append({})
+                if search.refusals:  # every flavor turned away for its topology: Kueue's reasons
+                    reasons = ", ".join(sorted(search.refusals))
+                    return _no_fit(f"couldn't assign flavors to pod set {pod_set.name}: {reasons}", tried, usage)
                 return _no_fit(
                     f"insufficient quota for {', '.join(sorted(group_requests))} in ClusterQueue {cq.name}", tried, usage
                 )
@@ -220,9 +229,12 @@ class _Search:
         admitted: Iterable[AdmittedWorkload],
         last: LastAssignment,
         fair_sharing: FairSharing,
+        topologies: TopologyState,
     ) -> None:
         self.workload, self.cq, self.flavors, self.quotas = workload, cq, flavors, quotas
-        self.last, self.fair_sharing = last, fair_sharing
+        self.last, self.fair_sharing, self.topologies = last, fair_sharing, topologies
+        # Why flavors were turned away for their topology in the last pick.
+        self.refusals: list[str] = []
         self._admitted_source = admitted
         self._admitted: list[AdmittedWorkload] | None = None
 
@@ -249,10 +261,15 @@ class _Search:
         best_mode = GranularMode(Possibility.NO_FIT, 2**31)
         label_keys = {key for fq in group.flavors if fq.name in self.flavors for key in self.flavors[fq.name].node_labels}
         attempted = -1
+        self.refusals = []
         for position in range(self.last.next_flavor(index, resource), len(group.flavors)):
             attempted = position
             flavor = self.flavors.get(group.flavors[position].name)
             if flavor is None or not _flavor_accepts(flavor, pod_set, label_keys):
+                continue
+            refusal = topologymatching.flavor_refusal(self.cq, flavor, pod_set, group, self.topologies)
+            if refusal is not None:
+                self.refusals.append(refusal)
                 continue
             representative, modes = self._flavor_mode(flavor.name, requests, assigned_so_far)
             candidate = _Pick(flavor.name, modes, -1)

@@ -131,6 +131,10 @@ class ResourceFlavor:
     name: str
     node_labels: dict[str, str] = field(default_factory=dict)
     node_taints: tuple[Taint, ...] = ()
+    # spec.topologyName: a TAS flavor, whose pod sets are placed on its Topology's domains ("": none).
+    topology_name: str = ""
+    # spec.tolerations: added to a pod set's own when placing it on this flavor's nodes.
+    tolerations: tuple[Toleration, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)

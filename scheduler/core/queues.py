@@ -53,6 +53,7 @@ from scheduler.core.pendingqueues import PendingQueue
 from scheduler.core.positions import PendingWorkloadItem, PositionRegistry, default_registry
 from scheduler.core.preempting import AdmittedWorkload
 from scheduler.core.quotas import QuotaBook
+from scheduler.core.topologystate import TopologyState
 from scheduler.core.workloads import (
     Admission,
     RequeuingTimestamp,
@@ -84,6 +85,8 @@ class QueueManager:
         self.fair_sharing = fair_sharing
         self.quotas = QuotaBook()
         self.flavors: dict[str, ResourceFlavor] = {}
+        # Topologies, nodes and where admitted pods are, for TAS flavors.
+        self.topologies = TopologyState()
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
         self.local_queues: dict[LocalQueueKey, LocalQueue] = {}
         self.namespaces = NamespaceSelection()
@@ -106,12 +109,18 @@ class QueueManager:
     # -- configuration objects -----------------------------------------------------
     def add_resource_flavor(self, flavor: ResourceFlavor) -> None:
         self.flavors[flavor.name] = flavor
+        self.topologies.set_flavor(flavor)
         self._capacity_changed(self._pending)
 
     update_resource_flavor = add_resource_flavor
 
     def delete_resource_flavor(self, name: str) -> None:
         self.flavors.pop(name, None)
+        self.topologies.delete_flavor(name)
+
+    def topology_changed(self) -> None:
+        """A Topology or a node changed (``topologies`` was told): parked workloads may fit now."""
+        self._capacity_changed(self._pending)
 
     def add_workload_priority_class(self, priority_class: WorkloadPriorityClass) -> None:
         """Used for workloads added later without spec.priority; queued ones keep theirs."""
@@ -413,6 +422,7 @@ class QueueManager:
         if admitted is not None:
             self._admitted_by_cq[admitted.cluster_queue].pop(workload.key, None)
             self.quotas.remove_usage(admitted.cluster_queue, admitted.usage)
+            self.topologies.remove_workload(workload.key)
             # Kueue's cache bumps the queue's AllocatableResourceGeneration whenever an admitted
             # workload leaves or is replaced (clusterQueue.deleteWorkload).
             self._allocatable_changed((admitted.cluster_queue,))
@@ -425,6 +435,7 @@ class QueueManager:
         self._admitted[workload.key] = record
         self._admitted_by_cq.setdefault(cluster_queue, {})[workload.key] = record
         self.quotas.add_usage(cluster_queue, record.usage)
+        self.topologies.add_workload(workload.key, workload.admission)
 
     def _mark_evicting(self, key: WorkloadKey) -> None:
         record = self._admitted.get(key)

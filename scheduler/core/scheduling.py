@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from scheduler.core import fairordering
+from scheduler.core import fairordering, topologyassigning
 from scheduler.core.decisions import (
     CLUSTER_QUEUE_INACTIVE,
     NAMESPACE_MISMATCH,
@@ -46,6 +46,7 @@ from scheduler.core.kinds import ClusterQueue, FairSharing, FlavorResource, Pree
 from scheduler.core.preempting import AdmittedWorkload, PreemptionTarget, find_targets
 from scheduler.core.queues import QueueManager
 from scheduler.core.quotas import QuotaBook, Usage
+from scheduler.core.topologystate import CycleUsage
 from scheduler.core.workloads import Workload, WorkloadKey
 
 
@@ -74,11 +75,12 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
     decisions = refused
     # Kueue's preemptedWorkloads: every target claimed in this cycle, with the quota it holds.
     claimed: dict[WorkloadKey, AdmittedWorkload] = {}
+    placed = CycleUsage(manager.topologies)
     for entry in _order(entries, quotas, manager.fair_sharing):
         cq, assignment = entry.cq, entry.assignment
         nominated = assignment.mode is Mode.FIT or (assignment.mode is Mode.PREEMPT and entry.targets)
         if nominated:
-            decision = _admit_or_preempt(manager, entry, quotas, claimed)
+            decision = _admit_or_preempt(manager, entry, quotas, claimed, placed)
         else:
             if assignment.mode is Mode.PREEMPT and cq.preemption.reclaim_within_cohort is not PreemptionPolicy.ANY:
                 # Kueue holds back what this head waits for when it cannot be sure to reclaim it
@@ -117,7 +119,9 @@ def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: 
     neighbours = quotas.neighbours(cq.name)
     last = manager.last_assignment(cq.name, head.key)
     fair = manager.fair_sharing
-    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(neighbours), last, fair)
+    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(neighbours), last, fair,
+                                manager.topologies)
+    assignment = topologyassigning.place_workload(head, cq, manager.flavors, manager.topologies, assignment)
     if assignment.mode is not Mode.PREEMPT:
         return _Entry(cq, head, assignment, blocked)
     targets = tuple(find_targets(
@@ -138,7 +142,8 @@ def _order(entries: list[_Entry], quotas: QuotaBook, fair_sharing: FairSharing) 
 
 
 def _admit_or_preempt(
-    manager: QueueManager, entry: _Entry, quotas: QuotaBook, claimed: dict[WorkloadKey, AdmittedWorkload]
+    manager: QueueManager, entry: _Entry, quotas: QuotaBook, claimed: dict[WorkloadKey, AdmittedWorkload],
+    placed: CycleUsage,
 ) -> Decision | None:
     """Kueue's walk for a head that fits or has targets: skipped when another entry of the cycle
     claimed one of its targets, or when it no longer fits once every claimed target (its own
@@ -150,7 +155,9 @@ def _admit_or_preempt(
     if any(t.workload.key in claimed for t in targets):
         reason = "preemption targets claimed earlier in this cycle"
         return None if blocked else Wait(workload, cq.name, reason, blocks=False)
-    if not _fits_once_gone(quotas, cq.name, assignment.usage, [*claimed.values(), *chosen]):
+    # Kueue's fits also reads the nodes: an earlier entry of the cycle may have taken this one's.
+    if not _fits_once_gone(quotas, cq.name, assignment.usage, [*claimed.values(), *chosen]) or (
+            assignment.mode is Mode.FIT and assignment.admission and not placed.fits(assignment.admission)):
         if assignment.mode is Mode.FIT:
             reason = "quota taken by an earlier admission in this cycle"
         else:
@@ -161,6 +168,7 @@ def _admit_or_preempt(
     quotas.add_usage(cq.name, assignment.usage)
     assert assignment.admission is not None
     if assignment.mode is Mode.FIT:
+        placed.assume(assignment.admission)
         return Admit(workload, cq.name, assignment.admission, assignment.borrows)
     if blocked and all(r.evicted for r in chosen):
         return None  # Kueue's IssuePreemptions skips targets already evicted

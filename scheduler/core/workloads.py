@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass, field
 
 from scheduler.core.kinds import FlavorResource, Toleration
+from scheduler.core.topologies import TopologyAssignment, TopologyRequest
 
 # (namespace, name), the identity Kueue uses (workload.Key is "namespace/name").
 WorkloadKey = tuple[str, str]
@@ -51,6 +52,7 @@ class PodSet:
     requests: tuple[tuple[str, int], ...]
     node_selector: tuple[tuple[str, str], ...] = ()
     tolerations: tuple[Toleration, ...] = ()
+    topology_request: TopologyRequest | None = None
 
     def total_requests(self, with_pods: bool) -> dict[str, int]:
         """Requests of all pods in the set; adds Kueue's implicit ``pods`` resource if asked."""
@@ -68,6 +70,8 @@ class PodSetAssignment:
     flavors: dict[str, str]
     usage: dict[str, int]
     count: int
+    # Where the pods go in a TAS flavor (None: not placed by topology).
+    topology_assignment: TopologyAssignment | None = None
 
 
 @dataclass(slots=True, frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from scheduler.core import conversion, kinds, quantities, workloads
+from scheduler.core import conversion, kinds, quantities, topologies, workloads
 from scheduler.core.queues import QueueManager
 
 
@@ -54,6 +54,13 @@ class WorkloadBuilder:
     def selector(self, **labels: str) -> WorkloadBuilder:
         last = self._fields["pod_sets"][-1]
         updated = dataclasses.replace(last, node_selector=tuple(sorted(labels.items())))
+        self._fields["pod_sets"] = (*self._fields["pod_sets"][:-1], updated)
+        return self
+
+    def topology(self, **request) -> WorkloadBuilder:
+        """The last pod set's topologyRequest (``required=``, ``preferred=``, ``unconstrained=``, ...)."""
+        last = self._fields["pod_sets"][-1]
+        updated = dataclasses.replace(last, topology_request=topologies.TopologyRequest(**request))
         self._fields["pod_sets"] = (*self._fields["pod_sets"][:-1], updated)
         return self
 

@@ -1,0 +1,83 @@
+"""Topology-aware scheduling in the flavor assignment (Kueue v0.17.0's flavorassigner TAS steps).
+
+Two steps of pkg/scheduler/flavorassigner (tas_flavorassigner.go, flavorassigner.go ``assignFlavors``):
+
+- while flavors are tried, ``topologymatching`` turns flavors away;
+- once quota is assigned, every TAS pod set is placed (``placing``). When the quota fits but a pod
+  set does not, the workload needs preemption with that pod set's reason; when it would not fit even
+  on empty nodes, it does not fit at all. The pending message is Kueue's ``couldn't assign flavors to
+  pod set NAME: REASON``; no pod set is admitted without its assignment.
+
+Kueue's preemption then looks for victims by topology; here a workload whose quota fits but whose
+pods do not gets no targets (it waits with the reason) — the difference is named in the README.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from scheduler.core.flavorassigning import FlavorAssignment, Mode
+from scheduler.core.kinds import ClusterQueue, ResourceFlavor
+from scheduler.core.placing import PlacementRequest, place_pod_sets
+from scheduler.core.topologymatching import explicit, tas_requested
+from scheduler.core.topologystate import TopologyState
+from scheduler.core.workloads import Admission, Workload
+
+
+def place_workload(workload: Workload, cq: ClusterQueue, flavors: Mapping[str, ResourceFlavor],
+                   state: TopologyState, assignment: FlavorAssignment) -> FlavorAssignment:
+    """The flavor assignment with every TAS pod set placed, or downgraded as Kueue does when one cannot be."""
+    if assignment.mode is Mode.NO_FIT or assignment.admission is None:
+        return assignment
+    admission = assignment.admission
+    requests: dict[str, list[PlacementRequest]] = {}
+    for pod_set, psa in zip(workload.pod_sets, admission.pod_set_assignments):
+        if not tas_requested(pod_set, cq, state) or psa.topology_assignment is not None:
+            continue
+        tas = sorted({f for f in psa.flavors.values() if state.is_tas_flavor(f)})
+        error = ("no TAS flavor assigned" if not tas
+                 else f"more than one TAS flavor assigned: {', '.join(tas)}" if len(tas) > 1 else "")
+        if error:
+            return _downgrade(assignment, Mode.NO_FIT, f"failed to assign flavors to pod set {pod_set.name}: {error}")
+        requests.setdefault(tas[0], []).append(PlacementRequest(
+            pod_set.name, dict(pod_set.requests), psa.count, pod_set.topology_request,
+            implied=not explicit(pod_set), node_selector=pod_set.node_selector, tolerations=pod_set.tolerations))
+    if not requests:
+        return assignment
+    if assignment.mode is Mode.FIT:
+        placed, failure = _place(requests, state, simulate_empty=False)
+        if failure is None:
+            return dataclasses.replace(assignment, admission=_with_assignments(admission, placed))
+        assignment = _downgrade(assignment, Mode.PREEMPT, failure)
+    _, failure = _place(requests, state, simulate_empty=True)
+    if failure is not None:
+        return _downgrade(assignment, Mode.NO_FIT, assignment.message or failure)
+    return assignment
+
+
+def _place(requests: dict[str, list[PlacementRequest]], state: TopologyState,
+           simulate_empty: bool) -> tuple[dict, str | None]:
+    placed = {}
+    for flavor, flavor_requests in requests.items():
+        tree = state.tree(flavor)
+        if tree is None:
+            return placed, f'couldn\'t assign flavors to pod set {flavor_requests[0].pod_set}: Flavor "{flavor}" ' \
+                           "information missing in TAS cache"
+        for placement in place_pod_sets(tree, flavor_requests, simulate_empty):
+            if placement.assignment is None:
+                return placed, f"couldn't assign flavors to pod set {placement.pod_set}: {placement.reason}"
+            placed[placement.pod_set] = placement.assignment
+    return placed, None
+
+
+def _with_assignments(admission: Admission, placed: dict) -> Admission:
+    return dataclasses.replace(admission, pod_set_assignments=tuple(
+        dataclasses.replace(psa, topology_assignment=placed[psa.name]) if psa.name in placed else psa
+        for psa in admission.pod_set_assignments))
+
+
+def _downgrade(assignment: FlavorAssignment, mode: Mode, message: str) -> FlavorAssignment:
+    """Kueue's updateMode: the workload's mode becomes ``mode``; NO_FIT admits nothing."""
+    admission = None if mode is Mode.NO_FIT else assignment.admission
+    return dataclasses.replace(assignment, mode=mode, admission=admission, message=message)

@@ -1,0 +1,120 @@
+"""Topology-aware scheduling's objects from and to their Kueue-shaped dicts (pure).
+
+Topology and Node objects in, a pod set's ``topologyRequest`` in, and ``topologyAssignment`` out in
+Kueue v0.17.0's v1beta2 encoding (pkg/util/tas/tas_assignment.go ``V1Beta2From``): one slice holding
+every domain, each level's values as one ``universal`` value when all are equal, else ``individual``
+roots with their common ``prefix``/``suffix`` taken out, and ``podCounts`` universal when all counts
+are equal. Reading decodes any number of slices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from scheduler.core.kinds import Taint
+from scheduler.core.quantities import parse_quantity
+from scheduler.core.topologies import DomainAssignment, Node, Topology, TopologyAssignment, TopologyRequest
+
+Obj = dict[str, Any]
+
+
+def topology_from_dict(obj: Obj) -> Topology:
+    spec = obj.get("spec") or {}
+    levels = tuple(level.get("nodeLabel", "") for level in spec.get("levels") or ())
+    return Topology((obj.get("metadata") or {}).get("name", ""), levels)
+
+
+def node_from_dict(obj: Obj) -> Node | None:
+    """A Node as placement sees it, or None when it is not Ready or is unschedulable (Kueue's nodesCache)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+    if spec.get("unschedulable") or not ready:
+        return None
+    taints = tuple(Taint(t.get("key", ""), t.get("value", ""), t.get("effect", "")) for t in spec.get("taints") or ())
+    allocatable = {r: parse_quantity(v) for r, v in (status.get("allocatable") or {}).items()}
+    metadata = obj.get("metadata") or {}
+    return Node(metadata.get("name", ""), dict(metadata.get("labels") or {}), allocatable, taints)
+
+
+def topology_request_from_dict(obj: Obj | None) -> TopologyRequest | None:
+    """A pod set's ``topologyRequest``; None when absent or when it sets none of the fields read here."""
+    if not obj:
+        return None
+    size = obj.get("podSetSliceSize")
+    request = TopologyRequest(
+        required=obj.get("required"),
+        preferred=obj.get("preferred"),
+        unconstrained=obj.get("unconstrained"),
+        slice_required=obj.get("podSetSliceRequiredTopology"),
+        slice_size=None if size is None else int(size),
+        group=obj.get("podSetGroupName"),
+    )
+    return request if request.explicit or request.group is not None else None
+
+
+def assignment_to_dict(assignment: TopologyAssignment) -> Obj:
+    """Kueue v0.17.0's ``topologyAssignment``: a single compact slice."""
+    domains = assignment.domains
+    if not domains:
+        return {"levels": list(assignment.levels), "slices": []}
+    per_level = [_compact([d.values[i] for d in domains]) for i in range(len(assignment.levels))]
+    counts = [d.count for d in domains]
+    pod_counts = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}
+    return {
+        "levels": list(assignment.levels),
+        "slices": [{"domainCount": len(domains), "valuesPerLevel": per_level, "podCounts": pod_counts}],
+    }
+
+
+def _compact(values: list[str]) -> Obj:
+    """fillSingleCompactSliceValues: one universal value, or roots without their common prefix and suffix."""
+    prefix = suffix = values[0]
+    shortest = longest = len(values[0])
+    for value in values[1:]:
+        shortest, longest = min(shortest, len(value)), max(longest, len(value))
+        prefix = prefix[:_common_prefix(prefix, value)]
+        suffix = suffix[len(suffix) - _common_prefix(suffix[::-1], value[::-1]):]
+    if len(prefix) == longest:
+        return {"universal": prefix}
+    if len(prefix) + len(suffix) > shortest:
+        prefix = prefix[:shortest - len(suffix)]
+    individual: Obj = {}
+    if prefix:
+        individual["prefix"] = prefix
+    if suffix:
+        individual["suffix"] = suffix
+    individual["roots"] = [v[len(prefix):len(v) - len(suffix)] for v in values]
+    return {"individual": individual}
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def assignment_from_dict(obj: Obj) -> TopologyAssignment:
+    """Every slice's domains, in order (Kueue's InternalFrom)."""
+    return TopologyAssignment(tuple(obj.get("levels") or ()), tuple(_domains(obj.get("slices") or ())))
+
+
+def _domains(slices: Iterable[Obj]) -> Iterator[DomainAssignment]:
+    for piece in slices:
+        n = int(piece.get("domainCount", 0))
+        columns = [_level_values(level, n) for level in piece.get("valuesPerLevel") or ()]
+        counts = piece.get("podCounts") or {}
+        individual = counts.get("individual")
+        for i in range(n):
+            count = int(individual[i]) if individual is not None else int(counts.get("universal", 0))
+            yield DomainAssignment(tuple(column[i] for column in columns), count)
+
+
+def _level_values(level: Obj, n: int) -> list[str]:
+    if "universal" in level and level["universal"] is not None:
+        return [level["universal"]] * n
+    individual = level.get("individual") or {}
+    prefix, suffix = individual.get("prefix") or "", individual.get("suffix") or ""
+    return [prefix + root + suffix for root in individual.get("roots") or ()]

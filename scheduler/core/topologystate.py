@@ -1,0 +1,140 @@
+"""The TAS world the scheduler keeps: Topologies, Ready nodes, TAS flavors, and where admitted pods are.
+
+Kueue's tasCache (pkg/cache/scheduler/tas_cache.go) in memory: a ResourceFlavor with ``topologyName``
+is a TAS flavor once its Topology exists; its tree (``domaintrees``) is rebuilt only after a node,
+the flavor or its Topology changed, at the next read, while the usage of admitted workloads is kept
+per flavor as they are admitted and leave. A cycle reads trees and adds what it admits to a
+``CycleUsage`` so later entries of the same cycle see it (Kueue's snapshot after assume).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping
+
+from scheduler.core.domaintrees import DomainTree, DomainUsage, add_into
+from scheduler.core.kinds import ClusterQueue, ResourceFlavor
+from scheduler.core.topologies import DomainId, Node, Topology
+from scheduler.core.workloads import Admission, PodSetAssignment
+
+# (leaf id, per-pod requests, pods): one domain of an assignment as usage.
+DomainRequest = tuple[DomainId, dict[str, int], int]
+
+
+class TopologyState:
+    def __init__(self) -> None:
+        self.topologies: dict[str, Topology] = {}
+        self.nodes: dict[str, Node] = {}
+        self.flavors: dict[str, ResourceFlavor] = {}
+        self._usage: dict[str, DomainUsage] = {}
+        self._trees: dict[str, DomainTree] = {}
+        self._stale: set[str] = set()
+
+    # -- objects --------------------------------------------------------------------------------
+
+    def set_topology(self, topology: Topology) -> None:
+        self.topologies[topology.name] = topology
+        self._stale.update(f.name for f in self.flavors.values() if f.topology_name == topology.name)
+
+    def delete_topology(self, name: str) -> None:
+        self.topologies.pop(name, None)
+        self._stale.update(f.name for f in self.flavors.values() if f.topology_name == name)
+
+    def set_flavor(self, flavor: ResourceFlavor) -> None:
+        """Any ResourceFlavor: one without ``topologyName`` is forgotten here."""
+        if flavor.topology_name:
+            self.flavors[flavor.name] = flavor
+        else:
+            self.flavors.pop(flavor.name, None)
+        self._stale.add(flavor.name)
+
+    def delete_flavor(self, name: str) -> None:
+        self.flavors.pop(name, None)
+        self._stale.add(name)
+
+    def set_node(self, name: str, node: Node | None) -> None:
+        """A node as it is now; None when it is not Ready or not schedulable (out of every tree)."""
+        if node is None:
+            if self.nodes.pop(name, None) is None:
+                return
+        elif self.nodes.get(name) == node:
+            return
+        else:
+            self.nodes[name] = node
+        self._stale.update(self.flavors)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def is_tas_flavor(self, name: str) -> bool:
+        return name in self.flavors
+
+    def tree(self, flavor: str) -> DomainTree | None:
+        """The flavor's tree over the Ready nodes, or None when it is no TAS flavor or lacks its Topology."""
+        if flavor in self._stale:
+            self._stale.discard(flavor)
+            self._trees.pop(flavor, None)
+            rf = self.flavors.get(flavor)
+            topology = self.topologies.get(rf.topology_name) if rf else None
+            if rf is not None and topology is not None:
+                usage = self._usage.setdefault(flavor, DomainUsage())
+                self._trees[flavor] = DomainTree(topology, self.nodes.values(), rf.tolerations, rf.node_labels, usage)
+        return self._trees.get(flavor)
+
+    def tas_only(self, cq: ClusterQueue) -> bool:
+        """Kueue's isTASOnly: every flavor of the queue is a TAS flavor (its pod sets get TAS implied)."""
+        return all(fq.name in self.flavors for group in cq.resource_groups for fq in group.flavors)
+
+    # -- usage of admitted workloads ------------------------------------------------------------
+
+    def add_workload(self, key: Hashable, admission: Admission) -> None:
+        """Record where an admitted workload's pods are (nothing when it has no topology assignment)."""
+        self.remove_workload(key)
+        per_flavor: dict[str, list[DomainRequest]] = {}
+        for flavor, domains in self.domain_requests(admission):
+            per_flavor.setdefault(flavor, []).extend(domains)
+        for flavor, domains in per_flavor.items():
+            self._usage.setdefault(flavor, DomainUsage()).add_workload(key, domains)
+
+    def remove_workload(self, key: Hashable) -> None:
+        for usage in self._usage.values():
+            usage.remove_workload(key)
+
+    def domain_requests(self, admission: Admission) -> Iterator[tuple[str, list[DomainRequest]]]:
+        """Per TAS pod set: its flavor and, per domain, the per-pod usage and pods (Kueue's ComputeTASNetUsage:
+        the pod set's quota usage in the TAS flavor divided by its count)."""
+        for psa in admission.pod_set_assignments:
+            assignment = psa.topology_assignment
+            flavor = _tas_flavor(psa, self.flavors)
+            if assignment is None or flavor is None or psa.count <= 0:
+                continue
+            per_pod = {r: v // psa.count for r, v in psa.usage.items() if psa.flavors.get(r) == flavor}
+            lowest_is_node = Topology("", assignment.levels).lowest_is_node
+            yield flavor, [(d.values[-1] if lowest_is_node else ",".join(d.values), per_pod, d.count)
+                           for d in assignment.domains]
+
+
+class CycleUsage:
+    """What a cycle admitted so far, per TAS flavor and leaf, on top of the admitted usage."""
+
+    def __init__(self, state: TopologyState) -> None:
+        self.state = state
+        self._assumed: dict[str, dict[DomainId, dict[str, int]]] = {}
+
+    def fits(self, admission: Admission) -> bool:
+        for flavor, domains in self.state.domain_requests(admission):
+            tree = self.state.tree(flavor)
+            if tree is None or not tree.fits(domains, self._assumed.get(flavor)):
+                return False
+        return True
+
+    def assume(self, admission: Admission) -> None:
+        for flavor, domains in self.state.domain_requests(admission):
+            per_leaf = self._assumed.setdefault(flavor, {})
+            for leaf_id, per_pod, count in domains:
+                total = {r: v * count for r, v in per_pod.items()}
+                total["pods"] = total.get("pods", 0) + count * 1000
+                add_into(per_leaf.setdefault(leaf_id, {}), total)
+
+
+def _tas_flavor(psa: PodSetAssignment, flavors: Mapping[str, ResourceFlavor]) -> str | None:
+    names = sorted({f for f in psa.flavors.values() if f in flavors})
+    return names[0] if names else None

@@ -1,0 +1,168 @@
+"""Topology-aware scheduling through whole cycles: cases of Kueue v0.17.0's scheduler_tas_test.go
+(TestScheduleForTAS, TestScheduleForTASCohorts), with their topologies, flavors and messages."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from scheduler.core import kinds, topologies, workloads
+from scheduler.core.decisions import Admit, Park, Wait
+from scheduler.core.scheduling import run_cycle
+from scheduler.core.topologies import HOSTNAME_LABEL, DomainAssignment, TopologyAssignment
+from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, manager_with, q
+
+BLOCK = "cloud.com/topology-block"
+RACK = "cloud.provider.com/rack"
+SINGLE_LEVEL = topologies.Topology("tas-single-level", (HOSTNAME_LABEL,))
+THREE_LEVELS = topologies.Topology("tas-three-level", (BLOCK, RACK, HOSTNAME_LABEL))
+TAS_FLAVOR = kinds.ResourceFlavor("tas-default", {"tas-node": "true"}, topology_name=SINGLE_LEVEL.name)
+
+
+def _node(name: str, cpu: str = "1", memory: str = "1Gi", pods: str = "10", **levels: str) -> topologies.Node:
+    labels = {"tas-node": "true", HOSTNAME_LABEL: name, **{k.replace("_", "/"): v for k, v in levels.items()}}
+    return topologies.Node(name, labels, {"cpu": q(cpu), "memory": q(memory), "pods": q(pods)})
+
+
+SINGLE_NODE = [_node("x1")]
+
+
+def _manager(cq, nodes=SINGLE_NODE, flavors=(TAS_FLAVOR,), topology_list=(SINGLE_LEVEL,)):
+    manager = manager_with(cq, flavors=())
+    for topology in topology_list:
+        manager.topologies.set_topology(topology)
+    for node in nodes:
+        manager.topologies.set_node(node.name, node)
+    for flavor in flavors:
+        manager.add_resource_flavor(flavor)
+    return manager
+
+
+def _tas_queue(*flavors: str):
+    return ClusterQueueBuilder("tas-main").flavors(*((f, {"cpu": "50"}) for f in flavors)).obj()
+
+
+def _on(*hosts: tuple[str, int]) -> TopologyAssignment:
+    return TopologyAssignment((HOSTNAME_LABEL,), tuple(DomainAssignment((h,), n) for h, n in hosts))
+
+
+def _only(decisions, kind):
+    [decision] = decisions
+    assert isinstance(decision, kind), decision
+    return decision
+
+
+def test_workload_required_tas_gets_scheduled():
+    manager = _manager(_tas_queue("tas-default"))
+    manager.add_workload(WorkloadBuilder("foo").request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
+    [assignment] = _only(run_cycle(manager, now=1), Admit).admission.pod_set_assignments
+    assert assignment.flavors == {"cpu": "tas-default"}
+    assert assignment.topology_assignment == _on(("x1", 1))
+
+
+def test_workload_which_does_not_specify_tas_uses_the_only_tas_flavor():
+    manager = _manager(_tas_queue("tas-default"), flavors=(TAS_FLAVOR, kinds.ResourceFlavor("default")))
+    manager.add_workload(WorkloadBuilder("foo").request(1, "one", cpu="1").obj())
+    [assignment] = _only(run_cycle(manager, now=1), Admit).admission.pod_set_assignments
+    assert assignment.topology_assignment == _on(("x1", 1))
+
+
+def test_workload_requiring_tas_skips_the_non_tas_flavor():
+    manager = _manager(_tas_queue("default", "tas-default"), flavors=(TAS_FLAVOR, kinds.ResourceFlavor("default")))
+    manager.add_workload(WorkloadBuilder("foo").request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
+    [assignment] = _only(run_cycle(manager, now=1), Admit).admission.pod_set_assignments
+    assert assignment.flavors == {"cpu": "tas-default"} and assignment.topology_assignment == _on(("x1", 1))
+
+
+def test_workload_which_does_not_need_tas_skips_the_tas_flavor():
+    manager = _manager(_tas_queue("tas-default", "default"), flavors=(TAS_FLAVOR, kinds.ResourceFlavor("default")))
+    manager.add_workload(WorkloadBuilder("foo").request(1, "one", cpu="1").obj())
+    [assignment] = _only(run_cycle(manager, now=1), Admit).admission.pod_set_assignments
+    assert assignment.flavors == {"cpu": "default"} and assignment.topology_assignment is None
+
+
+def test_workload_with_mixed_pod_sets():
+    manager = _manager(_tas_queue("tas-default", "default"), flavors=(TAS_FLAVOR, kinds.ResourceFlavor("default")))
+    manager.add_workload(WorkloadBuilder("foo").request(1, "launcher", cpu="500m")
+                         .request(1, "worker", cpu="500m").topology(required=HOSTNAME_LABEL).obj())
+    launcher, worker = _only(run_cycle(manager, now=1), Admit).admission.pod_set_assignments
+    assert (launcher.flavors, launcher.topology_assignment) == ({"cpu": "default"}, None)
+    assert (worker.flavors, worker.topology_assignment) == ({"cpu": "tas-default"}, _on(("x1", 1)))
+
+
+@pytest.mark.parametrize("case, pods, topology_request, admitted, message", [
+    ("requests topology level which is not present in topology", 1, {"required": "cloud.com/non-existing"}, (),
+     "couldn't assign flavors to pod set one: Flavor \"tas-default\" does not contain the requested level"),
+    ("does not fit within the node capacity", 2, {"required": HOSTNAME_LABEL}, (),
+     "couldn't assign flavors to pod set one: topology \"tas-single-level\" allows to fit only 1 out of 2 pod(s)"),
+    ("the node capacity is already used by another TAS workload", 1, {"required": HOSTNAME_LABEL}, (("x1", 1),),
+     "couldn't assign flavors to pod set one: topology \"tas-single-level\" doesn't allow to fit any of 1 pod(s). "
+     "Total nodes: 1; excluded: resource \"cpu\": 1"),
+])
+def test_a_pod_set_that_cannot_be_placed_is_pending_with_kueues_message(case, pods, topology_request, admitted, message):
+    manager = _manager(_tas_queue("tas-default"))
+    if admitted:
+        bar = WorkloadBuilder("bar-admitted").request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj()
+        psa = workloads.PodSetAssignment("one", {"cpu": "tas-default"}, {"cpu": q("1")}, 1, _on(*admitted))
+        manager.add_workload(dataclasses.replace(bar, admission=workloads.Admission("tas-main", (psa,)), admitted_at=1.0))
+    manager.add_workload(WorkloadBuilder("foo").request(pods, "one", cpu="1").topology(**topology_request).obj())
+    decision = _only(run_cycle(manager, now=2), Park)
+    assert decision.message == message, case
+    assert manager.admitted(("ns", "foo")) is None
+
+
+def _racks():
+    """b1: r1 {x1}, r2 {x2, x3, x4}; b2: r1 {x5}, r2 {x6} (TestScheduleForTAS's defaultNodes), 1 cpu each."""
+    places = {"x1": ("b1", "r1"), "x2": ("b1", "r2"), "x3": ("b1", "r2"), "x4": ("b1", "r2"),
+              "x5": ("b2", "r1"), "x6": ("b2", "r2")}
+    return [_node(h, **{"cloud.com/topology-block": b, "cloud.provider.com/rack": r}) for h, (b, r) in places.items()]
+
+
+THREE_LEVEL_FLAVOR = kinds.ResourceFlavor("tas-default", {"tas-node": "true"}, topology_name=THREE_LEVELS.name)
+
+
+def test_rack_required_takes_the_rack_that_holds_the_pods_best():
+    manager = _manager(_tas_queue("tas-default"), _racks(), (THREE_LEVEL_FLAVOR,), (THREE_LEVELS,))
+    manager.add_workload(WorkloadBuilder("foo").request(3, "one", cpu="1").topology(required=RACK).obj())
+    [assignment] = _only(run_cycle(manager, now=1), Admit).admission.pod_set_assignments
+    assert assignment.topology_assignment == _on(("x2", 1), ("x3", 1), ("x4", 1))
+
+
+def test_two_workloads_of_one_cycle_cannot_take_the_same_node():
+    """TestScheduleForTASCohorts "two workloads considered; there is enough space only for the first":
+    both are placed on x1 against the cycle's start; the second no longer fits once the first is."""
+    manager = _manager(_tas_queue("tas-default"))
+    manager.add_local_queue(kinds.LocalQueue("ns", "lq-b", "tas-b"))
+    manager.add_cluster_queue(ClusterQueueBuilder("tas-b").flavors(("tas-default", {"cpu": "50"})).obj())
+    manager.add_workload(WorkloadBuilder("a").created(1).request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
+    manager.add_workload(WorkloadBuilder("b").created(2).queue("lq-b").request(1, "one", cpu="1")
+                         .topology(required=HOSTNAME_LABEL).obj())
+    decisions = run_cycle(manager, now=1)
+    assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a"), ("Wait", "b")]
+    assert isinstance(decisions[1], Wait)
+
+
+def test_a_finished_workload_gives_its_nodes_back():
+    manager = _manager(_tas_queue("tas-default"))
+    manager.add_workload(WorkloadBuilder("a").created(1).request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
+    manager.add_workload(WorkloadBuilder("b").created(2).request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
+    assert isinstance(_only(run_cycle(manager, now=1), Admit), Admit)
+    assert isinstance(_only(run_cycle(manager, now=2), Park), Park)
+    manager.mark_finished(("ns", "a"))
+    [assignment] = _only(run_cycle(manager, now=3), Admit).admission.pod_set_assignments
+    assert assignment.topology_assignment == _on(("x1", 1))
+
+
+def test_a_node_that_goes_away_takes_its_capacity_and_a_new_one_brings_some():
+    manager = _manager(_tas_queue("tas-default"))
+    manager.topologies.set_node("x1", None)
+    manager.topology_changed()
+    manager.add_workload(WorkloadBuilder("a").request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
+    # Kueue's message when the flavor has no node at all.
+    assert _only(run_cycle(manager, now=1), Park).message == (
+        "couldn't assign flavors to pod set one: no topology domains at level: kubernetes.io/hostname")
+    manager.topologies.set_node("x9", _node("x9"))
+    manager.topology_changed()
+    [assignment] = _only(run_cycle(manager, now=2), Admit).admission.pod_set_assignments
+    assert assignment.topology_assignment == _on(("x9", 1))
