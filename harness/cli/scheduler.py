@@ -58,8 +58,10 @@ def install(name, kubeconfig_path, visibility_port) -> None:
                    "--no-client-limit; positions through its visibility API only).")
 @click.option("--strategy", type=click.Choice(list(models.STRATEGIES)), default=_DEFAULTS.strategy,
               show_default=True, help="How users learn their queue position.")
-@click.option("--qps", type=float, default=_DEFAULTS.qps, show_default=True, help="Client write QPS (Kueue's default).")
-@click.option("--burst", type=int, default=_DEFAULTS.burst, show_default=True, help="Client write burst.")
+@click.option("--qps", type=float, default=None,
+              help=f"Client write QPS (default: the implementation's own, reference {_DEFAULTS.qps:g}; Kueue: as its version ships).")
+@click.option("--burst", type=int, default=None,
+              help=f"Client write burst (default: the implementation's own, reference {_DEFAULTS.burst}; Kueue: as its version ships).")
 @click.option("--no-client-limit", is_flag=True, help="No client-side limit on writes.")
 @click.option("--top-n", type=int, default=_DEFAULTS.top_n, show_default=True,
               help="cq-status-topn: entries kept in ClusterQueue status.")
@@ -87,6 +89,8 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @click.option("--kueue-concurrency", multiple=True, callback=lambda _c, _p, given: _kind_counts(given),
               metavar="KIND.GROUP=N", help="Kueue only: workers of one reconciler over what Kueue ships "
               "(its controller.groupKindConcurrency), e.g. Job.batch=50; repeatable.")
+@click.option("--kueue-version", default=None,
+              help="Kueue only: a version of harness/versions.toml (default: its default); built by `kqbench toolchain build`.")
 @click.option("--kueue-log-level", type=click.IntRange(0, 10), default=None,
               help="Kueue only: its --zap-log-level; 3 logs every scheduling cycle (read back by `kqbench replay`).")
 @click.option("--log-dir", type=click.Path(file_okay=False), default=None,

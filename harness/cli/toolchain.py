@@ -18,17 +18,30 @@ def group() -> None:
 
 @group.command("build")
 @click.option("--k8s-version", default=None, help="Kubernetes release to build (default: the pinned one).")
-@click.option("--without-kueue", is_flag=True, help="Skip Kueue (its build takes ~5 min; only its scenarios need it).")
-def build(k8s_version: str | None, without_kueue: bool) -> None:
-    """Build every missing binary for K8S_VERSION, the pinned etcd and kwok, and the pinned Kueue."""
+@click.option("--without-kueue", is_flag=True, help="Skip Kueue (each version's build takes ~5 min; only its scenarios need it).")
+@click.option("--kueue-version", "kueue_versions", multiple=True,
+              help="Build only this Kueue version of harness/versions.toml (repeatable; default: every known one).")
+def build(k8s_version: str | None, without_kueue: bool, kueue_versions: tuple[str, ...]) -> None:
+    """Build every missing binary for K8S_VERSION, the pinned etcd and kwok, and each known Kueue version."""
     progress = LineProgress(interval=5.0)
+    wanted = [versions.kueue_version(v) for v in kueue_versions] or list(versions.load_pins().kueue_known)
     binaries = building.ensure_binaries(k8s_version, progress)
     paths = json.loads(binaries.as_json())
     if not without_kueue:
-        kueue = building.ensure_kueue(progress)
-        paths |= {"kueue_version": kueue.version, "kueue": str(kueue.manager),
-                  "kubectl_kueue": str(kueue.kubectl_plugin), "kueue_crds": str(kueue.crd_dir),
-                  "kueue_visibility": str(kueue.visibility_dir)}
+        built, failures = [], []
+        for version in wanted:  # one version that does not build does not keep the others from building
+            try:
+                kueue = building.ensure_kueue(progress, version=version)
+            except building.ToolchainError as error:
+                failures.append(str(error))
+                continue
+            built.append({"version": kueue.version, "manager": str(kueue.manager),
+                          "kubectl_plugin": str(kueue.kubectl_plugin), "crds": str(kueue.crd_dir),
+                          "visibility": str(kueue.visibility_dir), "manager_config": str(kueue.manager_config)})
+        paths["kueue"] = built
+        if failures:
+            click.echo(json.dumps(paths, indent=2))
+            raise building.ToolchainError("\n\n".join(failures))
     click.echo(json.dumps(paths, indent=2))
 
 
@@ -52,9 +65,9 @@ def show(k8s_version: str | None, as_json: bool) -> None:
     pins = versions.load_pins()
     k8s = versions.normalise_k8s_version(k8s_version or pins.kubernetes_default)
     binaries = layout.Binaries.in_cache(k8s, pins.etcd, pins.kwok)
-    kueue = layout.KueueBuild.in_cache(pins.kueue)
+    kueues = [layout.KueueBuild.in_cache(version) for version in pins.kueue_known]
     rows = []
-    for path in [*binaries.paths().values(), kueue.manager, kueue.kubectl_plugin]:
+    for path in [*binaries.paths().values(), *(p for k in kueues for p in (k.manager, k.kubectl_plugin))]:
         command = path.name
         built = path.is_file()
         rows.append({

@@ -17,6 +17,7 @@ from harness.drivers import registry
 from harness.implementations import registry as implementations
 from harness.nodes import pools as nodepools, topologies
 from harness.scenarios import base
+from harness.toolchain import versions
 from loadtests import settings as load_settings
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
@@ -252,9 +253,11 @@ class SchedulerSection(_Model):
     implementation: Implementation = "reference"
     """Which scheduler (harness.implementations.registry)."""
     strategy: Strategy = _PROCESS.strategy
-    qps: PositiveFloat = _PROCESS.qps
-    """Client-side write QPS (Kueue's default)."""
-    burst: PositiveInt = _PROCESS.burst
+    qps: PositiveFloat | None = None
+    """Client-side write QPS; None: what the implementation ships (the reference scheduler's own default,
+    filled in here; Kueue: the clientConnection of its version's shipped Configuration)."""
+    burst: PositiveInt | None = None
+    """Client-side write burst; None as for qps."""
     no_client_limit: bool = False
     """True: no client-side limit on writes (`qps` and `burst` are ignored)."""
     top_n: PositiveInt = Field(_PROCESS.publish.topn, le=4000)
@@ -287,6 +290,10 @@ class SchedulerSection(_Model):
     Job.batch 5, Workload.kueue.x-k8s.io 5, ...). The reference scheduler reconciles on one event loop
     and has no such pool, so it runs the same with or without this (a sweep over implementations keeps it)."""
 
+    kueue_version: str | None = None
+    """Kueue only: which Kueue of harness/versions.toml (None: its default); each runs with the
+    Configuration its module ships, unless a field here overrides it."""
+
     kueue_log_level: int | None = Field(None, ge=0, le=10)
     """Kueue only: its --zap-log-level (None: Kueue's default). At 3 its scheduler logs every cycle,
     which `kqbench replay` reads back; that much logging slows Kueue, so figures of such a run are
@@ -300,6 +307,20 @@ class SchedulerSection(_Model):
                 raise ValueError(f"kueue_concurrency key {key!r} is not Kind.group as Kueue names them "
                                  f"(Job.batch, Workload.kueue.x-k8s.io, Pod)")
         return value
+
+    @field_validator("kueue_version")
+    @classmethod
+    def _kueue_version_is_known(cls, value: str | None) -> str | None:
+        return None if value is None else versions.kueue_version(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_limits_are_its_own_defaults(cls, data: Any) -> Any:
+        # Kueue's shipped limits are in its built module, read when it starts (implementations.kueue).
+        if isinstance(data, dict) and data.get("implementation", "reference") != "kueue":
+            data = {**data, "qps": _PROCESS.qps if data.get("qps") is None else data["qps"],
+                    "burst": _PROCESS.burst if data.get("burst") is None else data["burst"]}
+        return data
 
     @model_validator(mode="after")
     def _implementation_publishes_the_strategy(self) -> "SchedulerSection":

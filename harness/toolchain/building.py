@@ -250,9 +250,9 @@ def build_kueue(version: str, progress: Progress, root: Path | None = None) -> P
                         gomodules.kueue_ldflags(version, date), progress, root, layout.KUEUE_MANIFESTS)
 
 
-def ensure_kueue(progress: Progress, root: Path | None = None) -> layout.KueueBuild:
-    """Build the pinned Kueue when missing; return its paths."""
-    version = versions.load_pins().kueue
+def ensure_kueue(progress: Progress, root: Path | None = None, version: str | None = None) -> layout.KueueBuild:
+    """Build a Kueue version of versions.toml (None: the default) when missing; return its paths."""
+    version = versions.kueue_version(version)
     build_kueue(version, progress, root)
     kueue = layout.KueueBuild.in_cache(version, root)
     if missing := kueue.missing():
@@ -260,9 +260,9 @@ def ensure_kueue(progress: Progress, root: Path | None = None) -> layout.KueueBu
     return kueue
 
 
-def locate_kueue(root: Path | None = None) -> layout.KueueBuild:
-    """Paths of the pinned, already-built Kueue; a ToolchainError says to build when it is missing."""
-    kueue = layout.KueueBuild.in_cache(versions.load_pins().kueue, root)
+def locate_kueue(root: Path | None = None, version: str | None = None) -> layout.KueueBuild:
+    """Paths of an already-built Kueue of versions.toml (None: the default); a ToolchainError says to build."""
+    kueue = layout.KueueBuild.in_cache(versions.kueue_version(version), root)
     if kueue.missing():
         raise ToolchainError(f"Kueue {kueue.version} is not built yet: run `kqbench toolchain build`")
     return kueue

@@ -23,6 +23,9 @@ class Pins:
     etcd: str
     kwok: str
     kueue: str
+    """The default Kueue version."""
+    kueue_known: tuple[str, ...]
+    """Every Kueue version kqbench builds and a scenario may name."""
 
 
 def load_pins() -> Pins:
@@ -34,8 +37,21 @@ def load_pins() -> Pins:
         kubernetes_known=tuple(data["kubernetes"]["known"]),
         etcd=data["etcd"]["version"],
         kwok=data["kwok"]["version"],
-        kueue=data["kueue"]["version"],
+        kueue=data["kueue"]["default"],
+        kueue_known=tuple(data["kueue"]["known"]),
     )
+
+
+def kueue_version(version: str | None, pins: Pins | None = None) -> str:
+    """`version` (None: the default) when versions.toml lists it; else a VersionError naming the known ones."""
+    pins = pins or load_pins()
+    version = (version or pins.kueue).strip()
+    if version and not version.startswith("v"):
+        version = "v" + version
+    if version not in pins.kueue_known:
+        raise VersionError(f"Kueue {version} is not in harness/versions.toml: known versions are "
+                           f"{', '.join(pins.kueue_known)} (add one to [kueue] known to build and run it)")
+    return version
 
 
 def parse_semver(version: str) -> tuple[int, int, int]:

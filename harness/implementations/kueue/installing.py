@@ -131,6 +131,15 @@ def metrics_token(creds: Credentials, seconds: int = 86400) -> str:
     return json.loads(body)["status"]["token"]
 
 
+def shipped_client_limits(kueue: layout.KueueBuild) -> tuple[float, int]:
+    """(qps, burst) of the clientConnection in the Configuration this Kueue version ships."""
+    shipped = yaml.safe_load(kueue.manager_config.read_text()).get("clientConnection") or {}
+    if "qps" not in shipped or "burst" not in shipped:
+        raise KqbenchError(f"Kueue {kueue.version}'s {kueue.manager_config} names no clientConnection qps and burst: "
+                           f"set scheduler.qps and scheduler.burst")
+    return float(shipped["qps"]), int(shipped["burst"])
+
+
 def write_config(kueue: layout.KueueBuild, files: Files, settings: manifests.ManagerSettings) -> Path:
     shipped = yaml.safe_load(kueue.manager_config.read_text())
     files.config.parent.mkdir(parents=True, exist_ok=True)

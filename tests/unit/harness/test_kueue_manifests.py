@@ -136,3 +136,17 @@ def test_workers_per_kind_override_what_kueue_ships_and_keep_the_rest():
     controller = manifests.configuration(SHIPPED, settings)["controller"]
     assert controller["groupKindConcurrency"] == {"Workload.kueue.x-k8s.io": 5, "Job.batch": 50}
     assert SHIPPED["controller"]["groupKindConcurrency"] == {"Workload.kueue.x-k8s.io": 5}
+
+
+def test_a_kueue_versions_client_limits_are_the_ones_its_configuration_ships(tmp_path):
+    from harness.errors import KqbenchError
+    from harness.implementations.kueue import installing
+    from harness.toolchain import layout
+
+    kueue = layout.KueueBuild.in_cache("v0.19.2", tmp_path)
+    kueue.manager_config.parent.mkdir(parents=True)
+    kueue.manager_config.write_text("kind: Configuration\nclientConnection:\n  qps: 300\n  burst: 500\n")
+    assert installing.shipped_client_limits(kueue) == (300.0, 500)
+    kueue.manager_config.write_text("kind: Configuration\n")
+    with pytest.raises(KqbenchError, match="set scheduler.qps and scheduler.burst"):
+        installing.shipped_client_limits(kueue)

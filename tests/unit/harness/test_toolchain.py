@@ -125,3 +125,59 @@ def test_copying_manifests_takes_yaml_only_and_refuses_an_empty_folder(tmp_path)
     assert [p.name for p in (tmp_path / "out" / "crd").iterdir()] == ["kueue.x-k8s.io_workloads.yaml"]
     with pytest.raises(building.ToolchainError, match="no YAML files"):
         building._copy_yaml(tmp_path / "module", tmp_path / "out" / "other")
+
+
+def test_every_known_kueue_version_is_a_version_and_the_default_is_one_of_them():
+    pins = versions.load_pins()
+    assert pins.kueue in pins.kueue_known and len(set(pins.kueue_known)) == len(pins.kueue_known) >= 2
+    for version in pins.kueue_known:
+        versions.parse_semver(version)
+    assert versions.kueue_version(None) == pins.kueue
+    assert versions.kueue_version(pins.kueue_known[-1].lstrip("v")) == pins.kueue_known[-1]
+
+
+def test_a_kueue_version_not_in_versions_toml_is_refused_with_the_known_ones():
+    pins = versions.load_pins()
+    with pytest.raises(versions.VersionError) as error:
+        versions.kueue_version("v0.18.0")
+    assert all(v in str(error.value) for v in pins.kueue_known) and "v0.18.0" in str(error.value)
+    # the CLI refuses before it builds anything
+    from click.testing import CliRunner
+
+    from harness.cli import toolchain
+
+    result = CliRunner().invoke(toolchain.group, ["build", "--kueue-version", "v0.18.0"])
+    assert result.exit_code != 0 and isinstance(result.exception, versions.VersionError)
+
+
+def _module_zip(path: Path, prefix: str, files: dict[str, str]) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(f"{prefix}/{name}", text)
+
+
+def test_a_kueue_module_that_does_not_build_says_so_with_gos_output(tmp_path, monkeypatch):
+    # A Kueue version served by a local file proxy (no network) whose manager does not compile.
+    version = "v0.99.0"
+    proxy = tmp_path / "proxy" / "sigs.k8s.io" / "kueue" / "@v"
+    proxy.mkdir(parents=True)
+    go_mod = "module sigs.k8s.io/kueue\n\ngo 1.25\n"
+    (proxy / "list").write_text(version + "\n")
+    (proxy / f"{version}.info").write_text(f'{{"Version":"{version}","Time":"2026-01-01T00:00:00Z"}}')
+    (proxy / f"{version}.mod").write_text(go_mod)
+    _module_zip(proxy / f"{version}.zip", f"sigs.k8s.io/kueue@{version}", {
+        "go.mod": go_mod,
+        "cmd/kueue/main.go": "package main\n\nfunc main() { undefinedManagerEntry() }\n",
+        "cmd/kueuectl/main.go": "package main\n\nfunc main() {}\n"})
+    monkeypatch.setenv("GOPROXY", f"file://{tmp_path / 'proxy'}")
+    monkeypatch.setenv("GOSUMDB", "off")
+    monkeypatch.setenv("GOTOOLCHAIN", "local")
+    monkeypatch.setenv("GOMODCACHE", str(tmp_path / "modcache"))
+    with pytest.raises(building.ToolchainError) as error:
+        building.build_kueue(version, lambda component, what: None, root=tmp_path / "cache")
+    message = str(error.value)
+    assert "kueue: `go build" in message and "last lines" in message
+    assert "undefined: undefinedManagerEntry" in message, message
+    assert not layout.KueueBuild.in_cache(version, tmp_path / "cache").manager.exists()

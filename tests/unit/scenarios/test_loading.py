@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drivers.locust import planning
+from harness.load import planning
 from harness.scenarios import loading, models
 
 BASE = """\
@@ -109,6 +109,20 @@ def test_sweeping_a_mapping_field_names_the_empty_mapping_default():
     assert [c.id for c in variants.cases] == ["implementation=kueue,r0", "implementation=kueue,Job.batch=50,r0"]
 
 
+def test_one_run_sweeps_the_reference_and_each_kueue_version_each_with_its_own_client_limits():
+    loaded = loading.parse(BASE, "t.yaml", ["sweep.scheduler=[{implementation: reference}, "
+                                            "{implementation: kueue, kueue_version: v0.17.0}, "
+                                            "{implementation: kueue, kueue_version: v0.19.2}]"])
+    reference, old, new = (c.scenario.scheduler for c in loaded.cases)
+    assert (reference.qps, reference.burst) == (50, 100)  # its own defaults, filled in
+    # Kueue's come from the Configuration its module ships, read when it starts
+    assert (old.qps, old.burst, old.kueue_version) == (None, None, "v0.17.0")
+    assert (new.qps, new.burst, new.kueue_version) == (None, None, "v0.19.2")
+    assert loaded.cases[2].id == "implementation=kueue,kueue_version=v0.19.2,r0"
+    given = loading.parse(BASE, "t.yaml", ["scheduler.implementation=kueue", "scheduler.qps=20"]).scenario.scheduler
+    assert (given.qps, given.burst, given.kueue_version) == (20, None, None)
+
+
 def test_templates_expand_queues():
     scenario = loading.parse(BASE, "t.yaml").scenario
     assert scenario.queues.cluster_queue_names() == ["cq-0", "cq-1"]
@@ -140,6 +154,7 @@ def test_node_pools_convert():
     (BASE, ["novalue"], "--set 'novalue': use PATH=VALUE"),
     (BASE, ["load.master_bind=5557"], "load.master_bind"),
     (BASE, ["scheduler.kueue_concurrency={job.batch: 50}"], "'job.batch' is not Kind.group"),
+    (BASE, ["scheduler.kueue_version=v0.18.0"], "Kueue v0.18.0 is not in harness/versions.toml: known versions are v0.17.0, "),
 ])
 def test_errors_are_one_line_with_file_line_field(text, overrides, expected):
     with pytest.raises(loading.ScenarioError) as caught:
