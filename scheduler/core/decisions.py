@@ -19,6 +19,11 @@ NAMESPACE_MISMATCH = "NamespaceMismatch"
 """Kueue's RequeueReasonNamespaceMismatch (pkg/cache/queue/cluster_queue.go)."""
 NAMESPACE_MISMATCH_MESSAGE = "Workload namespace doesn't match ClusterQueue selector"
 """The QuotaReserved=False message Kueue writes for it (pkg/scheduler/scheduler.go, nominate)."""
+OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
+NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+"""Kueue's messages for a head the cycle's walk skips (pkg/scheduler/scheduler.go, setSkipped)."""
+
+
 CLUSTER_QUEUE_INACTIVE = "ClusterQueueInactive"
 """A head of a ClusterQueue whose cohort chain loops: Kueue's nominate writes "ClusterQueue X is
 inactive" on it and sets it aside until the tree changes (its requeue reason has no name)."""

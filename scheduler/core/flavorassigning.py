@@ -47,6 +47,7 @@ from scheduler.core.kinds import (
 )
 from scheduler.core import topologymatching
 from scheduler.core.preempting import AdmittedWorkload, PreemptionPossibility, simulate_preemption
+from scheduler.core.quantities import kueue_quantity
 from scheduler.core.quotas import QuotaBook, Usage
 from scheduler.core.topologystate import TopologyState
 from scheduler.core.workloads import PODS_RESOURCE, Admission, PodSet, PodSetAssignment, Workload
@@ -161,9 +162,11 @@ def assign_flavors(
     tried: list[dict[str, int]] = []
     modes: list[GranularMode] = []
     needs_preemption: set[FlavorResource] = set()
+    messages: list[str] = []  # Kueue's Assignment.Message, one part per pod set with reasons
     for index, pod_set in enumerate(workload.pod_sets):
         requests = pod_set.total_requests(with_pods=covers_pods)
         picks: dict[str, _Pick] = {}
+        reasons: list[str] = []
         for resource, quantity in requests.items():
             if resource in picks:
                 continue
@@ -172,18 +175,19 @@ def assign_flavors(
                 if quantity == 0:
                     continue  # Kueue skips a zero request for a resource the queue does not cover
                 tried.append({})
-                return _no_fit(f"resource {resource} is not covered by ClusterQueue {cq.name}", tried, usage)
+                messages.append(pod_set_message(pod_set.name, [f"resource {resource} unavailable in ClusterQueue"]))
+                return _no_fit("; ".join(messages), tried, usage)
             group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
             pick = search.pick(index, pod_set, group, group_requests, resource, usage)
             if pick is None:
                 tried.append({})
-                if search.refusals:  # every flavor turned away for its topology: Kueue's reasons
-                    reasons = ", ".join(sorted(search.refusals))
-                    return _no_fit(f"couldn't assign flavors to pod set {pod_set.name}: {reasons}", tried, usage)
-                return _no_fit(
-                    f"insufficient quota for {', '.join(sorted(group_requests))} in ClusterQueue {cq.name}", tried, usage
-                )
+                # The pod set's status is the failing resource's alone (Kueue's groupStatus = *status).
+                messages.append(pod_set_message(pod_set.name, search.reasons))
+                return _no_fit("; ".join(messages), tried, usage)
+            reasons.extend(search.reasons)
             picks.update((r, pick) for r in group_requests)
+        if reasons:
+            messages.append(pod_set_message(pod_set.name, reasons))
         tried.append({r: pick.tried for r, pick in picks.items()})
         for resource, pick in picks.items():
             fr = (pick.flavor, resource)
@@ -201,7 +205,13 @@ def assign_flavors(
         borrowing=max((m.borrowing for m in modes), default=0),
         needs_preemption=frozenset(needs_preemption),
         last_assignment=LastAssignment(tuple(tried)),
+        message="; ".join(messages),
     )
+
+
+def pod_set_message(pod_set: str, reasons: list[str]) -> str:
+    """One pod set's part of Kueue's pending message (Assignment.Message, Status.Message: reasons sorted)."""
+    return f"couldn't assign flavors to pod set {pod_set}: {', '.join(sorted(reasons))}"
 
 
 def _no_fit(message: str, tried: list[dict[str, int]], usage: Usage) -> FlavorAssignment:
@@ -233,8 +243,8 @@ class _Search:
     ) -> None:
         self.workload, self.cq, self.flavors, self.quotas = workload, cq, flavors, quotas
         self.last, self.fair_sharing, self.topologies = last, fair_sharing, topologies
-        # Why flavors were turned away for their topology in the last pick.
-        self.refusals: list[str] = []
+        # Why the last pick's flavors fell short (Kueue's findFlavorForPodSets status reasons).
+        self.reasons: list[str] = []
         self._admitted_source = admitted
         self._admitted: list[AdmittedWorkload] | None = None
 
@@ -261,15 +271,18 @@ class _Search:
         best_mode = GranularMode(Possibility.NO_FIT, 2**31)
         label_keys = {key for fq in group.flavors if fq.name in self.flavors for key in self.flavors[fq.name].node_labels}
         attempted = -1
-        self.refusals = []
+        self.reasons = []
         for position in range(self.last.next_flavor(index, resource), len(group.flavors)):
             attempted = position
-            flavor = self.flavors.get(group.flavors[position].name)
-            if flavor is None or not _flavor_accepts(flavor, pod_set, label_keys):
+            name = group.flavors[position].name
+            flavor = self.flavors.get(name)
+            if flavor is None:
+                self.reasons.append(f"flavor {name} not found")
                 continue
-            refusal = topologymatching.flavor_refusal(self.cq, flavor, pod_set, group, self.topologies)
+            refusal = (topologymatching.flavor_refusal(self.cq, flavor, pod_set, group, self.topologies)
+                       or _flavor_refusal(flavor, pod_set, label_keys))
             if refusal is not None:
-                self.refusals.append(refusal)
+                self.reasons.append(refusal)
                 continue
             representative, modes = self._flavor_mode(flavor.name, requests, assigned_so_far)
             candidate = _Pick(flavor.name, modes, -1)
@@ -294,7 +307,7 @@ class _Search:
         for resource, value in requests.items():
             fr = (flavor, resource)
             # Earlier pod sets of the same workload may already sit in this flavor.
-            mode = self._fits_resource_quota(fr, assigned_so_far.get(fr, 0) + value)
+            mode = self._fits_resource_quota(fr, assigned_so_far.get(fr, 0), value)
             if is_preferred(representative, mode, preference):
                 representative = mode
             if representative.possibility is Possibility.NO_FIT:
@@ -302,14 +315,25 @@ class _Search:
             modes[resource] = mode
         return representative, modes
 
-    def _fits_resource_quota(self, fr: FlavorResource, value: int) -> GranularMode:
-        """fitsResourceQuota for ``value`` (this and earlier pod sets' request) of one (flavor, resource)."""
+    def _fits_resource_quota(self, fr: FlavorResource, assumed: int, request: int) -> GranularMode:
+        """fitsResourceQuota for ``request`` on top of ``assumed`` (earlier pod sets' request) of one
+        (flavor, resource); why it falls short goes to ``reasons`` in Kueue's words."""
         quotas, cq = self.quotas, self.cq
-        if value > quotas.potential_available(cq.name, fr):
+        value = assumed + request
+        flavor, resource = fr
+        capacity = quotas.potential_available(cq.name, fr)
+        if value > capacity:
+            self.reasons.append(
+                f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
+                f"({kueue_quantity(resource, assumed)}) + current podset request ({kueue_quantity(resource, request)})"
+                f" > maximum capacity ({kueue_quantity(resource, capacity)})")
             return GranularMode(Possibility.NO_FIT, 0)
         borrowing, may_reclaim_in_hierarchy = quotas.lowest_subtree_that_fits(cq.name, fr, value)
-        if value <= quotas.available(cq.name, fr):
+        available = quotas.available(cq.name, fr)
+        if value <= available:
             return GranularMode(Possibility.FIT, borrowing)
+        self.reasons.append(f"insufficient unused quota for {resource} in flavor {flavor}, "
+                            f"{kueue_quantity(resource, value - available)} more needed")
         if (value <= quotas.nominal(cq.name, fr) or may_reclaim_in_hierarchy
                 or can_preempt_while_borrowing(cq, self.fair_sharing)):
             possibility, after = simulate_preemption(self.workload, cq, fr, value, self.admitted, quotas,
@@ -343,18 +367,19 @@ def should_try_next_flavor(mode: GranularMode, fungibility: FlavorFungibility) -
     return mode.borrowing > 0 and fungibility.when_can_borrow is FungibilityPolicy.TRY_NEXT_FLAVOR
 
 
-def _flavor_accepts(flavor: ResourceFlavor, pod_set: PodSet, label_keys: Collection[str]) -> bool:
+def _flavor_refusal(flavor: ResourceFlavor, pod_set: PodSet, label_keys: Collection[str]) -> str | None:
     """checkFlavorForPodSets: NoSchedule/NoExecute taints need tolerations, and the nodeSelector, cut
-    down to the keys some flavor of the group labels (flavorSelector), must match the flavor's labels."""
-    for key, value in pod_set.node_selector:
-        if key in label_keys and flavor.node_labels.get(key) != value:
-            return False
+    down to the keys some flavor of the group labels (flavorSelector), must match the flavor's labels.
+    Why not, in Kueue's words (the taint as Go prints a corev1.Taint value), or None."""
     for taint in flavor.node_taints:
         if taint.effect not in ("NoSchedule", "NoExecute"):
             continue
         if not any(t.tolerates(taint) for t in pod_set.tolerations):
-            return False
-    return True
+            return f"untolerated taint {{{taint.key} {taint.value} {taint.effect} <nil>}} in flavor {flavor.name}"
+    for key, value in pod_set.node_selector:
+        if key in label_keys and flavor.node_labels.get(key) != value:
+            return f"flavor {flavor.name} doesn't match node affinity"
+    return None
 
 
 def can_preempt_while_borrowing(cq: ClusterQueue, fair_sharing: FairSharing = FAIR_SHARING_OFF) -> bool:

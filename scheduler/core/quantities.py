@@ -82,3 +82,27 @@ def format_quantity(milli: int) -> str:
     if milli % MILLI_PER_UNIT == 0:
         return str(milli // MILLI_PER_UNIT)
     return f"{milli}m"
+
+
+_DECIMAL_STEPS = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
+_BINARY_STEPS = tuple(sorted(_BINARY_SUFFIXES.items(), key=lambda item: -item[1]))
+_BINARY_RESOURCES = ("memory", "ephemeral-storage")
+
+
+def kueue_quantity(resource: str, milli: int) -> str:
+    """A quantity as Kueue prints it in messages (resources.ResourceQuantityString): cpu in milli-units,
+    memory, ephemeral storage and hugepages in binary suffixes when exact, every other resource in
+    decimal suffixes ("1500m", "20", "1Gi", "2k")."""
+    if resource == "cpu":
+        return format_quantity(milli)
+    value = -(-milli // MILLI_PER_UNIT)
+    if value and (resource in _BINARY_RESOURCES or resource.startswith("hugepages-")):
+        for suffix, scale in _BINARY_STEPS:
+            if value % scale == 0:
+                return f"{value // scale}{suffix}"
+        if abs(value) < 1024:
+            return str(value)
+    for suffix, scale in _DECIMAL_STEPS:
+        if value and value % scale == 0:
+            return f"{value // scale}{suffix}"
+    return str(value)

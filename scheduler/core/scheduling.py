@@ -35,6 +35,8 @@ from scheduler.core.decisions import (
     CLUSTER_QUEUE_INACTIVE,
     NAMESPACE_MISMATCH,
     NAMESPACE_MISMATCH_MESSAGE,
+    NO_LONGER_FITS,
+    OVERLAPPING_TARGETS,
     Admit,
     Decision,
     Park,
@@ -153,16 +155,11 @@ def _admit_or_preempt(
     cq, workload, assignment, targets, blocked = entry.cq, entry.workload, entry.assignment, entry.targets, entry.blocked
     chosen = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
     if any(t.workload.key in claimed for t in targets):
-        reason = "preemption targets claimed earlier in this cycle"
-        return None if blocked else Wait(workload, cq.name, reason, blocks=False)
+        return None if blocked else Wait(workload, cq.name, OVERLAPPING_TARGETS, blocks=False)
     # Kueue's fits also reads the nodes: an earlier entry of the cycle may have taken this one's.
     if not _fits_once_gone(quotas, cq.name, assignment.usage, [*claimed.values(), *chosen]) or (
             assignment.mode is Mode.FIT and assignment.admission and not placed.fits(assignment.admission)):
-        if assignment.mode is Mode.FIT:
-            reason = "quota taken by an earlier admission in this cycle"
-        else:
-            reason = "no longer fits after processing another workload"
-        return None if blocked else Wait(workload, cq.name, reason, blocks=False)
+        return None if blocked else Wait(workload, cq.name, NO_LONGER_FITS, blocks=False)
     claimed.update((r.workload.key, r) for r in chosen)
     # Hold the request back so no later entry takes the quota being freed.
     quotas.add_usage(cq.name, assignment.usage)
@@ -223,7 +220,7 @@ def _cannot_fit(entry: _Entry) -> Decision | None:
     A blocked StrictFIFO head stays as it is; a blocked BestEffortFIFO head is a preemptor whose
     preemption no longer helps, and Kueue parks it too."""
     cq, workload, assignment = entry.cq, entry.workload, entry.assignment
-    message = assignment.message or "no preemption targets found"
+    message = assignment.message
     last = assignment.last_assignment
     if last.pending_flavors():
         return Wait(workload, cq.name, message, blocks=False, last_assignment=last)

@@ -150,7 +150,37 @@ def test_uncovered_resource_does_not_fit():
     workload = WorkloadBuilder("w").request(cpu="1", memory="1Gi").obj()
     result = _assign(manager, workload)
     assert result.mode is Mode.NO_FIT
-    assert "memory is not covered" in result.message
+    assert result.message == "couldn't assign flavors to pod set main: resource memory unavailable in ClusterQueue"
+
+
+def test_the_pending_message_says_how_much_more_is_needed_in_kueues_words():
+    # Kueue v0.17.0 flavorassigner_test.go: "insufficient unused quota for cpu in flavor default, 1 more needed".
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "2"})).obj()
+    manager = manager_with(cq)
+    admit(manager, WorkloadBuilder("running").request(cpu="1").obj(), "cq")
+    result = _assign(manager, WorkloadBuilder("w").request(cpu="2").obj())
+    assert result.message == ("couldn't assign flavors to pod set main: "
+                              "insufficient unused quota for cpu in flavor default, 1 more needed")
+
+
+def test_the_pending_message_names_the_maximum_capacity_when_no_preemption_can_help():
+    # flavorassigner_test.go: "... previously considered podsets requests (0) + current podset request (3)
+    # > maximum capacity (2)"; every flavor tried gives its reason, sorted.
+    cq = ClusterQueueBuilder("cq").flavors(("one", {"cpu": "2"}), ("two", {"cpu": "1500m"})).obj()
+    manager = manager_with(cq, flavors=("one", "two"))
+    result = _assign(manager, WorkloadBuilder("w").request(cpu="3").obj())
+    assert result.mode is Mode.NO_FIT
+    assert result.message == (
+        "couldn't assign flavors to pod set main: "
+        "insufficient quota for cpu in flavor one, previously considered podsets requests (0) + current podset "
+        "request (3) > maximum capacity (2), "
+        "insufficient quota for cpu in flavor two, previously considered podsets requests (0) + current podset "
+        "request (3) > maximum capacity (1500m)")
+
+
+def test_a_head_that_fits_has_no_pending_message():
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "2"})).obj()
+    assert _assign(manager_with(cq), WorkloadBuilder("w").request(cpu="2").obj()).message == ""
 
 
 def test_borrowing_level_is_one_only_past_nominal_in_a_cohort():

@@ -267,7 +267,7 @@ def test_a_preemptor_that_still_borrows_comes_after_a_head_within_nominal_and_is
     manager = _cohort_of_two_with_a_borrowing_preemptor()
     decisions = run_cycle(manager, now=10)
     assert _summary(decisions) == [("Admit", "owner"), ("Wait", "urgent")]
-    assert decisions[1].message == "no longer fits after processing another workload"
+    assert decisions[1].message == "Workload no longer fits after processing another workload"
     assert not any(r.evicting for r in manager.admitted_in(["a"]))
 
 
@@ -298,7 +298,7 @@ def test_a_preemptor_waiting_for_its_evictions_keeps_its_targets_and_its_quota()
     manager.add_workload(WorkloadBuilder("c-want").queue("lc").created(6).request(cpu="2").obj())
     decisions = run_cycle(manager, now=11)
     assert _summary(decisions) == [("Wait", "c-want")]
-    assert decisions[0].message == "preemption targets claimed earlier in this cycle"
+    assert decisions[0].message == "Workload has overlapping preemption targets with another workload"
     assert not manager.admitted(("ns", "b-old")).evicting
     # Once b-new is gone the waiting preemptor is admitted first.
     manager.mark_evicted(("ns", "b-new"), reason="Preempted", now=12)
