@@ -13,8 +13,8 @@ from pathlib import Path
 
 from harness.drivers import contract
 from harness.drivers.capacity import edges as clusteredges, searching, stepping, tabulating
-from harness.drivers.locust import phases as locustphases, planning, results
 from harness.errors import KqbenchError
+from harness.load import planning, results
 from scheduler.publishing import strategies
 
 
@@ -93,8 +93,7 @@ def restart_reference(cluster, section, log_dir: Path, metrics_port: int):
 
 def run_locust(cluster, scenario, pending: int, seconds: float, out_dir: Path) -> stepping.LoadOutcome:
     """Churn keeping `pending` Workloads, position queries and bystanders, for `seconds`, in one Locust run."""
-    at_load = scenario.model_copy(update={"phases": {"fill": locustphases.FillPhase(pending=pending)}})
-    plan = planning.load_plan(cluster, at_load, locustphases.ChurnPhase(seconds=seconds))
+    plan = planning.plan(cluster, scenario, dict(scenario.load.users), seconds, pending)
     if plan is None:
         raise KqbenchError("load.users has no users: a capacity step needs churn, queriers and bystanders")
     result = results.run_load(plan, out_dir)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.clusters import kwokconfig
-from harness.drivers.kueuebaseline import plans as arrivals
+from harness.load import arrivals
 from scheduler.core import jobs as corejobs
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 `baseline` config) on our cluster, against the scheduler under test.
 
 - `phases`: KueueBaselinePhase (`kind: kueue-baseline`).
-- `plans`: the per-ClusterQueue, per-class creation schedule from a scenario (pure).
+- `plans`: the labels on its Workloads (the creation schedule is harness.load.arrivals, shared with jobs).
 - `figures`: wall time, ClusterQueue usage and time to admission per class, defined as Kueue's
   runner/recorder and checker define them, next to Kueue's published numbers (pure).
 - `generating`: creates the workloads on schedule, watches admissions, marks each Finished once its

@@ -26,6 +26,7 @@ import aiohttp
 
 from harness import bareworkloads, waiting
 from harness.drivers.kueuebaseline import figures as figs, plans
+from harness.load import arrivals
 from loadtests import settings as load_settings, workloads as wl
 from scheduler.controller import informing
 from scheduler.core import conditions, quantities
@@ -84,7 +85,7 @@ def queue_event(obj: dict, now: float) -> figs.QueueEvent:
     return figs.QueueEvent(now, (obj.get("metadata") or {}).get("name", ""), used, quota)
 
 
-def workload_body(creation: plans.Creation) -> dict:
+def workload_body(creation: arrivals.Creation) -> dict:
     cls = creation.workload_class
     kind = load_settings.WorkloadKind(priority=cls.priority, cpu=cls.cpu, memory="0",
                                       runtime_seconds=cls.runtime_seconds)
@@ -99,7 +100,7 @@ def workload_body(creation: plans.Creation) -> dict:
 
 
 class Generator:
-    def __init__(self, client: kube.KubeClient, plan: plans.Plan, settings: GeneratorSettings,
+    def __init__(self, client: kube.KubeClient, plan: arrivals.Plan, settings: GeneratorSettings,
                  clock: Callable[[], float] = time.time, say: Callable[[str], None] = print,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.client = client
@@ -109,7 +110,7 @@ class Generator:
         self.clock = clock
         self.say = say
         self.outcome = Outcome(records={}, start=0.0)
-        self._creations = {c.name: c for c in plans.schedule(plan)}
+        self._creations = {c.name: c for c in arrivals.schedule(plan)}
         self._slots = asyncio.Semaphore(settings.in_flight)
         self._timers: dict[str, int] = {}
         """name -> admission epoch a finish timer is armed for (a stale timer after eviction does nothing)."""
@@ -229,7 +230,7 @@ class Generator:
         finally:
             self._releasing.discard(name)
 
-    async def _create(self, creation: plans.Creation) -> None:
+    async def _create(self, creation: arrivals.Creation) -> None:
         path = f"{BASE}/namespaces/{creation.queue.namespace}/workloads"
         body = workload_body(creation)
         try:
@@ -293,7 +294,7 @@ class Generator:
         return self.outcome
 
 
-async def _run(creds, plan: plans.Plan, settings: GeneratorSettings, say) -> Outcome:
+async def _run(creds, plan: arrivals.Plan, settings: GeneratorSettings, say) -> Outcome:
     client = kube.KubeClient(creds, None, 1, user_agent="kqbench-kueue-baseline", connections=settings.in_flight + 4)
     try:
         return await Generator(client, plan, settings, say=say).run()
@@ -301,7 +302,7 @@ async def _run(creds, plan: plans.Plan, settings: GeneratorSettings, say) -> Out
         await client.close()
 
 
-def generate(creds, plan: plans.Plan, settings: GeneratorSettings, say: Callable[[str], None] = print) -> Outcome:
+def generate(creds, plan: arrivals.Plan, settings: GeneratorSettings, say: Callable[[str], None] = print) -> Outcome:
     """Run the whole generation in a fresh event loop; returns when done or at the deadline."""
     return asyncio.run(_run(creds, plan, settings, say))
 

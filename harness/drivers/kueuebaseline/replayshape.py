@@ -4,14 +4,15 @@ objects the run created, and every Workload as the generator creates it."""
 from __future__ import annotations
 
 from harness.agreeing import replaying
-from harness.drivers.kueuebaseline import generating, plans
+from harness.drivers.kueuebaseline import generating
+from harness.load import arrivals
 from harness.running import queueobjects
 from harness.scenarios import models
 
 
 def shape(scenario: models.Scenario, created: dict[str, float]) -> replaying.Shape:
-    plan = plans.from_scenario(scenario)
-    creations = {c.name: c for c in plans.schedule(plan)}
+    plan = arrivals.from_scenario(scenario)
+    creations = {c.name: c for c in arrivals.schedule(plan)}
     bodies: dict[str, dict] = {}
 
     def workload(name: str) -> dict | None:

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from harness import kubeconfig
 from harness.drivers import contract
-from harness.drivers.kueuebaseline import figures as figs, generating, plans, tabulating
+from harness.drivers.kueuebaseline import figures as figs, generating, tabulating
+from harness.load import arrivals
 
 
 def run(context: contract.PhaseContext) -> None:
     say = context.say
-    plan = plans.from_scenario(context.scenario)
+    plan = arrivals.from_scenario(context.scenario)
     settings = generating.GeneratorSettings(max_seconds=float(context.phase.seconds))
     say(f"    kueue-baseline: {plan.total} workloads over {len(plan.queues)} ClusterQueues "
         f"(classes {', '.join(f'{c.name} x{c.count}/{c.interval_seconds:g}s' for c in plan.classes)}), "

@@ -7,7 +7,8 @@
 """
 
 from harness.drivers import contract
-from harness.drivers.locust import phases, results, running, summarising
+from harness.drivers.locust import phases, running, summarising
+from harness.load import results
 
 DRIVER = contract.DriverSpec(name="locust", phases=phases.PHASES, tables=results.TABLES, run_phase=running.run,
                              summary_metrics=summarising.metrics, ratio_metrics=summarising.RATIO_METRICS)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from harness.drivers import contract
-from harness.drivers.locust import planning, results
+from harness.drivers.locust import planning
+from harness.load import results
 
 
 def run(context: contract.PhaseContext) -> None:

@@ -9,7 +9,7 @@ recording); each metric says which resolution its data have.
 from __future__ import annotations
 
 from harness.drivers import contract
-from harness.drivers.locust import results
+from harness.load import results
 from harness.stats import intervals
 from loadtests import histograms as hdr, naming, settings as ls
 

@@ -8,7 +8,7 @@
 """
 
 from harness.drivers import contract
-from harness.drivers.locust import results
+from harness.load import results
 from harness.drivers.watchcache import listing, phases
 
 

@@ -14,8 +14,8 @@ import pandas as pd
 from harness import kubeconfig
 from harness.clusters import spec as clusterspecs
 from harness.drivers import contract
-from harness.drivers.locust import planning, results
 from harness.drivers.watchcache import phases as wcphases, populating
+from harness.load import planning, results
 from harness.progress import LineProgress
 from loadtests import listgroups, settings as ls
 

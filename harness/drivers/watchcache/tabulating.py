@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import orjson
 import pandas as pd
 
-from harness.drivers.locust import results
+from harness.load import results
 from harness.drivers.watchcache import listing
 
 SCHEMA_VERSION = 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from harness.drivers.kueuebaseline import figures, generating, plans, tabulating
+from harness.load import arrivals
 from harness.scenarios import loading
 
 ONE_QUEUE = ["queues.cohorts=[{name: c}]",
@@ -45,7 +46,7 @@ def _admitted(name: str, admitted: bool = True) -> dict:
 
 
 def _generator():
-    plan = plans.from_scenario(loading.load("kueue-baseline", ONE_QUEUE).scenario)
+    plan = arrivals.from_scenario(loading.load("kueue-baseline", ONE_QUEUE).scenario)
     clock, api = FakeClock(), FakeApi()
     gen = generating.Generator(api, plan, generating.GeneratorSettings(max_seconds=60), clock=clock,
                                say=lambda text: None, sleep=clock.sleep)

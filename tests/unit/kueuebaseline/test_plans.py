@@ -6,7 +6,7 @@ import pytest
 
 from harness.errors import KqbenchError
 from harness.drivers import registry
-from harness.drivers.kueuebaseline import plans
+from harness.load import arrivals
 from harness.scenarios import loading
 
 
@@ -15,7 +15,7 @@ def baseline():
 
 
 def test_plan_of_the_shipped_scenario_is_kueues_baseline():
-    plan = plans.from_scenario(baseline())
+    plan = arrivals.from_scenario(baseline())
     assert [(c.name, c.count, c.cpu_milli, c.runtime_seconds, c.priority, c.interval_seconds) for c in plan.classes] == [
         ("small", 350, 1000, 0.2, 50, 0.1), ("medium", 100, 5000, 0.5, 100, 0.5), ("large", 50, 20000, 1.0, 200, 1.2)]
     assert len(plan.queues) == 30 and plan.total == 15_000
@@ -23,7 +23,7 @@ def test_plan_of_the_shipped_scenario_is_kueues_baseline():
 
 
 def test_schedule_due_times_per_queue_and_class():
-    schedule = plans.schedule(plans.from_scenario(baseline()))
+    schedule = arrivals.schedule(arrivals.from_scenario(baseline()))
     assert len(schedule) == 15_000 and len({c.name for c in schedule}) == 15_000
     assert [c.at for c in schedule] == sorted(c.at for c in schedule)
     one_queue = [c for c in schedule if c.queue.cluster_queue == "cq-2-3"]
@@ -36,12 +36,12 @@ def test_schedule_due_times_per_queue_and_class():
 
 @pytest.mark.parametrize("text, milli", [("1", 1000), ("500m", 500), (20, 20000), ("0.5", 500)])
 def test_cpu_milli(text, milli):
-    assert plans.cpu_milli(text) == milli
+    assert arrivals.cpu_milli(text) == milli
 
 
 def test_cpu_milli_rejects_other_units():
     with pytest.raises(KqbenchError, match="CPU quantity"):
-        plans.cpu_milli("1Gi")
+        arrivals.cpu_milli("1Gi")
 
 
 def test_the_shipped_scenario_runs_its_phase_with_the_kueue_baseline_driver():
@@ -54,7 +54,7 @@ def test_the_shipped_scenario_runs_its_phase_with_the_kueue_baseline_driver():
 def test_count_without_rate_is_a_named_error():
     scenario = loading.load("kueue-baseline", ["load.mix=[{count: 3, cpu: '1'}]"]).scenario
     with pytest.raises(KqbenchError, match=r"load.mix\[0\]"):
-        plans.from_scenario(scenario)
+        arrivals.from_scenario(scenario)
 
 
 def test_preemption_reaches_the_cluster_queue_objects():

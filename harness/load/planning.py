@@ -1,0 +1,64 @@
+"""A Locust run plan from the scenario's load section (pure but for the kubeconfig read)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from harness import kubeconfig
+from harness.errors import KqbenchError
+from loadtests import running, settings as ls
+from scheduler.publishing import strategies
+
+if TYPE_CHECKING:
+    from harness.clusters import state
+    from harness.scenarios import models
+
+USER_CLASSES = {"churn": "WorkloadChurn", "querier": "PositionQuerier", "bystander": "Bystander",
+                "listwatch": "Lister"}
+"""Scenario `load.users` keys -> the Locust User classes of loadtests' built-in locustfile."""
+
+
+def refuse_fixed_counts(scenario: models.Scenario) -> None:
+    """KqbenchError when load.mix gives per-class counts: Locust's load is open-ended."""
+    if any(m.count is not None for m in scenario.load.mix):
+        raise KqbenchError("load.mix gives per-class `count`: that is Kueue's fixed-count run, a phase of "
+                           "`kind: kueue-baseline`, not Locust's open-ended fill/churn/query")
+
+
+def plan(cluster: state.ClusterInfo, scenario: models.Scenario, users: Mapping[str, int], run_time: float,
+         pending: int, limit: int = 100, max_offset: int = 0) -> ls.RunPlan | None:
+    """Churn keeping `pending` Workloads, position queries and bystanders for `run_time` seconds, with
+    `users` (scenario `load.users` keys -> count); None when no user is left."""
+    refuse_fixed_counts(scenario)
+    load = scenario.load
+    weights = {USER_CLASSES[k]: v for k, v in users.items() if v > 0}
+    if not weights:
+        return None
+    local_queues = tuple(name for lq in scenario.queues.local_queues for _, name, _ in lq.expanded()) or ("lq-0",)
+    namespace = next((ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()), "kqbench-churn")
+    mix = tuple(ls.WorkloadKind(weight=m.weight, priority=m.priority, pods=m.pods, cpu=m.cpu, memory=m.memory,
+                                runtime_seconds=m.runtime_seconds) for m in load.mix)
+    cq = (scenario.queues.cluster_queue_names() or ["cq-0"])[0]
+    settings = ls.LoadSettings(
+        target=kubeconfig.load_target(cluster.kubeconfig, scenario.cluster.allow_remote),
+        churn=ls.ChurnSettings(namespace=namespace, local_queues=local_queues,
+                               create_per_second=load.rates.create_per_second, pending_target=max(1, pending),
+                               mix=mix).per_user(users.get("churn", 1)),
+        query=ls.QuerySettings(mode=strategies.get(scenario.scheduler.strategy).query_mode, cluster_queue=cq, namespace=namespace,
+                               local_queue=local_queues[0], per_second=load.rates.query_per_second,
+                               limit=limit, max_offset=max_offset),
+        bystander=ls.BystanderSettings(per_second=load.rates.bystander_per_second),
+    )
+    total = sum(weights.values())
+    return ls.RunPlan(settings=settings, locustfile=running.BUILTIN_LOCUSTFILE, user_weights=weights, users=total,
+                      spawn_rate=max(1.0, float(total)), run_time=float(run_time), **distribution(load))
+
+
+def distribution(load: models.LoadSection) -> dict:
+    """RunPlan fields of the scenario's workers: local processes, and remote ones that rejoin every phase."""
+    if not load.remote_workers:
+        return {"workers": load.workers}
+    host, port = ls.host_port(load.master_bind)
+    return {"workers": load.workers, "remote_workers": load.remote_workers, "master_bind": host, "master_port": port,
+            "worker_start_timeout": load.worker_timeout_seconds, "workers_rejoin": True}
