@@ -24,8 +24,9 @@ HEADLINES = (
     ("suspensions", "suspensions"))
 NOTE = ("Jobs created suspended in their LocalQueue by the generator; admitted by the scheduler under test; pods made "
         "by the real job controller, bound by the real kube-scheduler, run and finished by kwok after the Job's "
-        "runtime; the scheduler finishes the Workload once the Job is Complete. Times are the generator's clock when "
-        "its watch saw the event. 'sustained' is the count over the span from the first to the last such event. "
+        "runtime; the scheduler finishes the Workload once the Job is Complete. A step's time is the generator's clock "
+        "at the first arrival, on any of its watches, of etcd's revision of the write or a newer one (so steps keep "
+        "the cluster's order). 'sustained' is the count over the span from the first to the last such event. "
         "Per resource: requests per second in the phase (reads: GET, LIST, WATCH), watch events sent to watchers, "
         "events the watch cache took from etcd, and objects as the apiserver last counted them (it recounts each "
         "resource about once a minute, so a short phase may show 0); the etcd census below is exact.")
