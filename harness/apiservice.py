@@ -176,13 +176,11 @@ def unavailable_reason(creds: Credentials) -> str | None:
 def wait_available(creds: Credentials, timeout: float = 60.0) -> None:
     """Wait until kube-apiserver reports the visibility APIServices Available (it reached our server).
     A loaded kube-apiserver may time out or answer 5xx meanwhile: that is asked again, not fatal."""
-    last = ["no answer yet"]
-
     def available() -> bool:
-        try:
-            last[0] = unavailable_reason(creds) or ""
-        except (OSError, KqbenchError) as error:
-            last[0] = f"{type(error).__name__}: {error}"
-        return not last[0]
+        reason = unavailable_reason(creds)
+        if reason:
+            raise waiting.NotYet(reason)
+        return True
 
-    waiting.poll(available, timeout, 0.5, lambda: f"visibility APIService not Available after {timeout:.0f}s: {last[0]}")
+    waiting.poll(available, timeout, 0.5, lambda: f"visibility APIService not Available after {timeout:.0f}s",
+                 retry_on=(OSError, KqbenchError))

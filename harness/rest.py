@@ -7,6 +7,7 @@ import time
 import urllib.error
 import urllib.request
 
+from harness import waiting
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 
@@ -31,17 +32,16 @@ def get_json(creds: Credentials, path: str, timeout: float = 10.0) -> dict:
 def wait_ready(creds: Credentials, timeout: float = 120.0, clock=time.monotonic, sleep=time.sleep) -> float:
     """Poll /readyz until it answers 200; return seconds waited. Bounded by timeout."""
     started = clock()
-    last = "no answer"
-    while clock() - started < timeout:
-        try:
-            status, body = get(creds, "/readyz", timeout=5.0)
-            if status == 200:
-                return clock() - started
-            last = f"{status} {body[-300:].decode(errors='replace')}"
-        except (OSError, urllib.error.URLError) as error:
-            last = str(error)
-        sleep(0.5)
-    raise KqbenchError(f"kube-apiserver at {creds.server} not ready after {timeout:.0f}s: {last}")
+
+    def ready() -> bool:
+        status, body = get(creds, "/readyz", timeout=5.0)
+        if status != 200:
+            raise waiting.NotYet(f"{status} {body[-300:].decode(errors='replace')}")
+        return True
+
+    waiting.poll(ready, timeout, 0.5, lambda: f"kube-apiserver at {creds.server} not ready after {timeout:.0f}s",
+                 retry_on=(OSError,), clock=clock, sleep=sleep)
+    return clock() - started
 
 
 def request(creds: Credentials, method: str, path: str, body: dict | None = None,

@@ -7,6 +7,7 @@ Every wait here has a deadline or an attempt limit; a wait that runs out is a on
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import TypeVar
 
@@ -22,15 +23,55 @@ BACKOFF = tenacity.wait_exponential(multiplier=0.05, max=2.0)
 """0.05 s, 0.1 s, 0.2 s ... at most 2 s between attempts."""
 
 
-def poll(check: Callable[[], T], timeout: float, interval: float, failure: Callable[[], str]) -> T:
+class NotYet(Exception):
+    """Raised by a poll's check: the condition does not hold yet, and this is why (the error quotes it)."""
+
+
+def poll(check: Callable[[], T], timeout: float, interval: float, failure: Callable[[], str], *,
+         retry_on: tuple[type[BaseException], ...] = (), clock: Callable[[], float] = time.monotonic,
+         sleep: Callable[[float], None] = time.sleep) -> T:
     """Call check() every `interval` seconds until it returns something truthy (returned), for at most
-    `timeout` seconds; then KqbenchError(failure()). An exception from check() ends the wait at once."""
-    retrying = tenacity.Retrying(stop=tenacity.stop_after_delay(timeout), wait=tenacity.wait_fixed(interval),
-                                 retry=tenacity.retry_if_result(lambda result: not result))
+    `timeout` seconds; then KqbenchError(failure()) followed by the last answer, when the check gave one.
+
+    A check says "not yet" by returning something falsy or by raising NotYet(reason) or an exception of a
+    `retry_on` type (a refused connection, a timeout); the last such reason ends the error as
+    `(last answer: ...)`. Any other exception from check() ends the wait at once.
+    """
+    started = clock()
+    retrying = tenacity.Retrying(stop=lambda state: clock() - started >= timeout, wait=tenacity.wait_fixed(interval),
+                                 sleep=sleep, retry=_not_yet(retry_on))
     try:
         return retrying(check)
-    except tenacity.RetryError:
-        raise KqbenchError(failure()) from None
+    except tenacity.RetryError as error:
+        raise _gave_up(error, failure) from None
+
+
+async def poll_async(check: Callable[[], Awaitable[T]], timeout: float, interval: float, failure: Callable[[], str], *,
+                     retry_on: tuple[type[BaseException], ...] = ()) -> T:
+    """poll() for a coroutine check, sleeping with asyncio between attempts."""
+    retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_delay(timeout), wait=tenacity.wait_fixed(interval),
+                                      retry=_not_yet(retry_on))
+    try:
+        return await retrying(check)
+    except tenacity.RetryError as error:
+        raise _gave_up(error, failure) from None
+
+
+def _not_yet(retry_on: tuple[type[BaseException], ...]) -> tenacity.retry_base:
+    return tenacity.retry_if_result(lambda result: not result) | tenacity.retry_if_exception_type((NotYet, *retry_on))
+
+
+def _gave_up(error: tenacity.RetryError, failure: Callable[[], str]) -> KqbenchError:
+    last = _answer(error.last_attempt)
+    return KqbenchError(failure() + (f" (last answer: {last})" if last else ""))
+
+
+def _answer(attempt: tenacity.Future) -> str:
+    """What a failed attempt said: NotYet's reason, another exception's type and message, else nothing."""
+    error = attempt.exception()
+    if isinstance(error, NotYet):
+        return str(error)
+    return f"{type(error).__name__}: {error}" if error is not None else ""
 
 
 async def retry_status(send: Callable[[], Awaitable[int]], attempts: int,

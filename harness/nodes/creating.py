@@ -116,17 +116,18 @@ def wait_ready(creds: Credentials, expected: int, progress: Progress, timeout: f
 
     async def poll() -> ReadyReport:
         started = time.monotonic()
-        ready = total = 0
         async with _session(creds, 4) as session:
-            while time.monotonic() - started < timeout:
+            async def all_ready() -> ReadyReport:
                 ready, total = await _count_ready(session, creds, selector)
                 progress("nodes", f"ready {ready}/{expected}", ready >= expected)
-                if ready >= expected:
-                    return ReadyReport(ready, total, time.monotonic() - started)
-                # Listing 100k nodes is itself load: poll less often the more there are (a Table LIST of
-                # 20k nodes is cheap, and a 5 s step would hide most of a 10k bring-up's difference).
-                await asyncio.sleep(1.0 if expected <= 20_000 else 5.0)
-        raise KqbenchError(f"only {ready} of {expected} nodes Ready after {timeout:.0f}s (kwok-controller log has the reason)")
+                if ready < expected:
+                    raise waiting.NotYet(f"{ready} of {expected} Ready")
+                return ReadyReport(ready, total, time.monotonic() - started)
+
+            # Listing 100k nodes is itself load: poll less often the more there are (a Table LIST of
+            # 20k nodes is cheap, and a 5 s step would hide most of a 10k bring-up's difference).
+            return await waiting.poll_async(all_ready, timeout, 1.0 if expected <= 20_000 else 5.0,
+                                            lambda: f"nodes not all Ready after {timeout:.0f}s (kwok-controller log has the reason)")
 
     return asyncio.run(poll())
 

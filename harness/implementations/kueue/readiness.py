@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness import apiservice, rest
+from harness import apiservice, rest, waiting
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 
@@ -46,22 +46,21 @@ def wait(steps: list[Step], exit_code: Callable[[], int | None], timeout: float,
     """
     deadline = clock() + timeout
     for step in steps:
-        last = "no answer yet"
-        while True:
+        def holds(step: Step = step) -> bool:
             code = exit_code()
             if code is not None:
                 raise KqbenchError(f"Kueue's manager exited with code {code} while waiting until {step.what}")
             try:
                 seen = step.probe()
-            except (OSError, KqbenchError) as error:
-                seen = f"{type(error).__name__}: {error}"
-            if seen is None:
-                break
-            last = seen
-            if clock() >= deadline:
-                raise KqbenchError(f"Kueue was not serving within {timeout:.0f}s: still waiting until {step.what} "
-                                   f"(last answer: {last})")
-            sleep(POLL_SECONDS)
+            except (OSError, KqbenchError) as error:  # slow or refused: not yet
+                raise waiting.NotYet(f"{type(error).__name__}: {error}") from None
+            if seen is not None:
+                raise waiting.NotYet(seen)
+            return True
+
+        waiting.poll(holds, max(0.0, deadline - clock()), POLL_SECONDS,
+                     lambda step=step: f"Kueue was not serving within {timeout:.0f}s: still waiting until {step.what}",
+                     clock=clock, sleep=sleep)
 
 
 def steps(creds: Credentials, readyz_url: str) -> list[Step]:

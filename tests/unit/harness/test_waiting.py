@@ -68,3 +68,70 @@ def test_cancel_ends_every_started_task_and_skips_the_ones_never_started():
 
     forever, done = asyncio.run(scenario())
     assert forever.cancelled() and done.done() and not done.cancelled()
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_poll_ends_its_error_with_the_last_reason_the_check_gave():
+    reasons = iter(["503 starting", "503 etcd not ready"])
+
+    def check():
+        raise waiting.NotYet(next(reasons, "503 etcd not ready"))
+
+    time = FakeTime()
+    with pytest.raises(KqbenchError, match=r"^not ready after 2s \(last answer: 503 etcd not ready\)$"):
+        waiting.poll(check, timeout=2, interval=0.5, failure=lambda: "not ready after 2s", clock=time.clock,
+                     sleep=time.sleep)
+    assert time.now == pytest.approx(2.0)
+
+
+def test_poll_asks_again_after_an_error_it_was_told_to_retry_and_names_it():
+    answers = iter([ConnectionRefusedError("refused"), TimeoutError("timed out"), "up"])
+
+    def check():
+        answer = next(answers)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    time = FakeTime()
+    assert waiting.poll(check, timeout=5, interval=1, failure=lambda: "never", retry_on=(OSError,), clock=time.clock,
+                        sleep=time.sleep) == "up"
+    assert time.now == pytest.approx(2.0)
+    with pytest.raises(KqbenchError, match=r"\(last answer: TimeoutError: timed out\)$"):
+        waiting.poll(lambda: (_ for _ in ()).throw(TimeoutError("timed out")), timeout=1, interval=1, failure=lambda: "down",
+                     retry_on=(OSError,), clock=time.clock, sleep=time.sleep)
+
+
+def test_a_falsy_answer_is_not_a_reason():
+    time = FakeTime()
+    with pytest.raises(KqbenchError, match=r"^still 3 pending$"):
+        waiting.poll(lambda: 0, timeout=1, interval=1, failure=lambda: "still 3 pending", clock=time.clock,
+                     sleep=time.sleep)
+
+
+def test_poll_async_returns_when_the_coroutine_holds_and_names_the_last_reason_when_not():
+    counts = iter([3, 7, 10])
+
+    async def all_ready():
+        ready = next(counts)
+        if ready < 10:
+            raise waiting.NotYet(f"{ready} of 10 Ready")
+        return ready
+
+    assert asyncio.run(waiting.poll_async(all_ready, timeout=10, interval=0, failure=lambda: "never")) == 10
+
+    async def stuck():
+        raise waiting.NotYet("7 of 10 Ready")
+
+    with pytest.raises(KqbenchError, match=r"^nodes not Ready \(last answer: 7 of 10 Ready\)$"):
+        asyncio.run(waiting.poll_async(stuck, timeout=0.05, interval=0.01, failure=lambda: "nodes not Ready"))
