@@ -25,6 +25,7 @@ COMMANDS = {
     "scheduler": ("scheduler", "group"),
     "agree": ("agree", "command"),
     "replay": ("replay", "command"),
+    "readme": ("readme", "command"),
 }
 """Each verb's module in harness.cli and the click object in it."""
 

@@ -1,0 +1,1 @@
+"""README tables of figures, rendered from the committed result files between markers."""

@@ -1,0 +1,24 @@
+"""Every README's tables of figures made again from the committed files: the list of table builders,
+and which READMEs there are (the results folders' and the top-level one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.readmes import blocks, jobstables
+
+BUILDERS: dict[str, blocks.Builder] = {
+    "jobs-cases": jobstables.cases,
+}
+"""Table name (the block's `<!-- table: NAME`) -> its builder."""
+
+
+def readmes(root: Path) -> list[Path]:
+    """README.md at the top of the repository and under results/ (not results/runs/, the git-ignored outputs), sorted."""
+    found = sorted(p for p in (root / "results").rglob("README.md") if (root / "results" / "runs") not in p.parents)
+    return [p for p in [root / "README.md", *found] if p.is_file()]
+
+
+def render_file(path: Path, root: Path) -> str:
+    """The README's text with every table made again from its files."""
+    return blocks.render(path.read_text(), str(path.relative_to(root)), BUILDERS, path.parent)

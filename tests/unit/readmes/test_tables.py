@@ -1,0 +1,74 @@
+"""README tables are what the committed files say: every block re-renders to itself, and a figure
+changed by hand is put back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.readmes import blocks, jobstables, markdown, rendering
+
+ROOT = Path(__file__).parents[3]
+JOBS = ROOT / "results" / "jobs"
+
+
+@pytest.mark.parametrize("readme", rendering.readmes(ROOT), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_readme_table_is_what_its_files_say(readme):
+    assert rendering.render_file(readme, ROOT) == readme.read_text(), \
+        f"{readme.relative_to(ROOT)}: a table differs from its files; run `kqbench readme` and read the diff"
+
+
+def test_the_jobs_readme_has_its_tables_rendered():
+    assert len(blocks.find((JOBS / "README.md").read_text(), "README.md")) >= 7
+
+
+SPEC = f"""<!-- table: jobs-cases
+run: {JOBS / "kueue-workers-10k-20261201-070901"}
+columns: {{reference: "implementation=reference,r0", Kueue: "implementation=kueue,r0"}}
+ratios: [{{label: ours / Kueue, of: [reference, Kueue]}}]
+rows: [wall, kueue_job_queue, kcm_job_queue]
+-->"""
+
+
+def test_a_figure_changed_by_hand_is_put_back_and_the_queues_are_each_processs_own(tmp_path):
+    rendered = blocks.render(f"# x\n\n{SPEC}\n| stale |\n<!-- end table -->\n\nprose 1,777\n", "x.md",
+                             rendering.BUILDERS, tmp_path)
+    assert rendered.endswith("<!-- end table -->\n\nprose 1,777\n"), "only the block is rewritten"
+    table = rendered.split("-->\n", 1)[1].split("\n<!-- end table -->")[0].split("\n")
+    assert table[0] == "| | reference | Kueue | ours / Kueue |"
+    assert table[2] == "| wall | 219 s | 398 s | 0.55 |"
+    # Kueue's job queue alone (1,725), not summed with kube-controller-manager's (52): 1,777 was the old figure
+    assert table[3] == "| Kueue's `job` work queue: largest backlog, time in queue p50 / p99 | | 1,725, 36.0 / 98.7 s | |"
+    assert table[4] == "| kube-controller-manager's `job` queue: largest backlog, wait p99 | 150, 7.0 s | 52, 0.93 s | |"
+    assert blocks.render(rendered.replace("398 s", "390 s"), "x.md", rendering.BUILDERS, tmp_path) == rendered
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<!-- table: nope\n-->\n<!-- end table -->\n", "x.md:1: no table named 'nope'"),
+    ("a\n<!-- table: jobs-cases\nrun: x\n-->\n| |\n", "x.md:2: table 'jobs-cases' has no `-->` or no `<!-- end table -->`"),
+    ("<!-- end table -->\n", "x.md:1: an end marker without a table"),
+    ("<!-- table: jobs-cases\n[a\n-->\n<!-- end table -->\n", "x.md:1: table 'jobs-cases': its spec is not YAML"),
+    ("<!-- table: jobs-cases\nrun: nowhere\ncolumns: {a: r0}\nrows: [wall]\n-->\n<!-- end table -->\n",
+     "x.md:1: table 'jobs-cases': "),
+    (SPEC.replace("kcm_job_queue", "no_such_row") + "\n<!-- end table -->\n", "unknown row 'no_such_row'"),
+    (SPEC.replace("of: [reference, Kueue]", "of: [reference]") + "\n<!-- end table -->\n", "`of` names two of the columns"),
+])
+def test_a_block_that_cannot_be_rendered_says_where(text, message, tmp_path):
+    with pytest.raises(blocks.BlockError) as error:
+        blocks.render(text, "x.md", rendering.BUILDERS, tmp_path)
+    assert message in str(error.value)
+
+
+def test_number_formats():
+    assert markdown.number(1725.0) == "1,725" and markdown.number(63.93, 1) == "63.9" and markdown.number(None) == "n/a"
+    assert [markdown.duration(v) for v in (7e-6, 0.482, 36.04, 1234.5)] == ["7 µs", "0.48 s", "36.0 s", "1,234.5 s"]
+    assert markdown.duration(219.4, 0) == "219 s"
+    assert markdown.durations(0.13, 0.94) == "0.13 / 0.94 s" and markdown.durations(7e-6, 0.48) == "7 µs / 0.48 s"
+    assert markdown.table(["", "a", "b"], [["x", "", ""]]) == "| | a | b |\n|---|---|---|\n| x | | |"
+
+
+def test_step_rows_name_their_steps_and_refuse_unknown_ones():
+    assert jobstables.row("step:unsuspended:first_running").label == "unsuspended -> first pod Running p50"
+    with pytest.raises(Exception, match="step:FROM:TO of created"):
+        jobstables.row("step:created:started")
