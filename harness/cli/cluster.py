@@ -19,7 +19,7 @@ def group() -> None:
 
 
 def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, lease_seconds,
-                  jobs=False, allow_remote=False, bulk=False) -> specs.ClusterSpec:
+                  jobs=False, allow_remote=False, bulk=False, schedulable_nodes=False) -> specs.ClusterSpec:
     return specs.ClusterSpec(
         name=name, backend=backend, k8s_version=k8s_version,
         feature_gates=specs.parse_feature_gates(feature_gates), apiserver_port=port,
@@ -27,6 +27,7 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
         jobs=jobs,
         allow_remote=allow_remote,
         bulk=bulk,
+        schedulable_nodes=schedulable_nodes,
     )
 
 
@@ -85,7 +86,7 @@ def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heart
         raise click.BadParameter(f"must be >= 1 (got {nodes}; 0 only with --backend existing, which adopts a cluster "
                                  "without adding nodes)", param_hint="--nodes")
     cluster = _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
-                            allow_remote, bulk)
+                            allow_remote, bulk, schedulable_nodes=topology is not None)
     # An adopted cluster may be a real one: with --nodes 0 it gets no simulated nodes.
     pools = [nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus,
                                 topology=topology)] if nodes else []

@@ -208,10 +208,11 @@ def taints_new_nodes(cluster: specs.ClusterSpec) -> bool:
     """Whether kube-apiserver's TaintNodesByCondition admission puts `node.kubernetes.io/not-ready` on
     every node created through it (the bulk loader, which bypasses admission, adds it the same way).
 
-    Off in a cluster with Jobs and no heartbeats: only the node-lifecycle controller (off without
-    heartbeats) would lift the taint and kube-scheduler would place no pod. Our nodes are Ready from
-    their first stage on, so the taint is never added."""
-    return not (cluster.jobs and not cluster.heartbeats.enabled)
+    Off in a cluster with Jobs, or with schedulable nodes (for topology-aware scheduling), and no
+    heartbeats: only the node-lifecycle controller (off without heartbeats) would lift the taint, and
+    kube-scheduler would place no pod, TAS no pod set. Our nodes are Ready from their first stage on,
+    so the taint is never added."""
+    return not ((cluster.jobs or cluster.schedulable_nodes) and not cluster.heartbeats.enabled)
 
 
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}

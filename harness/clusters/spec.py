@@ -91,6 +91,10 @@ class ClusterSpec:
     Off by default: bare-Workload scenarios have no pods, and both cost a watch on every pod."""
     allow_remote: bool = False
     """The existing backend may adopt an apiserver that is not on a loopback address (--allow-remote)."""
+    schedulable_nodes: bool = False
+    """Keep the `node.kubernetes.io/not-ready` taint off new nodes, as `jobs` does: without heartbeats
+    nothing lifts it, and topology-aware scheduling (Kueue's and ours) skips a node with a taint its
+    pods do not tolerate. On for clusters whose nodes have a topology."""
     bulk: bool = False
     """Write the nodes straight into etcd (batched transactions) instead of POSTing them, then wait until
     kube-apiserver serves them all Ready: 100k nodes in seconds rather than minutes, for runs that measure

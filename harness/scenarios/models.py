@@ -135,7 +135,8 @@ class ClusterSection(_Model):
                                         controller_manager_args=tuple(sorted(self.controller_manager_args.items())),
                                         scheduler_args=tuple(sorted(self.scheduler_args.items())),
                                         heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds),
-                                        jobs=self.jobs, allow_remote=self.allow_remote, bulk=self.bulk)
+                                        jobs=self.jobs, allow_remote=self.allow_remote, bulk=self.bulk,
+                                        schedulable_nodes=any(p.topology for p in self.node_pools()))
 
 
 # -- queues -------------------------------------------------------------------------------

@@ -58,13 +58,25 @@ _LABEL_SELECTOR = _object({
     }, required=["key", "operator"])),
 }, **{"x-kubernetes-map-type": "atomic"})
 _FAIR_SHARING = _object({"weight": _QUANTITY})
-_POD_SET = _object({"name": _STRING, "count": _INT, "minCount": _INT, "template": _OPEN})
+# A pod set's topologyRequest as Kueue v0.17.0 names its fields (what topologyconversion reads).
+_TOPOLOGY_REQUEST = _object({
+    "required": _STRING, "preferred": _STRING, "unconstrained": {"type": "boolean"},
+    "podSetSliceRequiredTopology": _STRING, "podSetSliceSize": _INT, "podSetGroupName": _STRING,
+})
+_POD_SET = _object({"name": _STRING, "count": _INT, "minCount": _INT, "template": _OPEN,
+                    "topologyRequest": _TOPOLOGY_REQUEST})
+# Kueue v0.17.0's v1beta2 encoding: levels, then slices of domains (topologyconversion writes one).
+_TOPOLOGY_ASSIGNMENT = _object({
+    "levels": _array(_STRING),
+    "slices": _array(_object({"domainCount": _INT, "valuesPerLevel": _array(_OPEN), "podCounts": _OPEN})),
+})
 _ADMISSION = _object({
     "clusterQueue": _STRING,
     "podSetAssignments": _array(_object({
         "name": _STRING, "count": _INT,
         "flavors": {"type": "object", "additionalProperties": _STRING},
         "resourceUsage": {"type": "object", "additionalProperties": _QUANTITY},
+        "topologyAssignment": _TOPOLOGY_ASSIGNMENT,
     })),
 })
 
@@ -84,7 +96,9 @@ class Kind:
 KINDS = (
     Kind("ResourceFlavor", "resourceflavors", False, ("flavor", "flavors", "rf"),
          _object({"nodeLabels": {"type": "object", "additionalProperties": _STRING},
-                  "nodeTaints": _array(_OPEN), "tolerations": _array(_OPEN)}), _object()),
+                  "nodeTaints": _array(_OPEN), "tolerations": _array(_OPEN), "topologyName": _STRING}), _object()),
+    Kind("Topology", "topologies", False, (),
+         _object({"levels": _array(_object({"nodeLabel": _STRING}))}), _object()),
     Kind("Cohort", "cohorts", False, (),
          _object({"parentName": _STRING, "resourceGroups": _RESOURCE_GROUPS, "fairSharing": _FAIR_SHARING}),
          _object({"fairSharing": _object({"weightedShare": {"type": "integer", "format": "int64"}})}),

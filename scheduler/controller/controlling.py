@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scheduler.api import groups
-from scheduler.controller import informing, metering, statuses
+from scheduler.controller import informing, metering, statuses, topologyfeeding
 from scheduler.core import activation, conversion, draining, queuestatus, scheduling
 from scheduler.core.decisions import CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt
 from scheduler.core.queues import QueueManager
@@ -523,7 +523,10 @@ class Controller:
             self.informers.append(informer)
             tasks.append(asyncio.create_task(informer.run(stop)))
             await informer.synced.wait()
-        return tasks
+        feed = topologyfeeding.TopologyFeed(self.manager, self.client, f"{BASE}/topologies", self._touch)
+        informers, feeding = await feed.start(stop)
+        self.informers += informers
+        return tasks + feeding
 
     async def run(self, stop: asyncio.Event) -> None:
         """Run until stop is set; waits for in-flight writes before returning."""

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import cluster
+from harness.clusters import kwokconfig, spec as specs
 from harness.nodes import pools, storing, topologies
 from harness.scenarios import loading
 
@@ -93,3 +94,13 @@ def test_a_topology_beside_pools_is_refused():
     text = SCENARIO.replace("  nodes: 6\n", "  pools: [{name: a, count: 2}]\n")
     with pytest.raises(loading.ScenarioError, match="each pool its own topology"):
         loading.parse(text, "t.yaml")
+
+
+def test_nodes_with_a_topology_get_no_not_ready_taint_that_nothing_would_lift():
+    spec = loading.parse(SCENARIO, "t.yaml").scenario.cluster.cluster_spec("x")
+    assert spec.schedulable_nodes and not kwokconfig.taints_new_nodes(spec)
+    plain = loading.parse(SCENARIO.replace("  topology: {racks_per_block: 1, hosts_per_rack: 4}\n", ""), "t.yaml")
+    assert kwokconfig.taints_new_nodes(plain.scenario.cluster.cluster_spec("x"))
+    # With heartbeats the node-lifecycle controller lifts it, as in a real cluster.
+    assert kwokconfig.taints_new_nodes(specs.ClusterSpec(name="x", schedulable_nodes=True,
+                                                         heartbeats=specs.Heartbeats(enabled=True)))

@@ -1,0 +1,107 @@
+"""Feeding topology-aware scheduling: Topology objects and Nodes into the core's ``TopologyState``.
+
+Kueue v0.17.0 watches every Node (and every scheduled Pod) whenever TAS is on, its default. Here the
+Node informer starts only once some ResourceFlavor names a topology: a cluster without TAS flavors
+keeps no copy of its nodes (at 100k nodes that copy is the scheduler's largest). Pods that Kueue did
+not place are not watched (see ``domaintrees``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from scheduler.controller import informing
+from scheduler.core import topologyconversion
+from scheduler.core.queues import QueueManager
+from scheduler.kube import client as kube
+
+log = logging.getLogger(__name__)
+
+NODES_PATH = "/api/v1/nodes"
+WAIT_FOR_FLAVOR_SECONDS = 1.0
+"""How often, while no TAS flavor exists, the feed looks whether one appeared (it then lists nodes)."""
+
+
+class TopologyFeed:
+    def __init__(self, manager: QueueManager, client: kube.KubeClient, topologies_path: str,
+                 touch: Callable[[], None]) -> None:
+        self.manager, self.client, self.topologies_path, self.touch = manager, client, topologies_path, touch
+        self._nodes: set[str] = set()
+        self._topologies: set[str] = set()
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    def _list_topologies(self, items: list[dict]) -> None:
+        state = self.manager.topologies
+        listed = {topologyconversion.topology_from_dict(item) for item in items}
+        for gone in self._topologies - {t.name for t in listed}:
+            state.delete_topology(gone)
+        self._topologies = {t.name for t in listed}
+        for topology in listed:
+            state.set_topology(topology)
+        self._changed()
+
+    def _topology_event(self, kind: str, obj: dict) -> None:
+        topology = topologyconversion.topology_from_dict(obj)
+        if kind == "DELETED":
+            self._topologies.discard(topology.name)
+            self.manager.topologies.delete_topology(topology.name)
+        else:
+            self._topologies.add(topology.name)
+            self.manager.topologies.set_topology(topology)
+        self._changed()
+
+    def _list_nodes(self, items: list[dict]) -> None:
+        state = self.manager.topologies
+        listed = set()
+        for item in items:
+            name = item["metadata"]["name"]
+            listed.add(name)
+            state.set_node(name, topologyconversion.node_from_dict(item))
+        for gone in self._nodes - listed:
+            state.set_node(gone, None)
+        self._nodes = listed
+        self._changed()
+
+    def _node_event(self, kind: str, obj: dict) -> None:
+        name = obj["metadata"]["name"]
+        if kind == "DELETED":
+            self._nodes.discard(name)
+            self.manager.topologies.set_node(name, None)
+        else:
+            self._nodes.add(name)
+            self.manager.topologies.set_node(name, topologyconversion.node_from_dict(obj))
+        self._changed()
+
+    def _changed(self) -> None:
+        self.manager.topology_changed()
+        self.touch()
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def start(self, stop: asyncio.Event) -> tuple[list[informing.Informer], list[asyncio.Task]]:
+        """List Topologies, and Nodes if a TAS flavor exists already (else once one does); returns the
+        informers and their tasks once those started now have listed."""
+        topologies = informing.Informer(self.client, self.topologies_path, self._list_topologies,
+                                        self._topology_event)
+        nodes = informing.Informer(self.client, NODES_PATH, self._list_nodes, self._node_event)
+        tasks = [asyncio.create_task(topologies.run(stop))]
+        await topologies.synced.wait()
+        if self.manager.topologies.flavors:
+            tasks.append(asyncio.create_task(nodes.run(stop)))
+            await nodes.synced.wait()
+        else:
+            tasks.append(asyncio.create_task(self._nodes_once_needed(nodes, stop)))
+        return [topologies, nodes], tasks
+
+    async def _nodes_once_needed(self, nodes: informing.Informer, stop: asyncio.Event) -> None:
+        while not self.manager.topologies.flavors:
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=WAIT_FOR_FLAVOR_SECONDS)
+                return
+            except asyncio.TimeoutError:
+                continue
+        log.info("a ResourceFlavor names a topology: watching nodes")
+        await nodes.run(stop)
