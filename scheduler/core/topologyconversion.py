@@ -57,7 +57,7 @@ def assignment_to_dict(assignment: TopologyAssignment) -> Obj:
     """Kueue v0.17.0's ``topologyAssignment``: a single compact slice."""
     domains = assignment.domains
     if not domains:
-        return {"levels": list(assignment.levels), "slices": []}
+        return {"levels": list(assignment.levels)}  # Go's omitempty drops the empty slices
     per_level = [_compact([d.values[i] for d in domains]) for i in range(len(assignment.levels))]
     counts = [d.count for d in domains]
     pod_counts = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}

@@ -3,6 +3,9 @@ v1beta2 encoding (cases of pkg/util/tas/tas_assignment_test.go bothWaysTestCases
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from scheduler.core import conversion, topologyconversion
@@ -14,31 +17,25 @@ def _assignment(levels, *domains):
     return TopologyAssignment(tuple(levels), tuple(DomainAssignment(tuple(v), c) for v, c in domains))
 
 
-@pytest.mark.parametrize("case, internal, v1beta2", [
-    ("empty", _assignment("ab"), {"levels": ["a", "b"], "slices": []}),
-    ("one domain", _assignment("ab", (("a1", "b1"), 1)),
-     {"levels": ["a", "b"], "slices": [{"domainCount": 1, "podCounts": {"universal": 1},
-                                        "valuesPerLevel": [{"universal": "a1"}, {"universal": "b1"}]}]}),
-    ("multiple domains, same counts, no common prefix", _assignment("ab", (("a1", "b1"), 1), (("a2", "b2"), 1)),
-     {"levels": ["a", "b"], "slices": [{"domainCount": 2, "podCounts": {"universal": 1}, "valuesPerLevel": [
-         {"individual": {"prefix": "a", "roots": ["1", "2"]}}, {"individual": {"prefix": "b", "roots": ["1", "2"]}}]}]}),
-    ("multiple domains, different counts, common prefix and suffix",
-     _assignment("ab", (("p.a1.s", "p.b1.s"), 1), (("p.a2.s", "p.b2.s"), 2)),
-     {"levels": ["a", "b"], "slices": [{"domainCount": 2, "podCounts": {"individual": [1, 2]}, "valuesPerLevel": [
-         {"individual": {"prefix": "p.a", "suffix": ".s", "roots": ["1", "2"]}},
-         {"individual": {"prefix": "p.b", "suffix": ".s", "roots": ["1", "2"]}}]}]}),
-    ("multiple domains, universal value", _assignment("ab", (("a1", "x"), 1), (("a1", "y"), 2)),
-     {"levels": ["a", "b"], "slices": [{"domainCount": 2, "podCounts": {"individual": [1, 2]}, "valuesPerLevel": [
-         {"universal": "a1"}, {"individual": {"roots": ["x", "y"]}}]}]}),
-    # fillSingleCompactSliceValues keeps prefix and suffix from overlapping ({"ababa", "aba"}): both are
-    # "aba", longer together than "aba", so the prefix shrinks to what the suffix leaves: nothing.
-    ("overlapping prefix and suffix", _assignment("h", (("ababa",), 1), (("aba",), 1)),
-     {"levels": ["h"], "slices": [{"domainCount": 2, "podCounts": {"universal": 1}, "valuesPerLevel": [
-         {"individual": {"suffix": "aba", "roots": ["ab", ""]}}]}]}),
-])
-def test_assignments_encode_as_kueue_and_decode_back(case, internal, v1beta2):
-    assert topologyconversion.assignment_to_dict(internal) == v1beta2, case
-    assert topologyconversion.assignment_from_dict(v1beta2) == internal, case
+ENCODINGS = json.loads((Path(__file__).parents[2] / "fixtures" / "kueue-v0.17.0-tas-assignment-encodings.json").read_text())
+"""pkg/util/tas/tas_assignment_test.go's bothWaysTestCases and oneWayTestCases, dumped by a test added to a
+copy of the v0.17.0 module (json.Marshal of each case's internal and v1beta2 assignment)."""
+
+
+def _internal(obj: dict) -> TopologyAssignment:
+    return _assignment(obj["Levels"], *((d["Values"], d["Count"]) for d in obj["Domains"] or ()))
+
+
+@pytest.mark.parametrize("case", ENCODINGS, ids=[c["name"] for c in ENCODINGS])
+def test_assignments_encode_as_kueue_and_decode_back(case):
+    internal = _internal(case["internal"])
+    if case["bothWays"]:  # the others are encodings Kueue reads but does not write
+        assert topologyconversion.assignment_to_dict(internal) == case["v1beta2"]
+    assert topologyconversion.assignment_from_dict(case["v1beta2"]) == internal
+
+
+def test_the_encodings_fixture_holds_kueues_cases():
+    assert len(ENCODINGS) == 12 and sum(c["bothWays"] for c in ENCODINGS) == 10
 
 
 def test_hostnames_share_their_prefix_once():
