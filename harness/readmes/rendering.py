@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.readmes import blocks, jobstables
+from harness.readmes import blocks, clustertables, jobstables
 
 BUILDERS: dict[str, blocks.Builder] = {
     "jobs-cases": jobstables.cases,
+    "scheduler-cluster": clustertables.cases,
 }
 """Table name (the block's `<!-- table: NAME`) -> its builder."""
 

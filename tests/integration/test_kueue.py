@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.errors import KqbenchError
-from harness.implementations.kueue import starting
+from harness.implementations.kueue import installing, starting
 from harness.nodes import pools
 from harness.progress import LineProgress
-from harness.toolchain import building
+from harness.scenarios import models
+from harness.toolchain import building, layout, versions
 
 from .conftest import leftover_processes, run_cli, unique_name
 from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, metric_sum, queue_order,
@@ -101,3 +103,48 @@ def test_tiny_runs_with_kueue(kueue_build, binaries, state_dir, tmp_path):
     assert len(kueue_scrapes) >= 2 and (kueue_scrapes["error"] == "").all(), kueue_scrapes.to_string()
     summary = pd.read_csv(folder / "tables" / "summary.csv")
     assert {"kueue_build_info", "kueue_pending_workloads"} <= set(summary.loc[summary["source"] == "kueue", "metric"])
+
+
+OTHER_VERSIONS = [v for v in versions.load_pins().kueue_known if v != versions.load_pins().kueue]
+
+
+@pytest.mark.parametrize("version", OTHER_VERSIONS)
+def test_another_kueue_version_admits_and_serves_positions_as_shipped(version, binaries, state_dir, tmp_path):
+    """Each Kueue of versions.toml beside the default, started as a scenario names it: its own CRDs,
+    the client limits its Configuration ships, admitting and serving positions through kube-apiserver."""
+    building.ensure_kueue(LineProgress(interval=10.0), version=version)
+    name = unique_name("kueue-v")
+    handle = None
+    try:
+        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=10)], LineProgress(interval=10.0))
+        creds = kubeconfig.load(info.kubeconfig)
+        section = models.SchedulerSection(implementation="kueue", kueue_version=version, strategy="aggregated-snapshot")
+        handle = starting.start_scheduler(info, section, tmp_path)
+        shipped = yaml.safe_load(layout.KueueBuild.in_cache(version).manager_config.read_text())["clientConnection"]
+        written = yaml.safe_load(installing.files_for(info).config.read_text())["clientConnection"]
+        assert written == {"qps": shipped["qps"], "burst": shipped["burst"]}
+        metrics = handle.process.metrics_text()
+        assert f'git_version="{version}"' in metrics, "the manager running is the version asked for"
+        create(creds, [flavor("default"), cluster_queue("cq-v", 10, cohort="co-v"), local_queue("lq-v", "cq-v")])
+        create(creds, [workload(f"w-{i:02d}", "lq-v", priority=i % 3, cpu=1) for i in range(30)])
+        admitted = wait_for(lambda: sum(map(is_admitted, listed(creds, "workloads"))) == 10, timeout=120)
+        assert admitted, f"Kueue {version} did not admit 10 Workloads; log:\n{handle.process.log_tail()}"
+        pending = sorted((w for w in listed(creds, "workloads") if not is_admitted(w)), key=queue_order)
+
+        def page():
+            status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/cq-v/pendingworkloads")
+            return json.loads(body) if status == 200 and len(json.loads(body)["items"]) == 20 else None
+
+        served = wait_for(page, timeout=60)
+        assert served, f"Kueue {version}'s visibility API did not list the 20 pending Workloads"
+        assert [i["metadata"]["name"] for i in served["items"]] == [w["metadata"]["name"] for w in pending]
+        assert [i["positionInClusterQueue"] for i in served["items"]] == list(range(20))
+        status, body = rest.get(creds, f"{VISIBILITY}/namespaces/default/localqueues/lq-v/pendingworkloads?limit=5&offset=3")
+        assert status == 200, body[:300]
+        assert [i["positionInLocalQueue"] for i in json.loads(body)["items"]] == [3, 4, 5, 6, 7]
+    finally:
+        if handle is not None:
+            handle.stop()
+        bringup.down(name)
+    assert handle is not None and not handle.alive()
+    assert leftover_processes(name) == [], "cluster processes outlived `down`"

@@ -72,3 +72,15 @@ def test_step_rows_name_their_steps_and_refuse_unknown_ones():
     assert jobstables.row("step:unsuspended:first_running").label == "unsuspended -> first pod Running p50"
     with pytest.raises(Exception, match="step:FROM:TO of created"):
         jobstables.row("step:created:started")
+
+
+def test_a_figure_the_file_cannot_support_is_not_shown_as_one(tmp_path):
+    # Kueue at 100k pending: 50 requests per arm, the slowest longer than the 20 s arm
+    text = (f"<!-- table: scheduler-cluster\nfolder: {ROOT / 'results' / 'peer' / 'scheduler-cluster-100000'}\n"
+            "columns: {ours: reference, Kueue: kueue}\nrows: [page_churn, cores]\n-->\n<!-- end table -->")
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1].split("\n")
+    assert table == [
+        "| | ours | Kueue |", "|---|---|---|",
+        "| the same under churn: p99 / pages/s | 86 ms / 1,538 | 24,767 ms (slowest of 50, too few for a p99) / 2.5 |",
+        "| scheduler cores during the reads | 0.50-0.64 | not measured: its requests outlasted the arm |",
+        "<!-- end table -->"]
