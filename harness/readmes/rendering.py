@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.readmes import blocks, clustertables, jobstables
+from harness.readmes import blocks, capacitytables, clustertables, jobstables
 
 BUILDERS: dict[str, blocks.Builder] = {
+    "capacity-breaks": capacitytables.breaks,
+    "capacity-steps": capacitytables.steps,
     "jobs-cases": jobstables.cases,
     "scheduler-cluster": clustertables.cases,
 }
