@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.readmes import blocks, capacitytables, clustertables, jobstables
+from harness.readmes import blocks, bringuptables, capacitytables, clustertables, jobstables
 
 BUILDERS: dict[str, blocks.Builder] = {
+    "bringup-records": bringuptables.records,
     "capacity-breaks": capacitytables.breaks,
     "capacity-steps": capacitytables.steps,
     "jobs-cases": jobstables.cases,
