@@ -193,7 +193,7 @@ def _ratio(numerator: Case, denominator: Case, of: Row) -> str:
     if of.scalar is None:
         return ""
     top, bottom = of.scalar(numerator), of.scalar(denominator)
-    return "" if top is None or not bottom else markdown.number(top / bottom, 2)
+    return "" if top is None or not bottom else markdown.ratio(top / bottom)
 
 
 def cases(spec: dict, folder: Path) -> str:

@@ -38,3 +38,10 @@ def durations(*values: float | None) -> str:
     if all(p.endswith(" s") for p in parts):
         return " / ".join(p[:-2] for p in parts) + " s"
     return " / ".join(parts)
+
+
+def ratio(value: float | None) -> str:
+    """0.55 / 1.82; two significant digits below 0.1 (0.003), where two decimals would say 0.00."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{value:.2g}" if abs(value) < 0.1 else f"{value:,.2f}"

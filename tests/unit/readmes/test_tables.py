@@ -64,6 +64,7 @@ def test_number_formats():
     assert markdown.number(1725.0) == "1,725" and markdown.number(63.93, 1) == "63.9" and markdown.number(None) == "n/a"
     assert [markdown.duration(v) for v in (7e-6, 0.482, 36.04, 1234.5)] == ["7 µs", "0.48 s", "36.0 s", "1,234.5 s"]
     assert markdown.duration(219.4, 0) == "219 s"
+    assert [markdown.ratio(v) for v in (0.547, 1.824, 0.003012, 0.0)] == ["0.55", "1.82", "0.003", "0"]
     assert markdown.durations(0.13, 0.94) == "0.13 / 0.94 s" and markdown.durations(7e-6, 0.48) == "7 µs / 0.48 s"
     assert markdown.table(["", "a", "b"], [["x", "", ""]]) == "| | a | b |\n|---|---|---|\n| x | | |"
 
