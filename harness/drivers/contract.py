@@ -9,7 +9,12 @@ A driver is one experiment in a folder of its own (`harness/drivers/<name>/`). I
 - `metrics(tables, case)`: its summary.json entries of one case, read from the run's tables;
 - `report(tables, context)`: optionally its section of report.html;
 - `ratio_metrics`: prefixes of its metrics whose strategy ratios within one run the summary reports
-  (ratios cancel the machine's speed: gates on them are far less noisy).
+  (ratios cancel the machine's speed: gates on them are far less noisy);
+- what the report asks of every driver, so that it names no experiment itself: `questions` (its
+  verdict questions, answered from the summary), `figures()` (its per-design figures among the
+  report's own), `perfdata(tables, run_id)` (its items of perfdata.json), `request_counts(tables)`
+  (the requests behind its request-percentile metrics, shown as n=) and `case_pending(scenario,
+  case)` (how many Workloads a case held: the x axis of the per-design figures).
 
 PhaseContext, what a run function gets (one object, so that adding a field breaks no driver):
 - `cluster` (ClusterInfo: kubeconfig, ports, binary versions), `scenario` (the case's validated
@@ -79,6 +84,39 @@ class ReportSection:
 
 
 @dataclass(frozen=True, slots=True)
+class Question:
+    """A verdict question: which design is best at it, answered from the summary's metrics."""
+
+    title: str
+    measure: str
+    """What the number is, in words."""
+    metrics: tuple[str, ...]
+    """The summary metrics that answer it, in order of preference (the first measured in two columns is used)."""
+    others_note: str = ""
+    """Said of the other answers when this question is answered (its runs compare them unevenly); such a
+    question is only asked of runs that measured it."""
+    place: int = 50
+    """Where in the verdict block, lower first (every question of the report sorted by it)."""
+
+
+Cases = pd.DataFrame
+"""One row per case of the report: id, column (its design's label), pending, strategy, status."""
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A figure of the report: drawn from the run's tables, or named as not measured."""
+
+    title: str
+    draw: Callable[[Tables, Cases, Mapping[str, str]], bytes | None]
+    """(tables, cases, colours by column) -> a PNG, or None when the run did not measure what it draws."""
+    wide: bool = False
+    """A figure of one panel per design, across the page."""
+    place: int = 50
+    """Where among the report's figures, lower first."""
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseContext:
     """Everything a driver's run function may use (see the module docstring)."""
 
@@ -110,6 +148,9 @@ class Driver(Protocol):
     @property
     def ratio_metrics(self) -> tuple[str, ...]: ...
 
+    @property
+    def questions(self) -> tuple[Question, ...]: ...
+
     def run(self, context: PhaseContext) -> None:
         """Drive one phase, emitting tables as they exist; raise KqbenchError (one line) on failure."""
 
@@ -118,6 +159,18 @@ class Driver(Protocol):
 
     def report(self, tables: Tables, context: ReportContext) -> ReportSection | None:
         """This driver's report section, or None when the run has nothing of it."""
+
+    def figures(self) -> tuple[Figure, ...]:
+        """Its figures among the report's per-design ones (called only when a report is drawn)."""
+
+    def perfdata(self, tables: Tables, run_id: str) -> list[dict]:
+        """Its items of perfdata.json (perfdash's dataItems)."""
+
+    def request_counts(self, tables: Tables) -> Mapping[tuple[str, str], int]:
+        """(metric, case) -> requests behind each of its request-percentile metrics."""
+
+    def case_pending(self, scenario: Mapping, params: Mapping) -> int | None:
+        """Workloads a case held, from run.json's scenario and the case's params; None: not this driver's to say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +184,11 @@ class DriverSpec:
     summary_metrics: Callable[[Tables, str], list[Metric]] = lambda tables, case: []
     report_section: Callable[[Tables, ReportContext], ReportSection | None] = lambda tables, context: None
     ratio_metrics: tuple[str, ...] = ()
+    questions: tuple[Question, ...] = ()
+    report_figures: Callable[[], tuple[Figure, ...]] = lambda: ()
+    perfdata_items: Callable[[Tables, str], list[dict]] = lambda tables, run_id: []
+    requests_behind: Callable[[Tables], Mapping[tuple[str, str], int]] = lambda tables: {}
+    pending_of: Callable[[Mapping, Mapping], int | None] = lambda scenario, params: None
 
     def run(self, context: PhaseContext) -> None:
         self.run_phase(context)
@@ -140,3 +198,15 @@ class DriverSpec:
 
     def report(self, tables: Tables, context: ReportContext) -> ReportSection | None:
         return self.report_section(tables, context)
+
+    def figures(self) -> tuple[Figure, ...]:
+        return self.report_figures()
+
+    def perfdata(self, tables: Tables, run_id: str) -> list[dict]:
+        return self.perfdata_items(tables, run_id)
+
+    def request_counts(self, tables: Tables) -> Mapping[tuple[str, str], int]:
+        return self.requests_behind(tables)
+
+    def case_pending(self, scenario: Mapping, params: Mapping) -> int | None:
+        return self.pending_of(scenario, params)

@@ -2,7 +2,7 @@
 apiserver write QPS per phase, peak RSS per component, failed SLO checks, the largest etcd object.
 
 They read the tables the runner keeps from the collector (`observations`, `summary`, `slo`,
-`census`); the drivers add their own through the driver registry.
+`census`); the drivers add their own (harness.drivers.contract: `metrics`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import orjson
 import pandas as pd
 
-from harness.drivers import contract, registry
+from harness.drivers import contract
 from harness.metrics import slo as slo_rules
 
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")

@@ -11,21 +11,16 @@ from xml.etree import ElementTree as ET
 import orjson
 import pandas as pd
 
+from harness.drivers import registry
 from harness.metrics import slo as slo_rules
 
 PERFDATA_VERSION = "v1"
 
 
 def perfdata(tables: dict[str, pd.DataFrame], run_id: str) -> dict:
-    """Latency percentiles per request name (load) and per SLO check (apiserver), in perfdash's shape."""
-    items = []
-    totals = tables.get("load_totals")
-    if totals is not None and not totals.empty:
-        for _, row in totals.iterrows():
-            items.append({"data": {"Perc50": float(row["p50_ms"]), "Perc90": float(row["p90_ms"]),
-                                   "Perc99": float(row["p99_ms"])}, "unit": "ms",
-                          "labels": {"Metric": "ClientLatency", "Name": str(row["name"]), "Case": str(row["case"]),
-                                     "Phase": str(row.get("phase", "")), "RunID": run_id}})
+    """The drivers' items (client latencies per request name), then one per SLO check (apiserver), in
+    perfdash's shape."""
+    items = [item for driver in registry.drivers() for item in driver.perfdata(tables, run_id)]
     slo = tables.get("slo")
     if slo is not None and not slo.empty:
         for _, row in slo.iterrows():

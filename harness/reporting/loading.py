@@ -11,11 +11,8 @@ import pandas as pd
 from harness.drivers import registry
 from harness.reporting import pivoting
 from harness.results import runs, summaries, tables as tidy
-from loadtests import naming, settings as load_settings
 
 CASE_COLUMNS = ["id", "key", "strategy", "pending", "status", "error"]
-REQUEST_METRICS = (("load.position_query_", load_settings.QUERY_MODES), ("load.bystander_", ("bystander",)))
-"""Summary metrics that are percentiles over requests, with the request modes behind them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,17 +24,6 @@ class Loaded:
     views: list[pivoting.RunView]
 
 
-def _param(params: dict, dotted: str, default):
-    """A case parameter given flat (`scheduler.strategy`) or nested (`{scheduler: {strategy}}`)."""
-    if dotted in params:
-        return params[dotted]
-    head, _, rest = dotted.partition(".")
-    value = params.get(head)
-    if isinstance(value, dict) and rest:
-        return _param(value, rest, default)
-    return default
-
-
 def view_of(record: runs.RunRecord, summary: summaries.Summary) -> pivoting.RunView:
     """A run's summary with its points in the order the run swept them."""
     strategy_default = (record.scenario.get("scheduler") or {}).get("strategy", "")
@@ -45,7 +31,7 @@ def view_of(record: runs.RunRecord, summary: summaries.Summary) -> pivoting.RunV
     for case in record.cases:
         if case.point not in strategies:
             points.append(case.point)
-            strategies[case.point] = str(_param(case.params, "scheduler.strategy", strategy_default) or "")
+            strategies[case.point] = str(runs.param(case.params, "scheduler.strategy", strategy_default) or "")
     for entry in summary.entries.values():  # a summary read without its record still shows every point
         if entry.point not in strategies and not entry.metric.startswith("ratio."):
             points.append(entry.point)
@@ -76,32 +62,30 @@ def load(folders: list[Path]) -> Loaded:
                 frame = frame.assign(case=prefix + frame["case"].astype(str))
             parts.setdefault(name, []).append(frame)
         views.append(view_of(record, _summary(Path(folder), record, own)))
-        phases = record.scenario.get("phases") or {}
-        pending_default = next((p.get("pending", 0) for p in phases.values() if p.get("kind") == "fill"), 0)
         strategy_default = (record.scenario.get("scheduler") or {}).get("strategy", "")
         for case in record.cases:
             cases.append({"id": prefix + case.id, "key": f"{record.run_id} {case.point}",
-                          "strategy": _param(case.params, "scheduler.strategy", strategy_default),
-                          "pending": _param(case.params, "phases.fill.pending", pending_default) or 0,
+                          "strategy": runs.param(case.params, "scheduler.strategy", strategy_default),
+                          "pending": pending_of(record.scenario, case.params),
                           "status": case.status, "error": case.error})
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
     return Loaded(records, tables, pd.DataFrame(cases, columns=CASE_COLUMNS), views)
 
 
+def pending_of(scenario: dict, params: dict) -> int:
+    """Workloads a case held, as the first driver that says it tells (0 when none does)."""
+    return next((n for driver in registry.drivers() if (n := driver.case_pending(scenario, params)) is not None), 0)
+
+
 def request_counts(tables: dict[str, pd.DataFrame], cases: pd.DataFrame) -> dict[tuple[str, str], int]:
     """Requests behind each request-percentile metric per column: (metric, column key) -> count."""
-    totals = tables.get("load_totals")
-    if totals is None or totals.empty or cases.empty:
+    if cases.empty:
         return {}
-    modes = totals["name"].map(lambda n: naming.parse(n).mode)
     key_of = dict(zip(cases["id"], cases["key"]))
     out: dict[tuple[str, str], int] = {}
-    for prefix, wanted in REQUEST_METRICS:
-        picked = totals[modes.isin(wanted)]
-        for case, requests in picked.groupby("case")["requests"].sum().items():
+    for driver in registry.drivers():
+        for (metric, case), requests in driver.request_counts(tables).items():
             key = key_of.get(case)
-            if key is None:
-                continue
-            for stat in ("p50_ms", "p99_ms"):
-                out[(f"{prefix}{stat}", key)] = out.get((f"{prefix}{stat}", key), 0) + int(requests)
+            if key is not None:
+                out[(metric, key)] = out.get((metric, key), 0) + int(requests)
     return out

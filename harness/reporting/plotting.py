@@ -17,9 +17,9 @@ import orjson
 import pandas as pd
 from matplotlib.figure import Figure  # no pyplot: no backend to choose, no global figure state
 
+from harness.drivers import contract
 from harness.metrics import headlines
 from harness.reporting import palettes
-from loadtests import naming, settings as load_settings
 
 ETCD_LIMIT_BYTES = 1.5 * 1024 * 1024
 """etcd's default --max-request-bytes: an object larger than this cannot be written."""
@@ -31,13 +31,13 @@ MAX_NAMED_PHASES = 6
 """More phases than this (a capacity search's steps) are shaded without their names, which would overlap."""
 
 
-def _png(fig) -> bytes:
+def png(fig) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
     return buffer.getvalue()
 
 
-def _rows(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
+def rows_of(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
     frame = tables.get(name)
     return frame if frame is not None and not frame.empty else pd.DataFrame()
 
@@ -97,12 +97,12 @@ def by_design(points: pd.DataFrame, cases: pd.DataFrame, colours: Mapping[str, s
             ax.legend(fontsize=8)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    return _png(fig)
+    return png(fig)
 
 
 def write_qps(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
     title = "apiserver writes/s, busiest load phase"
-    summary = _rows(tables, "summary")
+    summary = rows_of(tables, "summary")
     if summary.empty:
         return None
     rates = summary[(summary["metric"] == "apiserver_request_total") & (summary["stat"] == "rate")]
@@ -114,20 +114,9 @@ def write_qps(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes 
     return by_design(case_points(cases, per_case, "value"), cases, colours, "value", title, "writes/s")
 
 
-def query_latency(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
-    title = "position query p99"
-    totals = _rows(tables, "load_totals")
-    if totals.empty:
-        return None
-    modes = totals["name"].map(lambda n: naming.parse(n).mode)
-    picked = totals[modes.isin(load_settings.QUERY_MODES) & (totals["requests"] > 0)]
-    per_case = picked.groupby("case", as_index=False)["p99_ms"].max()
-    return by_design(case_points(cases, per_case, "p99_ms"), cases, colours, "p99_ms", title, "p99 (ms)")
-
-
 def largest_object(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
     title = "largest etcd object"
-    census = _rows(tables, "census")
+    census = rows_of(tables, "census")
     if census.empty:
         return None
     per_case = census.groupby("case", as_index=False)["max_bytes"].max()
@@ -142,7 +131,7 @@ def largest_object(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> b
 
 def phase_spans(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """case, phase, start, end (s since the case's measurements started) of the measured phases."""
-    obs = _rows(tables, "observations")
+    obs = rows_of(tables, "observations")
     if obs.empty:
         return pd.DataFrame(columns=["case", "phase", "start", "end"])
     spans = obs[~obs["phase"].isin(UNPHASED)].groupby(["case", "phase"], as_index=False, sort=False)["t"].agg(
@@ -150,7 +139,7 @@ def phase_spans(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return spans[spans["end"] > spans["start"]].sort_values(["case", "start"])
 
 
-def _panels(count: int, title: str, ylabel: str):
+def panels(count: int, title: str, ylabel: str):
     per_row = min(count, MAX_PANELS_PER_ROW)
     rows = math.ceil(count / per_row)
     fig = Figure(figsize=(PANEL_WIDTH * per_row + 0.6, PANEL_HEIGHT * rows + 0.7))
@@ -163,7 +152,7 @@ def _panels(count: int, title: str, ylabel: str):
     return fig, axes
 
 
-def _shade(ax, spans: pd.DataFrame) -> None:
+def shade(ax, spans: pd.DataFrame) -> None:
     """Alternate grey bands per phase; the phase's name on top where the band is wide enough."""
     if spans.empty:
         return
@@ -176,41 +165,13 @@ def _shade(ax, spans: pd.DataFrame) -> None:
                     ha="center", va="top", fontsize=7, color="0.35")
 
 
-def _panel_title(ax, column: str, colour: str | None) -> None:
+def panel_title(ax, column: str, colour: str | None) -> None:
     ax.set_title(column, fontsize=9, color=colour or "black", fontweight="bold")
-
-
-def bystander_latency(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
-    title = "bystander latency over time (p50 solid, p99 dashed; phases shaded)"
-    history = _rows(tables, "load_history")
-    picked = history[history["name"].map(lambda n: naming.parse(n).mode == "bystander")] if not history.empty else history
-    if picked.empty:
-        return None
-    spans = phase_spans(tables)
-    # load_history restarts t at every load phase: place each phase where the measurements saw it
-    starts = {(s.case, s.phase): s.start for s in spans.itertuples()}
-    picked = picked.assign(t=picked["t"] + [starts.get((c, p), 0.0) for c, p in zip(picked["case"], picked["phase"])])
-    joined = picked.merge(cases[["id", "column"]], left_on="case", right_on="id")
-    order = [c for c in dict.fromkeys(cases["column"]) if c in set(joined["column"])]
-    fig, axes = _panels(len(order), title, "ms")
-    for ax, column in zip(axes, order):
-        rows = joined[joined["column"] == column]
-        colour = colours.get(column)
-        _shade(ax, spans[spans["case"] == rows["case"].iloc[0]])
-        for _, group in rows.groupby("case"):
-            series = group.groupby("t", as_index=False)[["p50_ms", "p99_ms"]].max().sort_values("t")
-            ax.plot(series["t"], series["p50_ms"], color=colour, linewidth=1)
-            ax.plot(series["t"], series["p99_ms"], color=colour, linewidth=1, linestyle="--")
-        _panel_title(ax, column, colour)
-        ax.set_xlabel("s")
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return _png(fig)
 
 
 def rss_over_time(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> bytes | None:
     title = "RSS over time per process (phases shaded)"
-    obs = _rows(tables, "observations")
+    obs = rows_of(tables, "observations")
     rss = obs[(obs["source"] == "process") & (obs["metric"] == "rss_bytes")] if not obs.empty else obs
     if rss.empty:
         return None
@@ -222,16 +183,16 @@ def rss_over_time(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> by
     spans = phase_spans(tables)
     order = [c for c in dict.fromkeys(cases["column"]) if c in set(joined["column"])]
     components = sorted(set(joined["component"]))
-    fig, axes = _panels(len(order), title, "MiB")
+    fig, axes = panels(len(order), title, "MiB")
     for ax, column in zip(axes, order):
         rows = joined[joined["column"] == column]
-        _shade(ax, spans[spans["case"] == rows["case"].iloc[0]])
+        shade(ax, spans[spans["case"] == rows["case"].iloc[0]])
         for index, component in enumerate(components):
             for _, group in rows[rows["component"] == component].groupby("case"):
                 group = group.sort_values("t")
                 ax.plot(group["t"], group["value"] / 2**20, color=palettes.component_colour(component, index),
                         linewidth=1.2, label=component)
-        _panel_title(ax, column, colours.get(column))
+        panel_title(ax, column, colours.get(column))
         ax.set_xlabel("s")
         ax.grid(alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
@@ -239,4 +200,12 @@ def rss_over_time(tables, cases: pd.DataFrame, colours: Mapping[str, str]) -> by
     fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=len(unique), fontsize=8,
                bbox_to_anchor=(0.5, -0.02))
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    return _png(fig)
+    return png(fig)
+
+
+FIGURES = (
+    contract.Figure("apiserver writes/s per design", write_qps, place=10),
+    contract.Figure("Largest etcd object per design", largest_object, place=30),
+    contract.Figure("Memory over time, one panel per design", rss_over_time, wide=True, place=50),
+)
+"""The report's own figures, of the measurements every run takes; the drivers add theirs by `place`."""

@@ -55,7 +55,7 @@ def colours_of(pivot: pivoting.Pivot) -> dict[str, str]:
     return palettes.colours([(c.label, c.strategy) for c in pivot.columns])
 
 
-def analyse(loaded: loading.Loaded) -> tuple[pivoting.Pivot, list[verdicts.Answer], list[verdicts.Question]]:
+def analyse(loaded: loading.Loaded) -> tuple[pivoting.Pivot, list[verdicts.Answer], list[contract.Question]]:
     """The pivot of the runs (sample counts from their tables) and the verdicts read from it."""
     pivot = pivoting.build(loaded.views, loading.request_counts(loaded.tables, loaded.cases), verdicts.metrics())
     answers, unanswered = verdicts.answer(pivot)
@@ -85,13 +85,9 @@ def write(loaded: loading.Loaded, out: Path, history_dir: Path | None = None) ->
     cases = loaded.cases.assign(column=loaded.cases["key"].map(lambda key: pivot.labels.get(key, key)))
     colours = colours_of(pivot)
     tables = loaded.tables
-    drawn = [
-        ("apiserver writes/s per design", plotting.write_qps(tables, cases, colours), False),
-        ("Position query p99 per design", plotting.query_latency(tables, cases, colours), False),
-        ("Largest etcd object per design", plotting.largest_object(tables, cases, colours), False),
-        ("Bystander latency over time, one panel per design", plotting.bystander_latency(tables, cases, colours), True),
-        ("Memory over time, one panel per design", plotting.rss_over_time(tables, cases, colours), True),
-    ]
+    shown = sorted((*plotting.FIGURES, *(f for driver in registry.drivers() for f in driver.figures())),
+                   key=lambda figure: figure.place)
+    drawn = [(figure.title, figure.draw(tables, cases, colours), figure.wide) for figure in shown]
     figures = [(title, png, wide) for title, png, wide in drawn if png is not None]
     undrawn = [title for title, png, _ in drawn if png is None]
     out = Path(out)

@@ -1,7 +1,8 @@
 """The verdict block (pure): per question the scenario asks, which design is best and by how much.
 
-Each question names the summary metrics that answer it, in order of preference (the first one the
-run measured in at least two columns is used). The answer carries the best value with its interval
+The questions are the report's own (object size, memory) and the drivers' (harness.drivers.contract
+Question), in their `place` order. Each names the summary metrics that answer it, in order of
+preference (the first one the run measured in at least two columns is used). The answer carries the best value with its interval
 and sample count where the summary has them, and every other design as a ratio to the best. Two
 designs whose intervals overlap are called not separable rather than ranked.
 """
@@ -11,30 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.drivers import contract, registry
 from harness.reporting import pivoting
 
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    title: str
-    measure: str
-    """What the number is, in words."""
-    metrics: tuple[str, ...]
-    others_note: str = ""
-    """Said of the other answers when this question is answered (its runs compare them unevenly); such a
-    question is only asked of runs that measured it."""
-
-
 QUESTIONS = (
-    Question("Capacity", "largest pending queue held", ("capacity.max_held",),
-             "each design ran its own loads: the answers below are each design's worst over its own steps, "
-             "not a like-for-like comparison (the capacity section compares them at equal load)"),
-    Question("Write cost", "apiserver writes/s while the queue churns", ("apiserver.write_qps[churn]",)),
-    Question("Position latency", "position query p99", ("load.position_query_p99_ms",)),
-    Question("Bystander impact", "p99 of unrelated requests (bystanders)", ("load.bystander_p99_ms",)),
-    Question("Object size", "largest object in etcd (limit 1.5 MiB)", ("etcd.largest_object_bytes",)),
-    Question("Memory", "kube-apiserver peak RSS", ("process.rss_max_bytes[kube-apiserver]",)),
+    contract.Question("Object size", "largest object in etcd (limit 1.5 MiB)", ("etcd.largest_object_bytes",),
+                      place=50),
+    contract.Question("Memory", "kube-apiserver peak RSS", ("process.rss_max_bytes[kube-apiserver]",), place=60),
 )
+"""The report's own questions, of the measurements every run takes."""
+
+
+def questions() -> list[contract.Question]:
+    """Every question of the report: its own and the registered drivers', in `place` order."""
+    asked = (*QUESTIONS, *(question for driver in registry.drivers() for question in driver.questions))
+    return sorted(asked, key=lambda question: question.place)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +39,7 @@ class Other:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    question: Question
+    question: contract.Question
     row: pivoting.Row
     best: tuple[str, ...]
     """Labels of the best column(s): ties share the place."""
@@ -56,19 +48,20 @@ class Answer:
     """Every other measured column, best first."""
 
 
-def metrics(questions: Sequence[Question] = QUESTIONS) -> list[str]:
+def metrics(asked: Sequence[contract.Question] | None = None) -> list[str]:
     """Every metric a question may use (the pivot shows them first)."""
-    return [metric for question in questions for metric in question.metrics]
+    return [metric for question in (questions() if asked is None else asked) for metric in question.metrics]
 
 
 def _overlap(a: pivoting.Cell, b: pivoting.Cell) -> bool:
     return a.has_interval and b.has_interval and a.low <= b.high and b.low <= a.high
 
 
-def answer(pivot: pivoting.Pivot, questions: Sequence[Question] = QUESTIONS) -> tuple[list[Answer], list[Question]]:
+def answer(pivot: pivoting.Pivot,
+           asked: Sequence[contract.Question] | None = None) -> tuple[list[Answer], list[contract.Question]]:
     """(the answers, the questions this run did not measure in two columns or more)."""
     answers, unanswered = [], []
-    for question in questions:
+    for question in questions() if asked is None else asked:
         row = next((r for m in question.metrics if (r := pivot.row(m)) is not None and r.compared), None)
         if row is None:
             if not question.others_note:

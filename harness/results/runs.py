@@ -7,6 +7,7 @@ import json
 import platform
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from importlib import metadata
 from pathlib import Path
@@ -126,6 +127,17 @@ class RunRecord:
             return cls(**known)
         except TypeError as error:  # a required field is missing
             raise KqbenchError(f"{source} is not a complete run record: {error}") from None
+
+
+def param(params: Mapping, dotted: str, default):
+    """A case parameter given flat (`scheduler.strategy`) or nested (`{scheduler: {strategy}}`)."""
+    if dotted in params:
+        return params[dotted]
+    head, _, rest = dotted.partition(".")
+    value = params.get(head)
+    if isinstance(value, Mapping) and rest:
+        return param(value, rest, default)
+    return default
 
 
 def _known(cls, data: dict) -> dict:

@@ -32,5 +32,11 @@ def _metrics(tables, case: str) -> list[contract.Metric]:
             for row in capacity.itertuples() if row.design in designs and row.max_held == row.max_held]
 
 
+QUESTIONS = (
+    contract.Question("Capacity", "largest pending queue held", ("capacity.max_held",),
+                      "each design ran its own loads: the answers below are each design's worst over its own steps, "
+                      "not a like-for-like comparison (the capacity section compares them at equal load)", place=10),
+)
+
 DRIVER = contract.DriverSpec(name="capacity", phases=phases.PHASES, tables=tabulating.TABLES, run_phase=running.run,
-                             summary_metrics=_metrics, report_section=_report)
+                             summary_metrics=_metrics, report_section=_report, questions=QUESTIONS)

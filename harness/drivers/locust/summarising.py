@@ -8,14 +8,18 @@ recording); each metric says which resolution its data have.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from harness.drivers import contract
 from harness.load import results
+from harness.results import runs
 from harness.stats import intervals
 from loadtests import histograms as hdr, naming, settings as ls
 
-
 RATIO_METRICS = ("load.position_query_p",)
 """Position-query latency percentiles: their indexed/snapshot ratio is the comparison's headline."""
+REQUEST_METRICS = (("load.position_query_", ls.QUERY_MODES), ("load.bystander_", ("bystander",)))
+"""Prefixes of the metrics that are percentiles over requests, with the request modes behind them."""
 
 
 def request_mode(name: str) -> str:
@@ -33,12 +37,12 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
     out = []
     modes = totals["name"].map(request_mode)
     latencies, recorded = _of_case(tables, results.LATENCY_TABLE, case), _of_case(tables, results.HDR_TABLE, case)
-    for label, mask in (("position_query", modes.isin(ls.QUERY_MODES)), ("bystander", modes == "bystander")):
-        picked = totals[mask]
+    for prefix, wanted in REQUEST_METRICS:
+        picked = totals[modes.isin(wanted)]
         if not picked.empty and picked["requests"].sum() > 0:
             fine = _hdr_histograms(recorded, picked)
             for q, column in ((0.99, "p99_ms"), (0.50, "p50_ms")):
-                name = f"load.{label}_{column}"
+                name = f"{prefix}{column}"
                 if fine:
                     out.append(contract.Metric(name, intervals.worst_quantile(fine, q), "ms", "lower", fine,
                                                hdr.hdr_step_ms))
@@ -50,6 +54,27 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
         out.append(contract.Metric("load.failure_ratio", float(totals["failures"].sum()) / requests, "ratio", "lower"))
     return out
 
+
+def request_counts(tables: contract.Tables) -> dict[tuple[str, str], int]:
+    """(metric, case) -> requests behind each request-percentile metric (the n= of its interval)."""
+    totals = tables.get(results.TOTALS_TABLE)
+    if totals is None or totals.empty:
+        return {}
+    modes = totals["name"].map(request_mode)
+    out: dict[tuple[str, str], int] = {}
+    for prefix, wanted in REQUEST_METRICS:
+        for case, requests in totals[modes.isin(wanted)].groupby("case")["requests"].sum().items():
+            for column in ("p50_ms", "p99_ms"):
+                out[(f"{prefix}{column}", case)] = int(requests)
+    return out
+
+
+def case_pending(scenario: Mapping, params: Mapping) -> int | None:
+    """Workloads a case held: its sweep's `phases.fill.pending`, else the first fill phase's; None without a fill."""
+    fills = [phase.get("pending", 0) for phase in (scenario.get("phases") or {}).values() if phase.get("kind") == "fill"]
+    if not fills and runs.param(params, "phases.fill.pending", None) is None:
+        return None
+    return runs.param(params, "phases.fill.pending", fills[0] if fills else 0) or 0
 
 
 def _of_case(tables: contract.Tables, table: str, case: str):
