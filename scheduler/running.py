@@ -52,7 +52,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,
                                             settings=controlling.ControllerSettings(
                                                 max_unwritten=settings.max_unwritten,
-                                                write_pending_reasons=settings.write_pending_reasons))
+                                                write_pending_reasons=settings.write_pending_reasons,
+                                                min_cycle_seconds=settings.min_cycle_seconds))
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
             await runner.setup()

@@ -57,6 +57,8 @@ class SchedulerSettings:
     between queues by the strategies below (off: Kueue's classical order and preemption)."""
     fair_sharing_strategies: tuple[str, ...] = FAIR_SHARING_STRATEGY_SETS[2]
     """fairSharing.preemptionStrategies, one of the lists Kueue accepts (its default: both)."""
+    min_cycle_seconds: float = 0.0
+    """Each cycle takes at least this long (controlling.ControllerSettings.min_cycle_seconds)."""
     write_pending_reasons: bool = False
     """Write why on every head a cycle turns away, before the next cycle, as Kueue does
     (controlling.ControllerSettings.write_pending_reasons): Kueue's pace, at Kueue's write cost."""
@@ -68,6 +70,8 @@ class SchedulerSettings:
         strategies.get(self.strategy)
         if self.authorization not in AUTHORIZATIONS:
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
+        if not 0 <= self.min_cycle_seconds <= 10:
+            raise ValueError(f"--min-cycle-seconds must be between 0 and 10 (got {self.min_cycle_seconds})")
         if self.max_unwritten < 1:
             raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
         if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
@@ -95,6 +99,7 @@ def to_args(settings: SchedulerSettings) -> list[str]:
             *(["--fair-sharing"] if settings.fair_sharing else []),
             "--fair-sharing-strategies", ",".join(settings.fair_sharing_strategies),
             *(["--write-pending-reasons"] if settings.write_pending_reasons else []),
+            "--min-cycle-seconds", repr(settings.min_cycle_seconds),
             "--parent-pid", str(settings.parent_pid)]
 
 
@@ -133,6 +138,9 @@ def _options(function):
                      help="Kueue's fairSharing: order by dominant resource share, preempt by the strategies."),
         click.option("--fair-sharing-strategies", default=",".join(defaults.fair_sharing_strategies), show_default=True,
                      help="Kueue's fairSharing.preemptionStrategies, comma-separated."),
+        click.option("--min-cycle-seconds", type=float, default=defaults.min_cycle_seconds, show_default=True,
+                     help="Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as "
+                          "it can)."),
         click.option("--write-pending-reasons", is_flag=True,
                      help="Write QuotaReserved=False with the reason on every head a cycle turns away, one write "
                           "after another before the next cycle, as Kueue does (default: only for a namespace "
@@ -151,7 +159,7 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                  max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False,
                  parent_pid: int = 0, fair_sharing: bool = False,
                  fair_sharing_strategies: str = ",".join(FAIR_SHARING_STRATEGY_SETS[2]),
-                 write_pending_reasons: bool = False) -> SchedulerSettings:
+                 write_pending_reasons: bool = False, min_cycle_seconds: float = 0.0) -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
     return SchedulerSettings(
         kubeconfig=kubeconfig, strategy=strategy,
@@ -162,7 +170,7 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
         tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
         page_cache=not no_page_cache, manage_jobs=manage_jobs, parent_pid=parent_pid, fair_sharing=fair_sharing,
         fair_sharing_strategies=tuple(s for s in fair_sharing_strategies.split(",") if s),
-        write_pending_reasons=write_pending_reasons)
+        write_pending_reasons=write_pending_reasons, min_cycle_seconds=min_cycle_seconds)
 
 
 def command(run):

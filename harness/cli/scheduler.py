@@ -84,6 +84,8 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @click.option("--fair-sharing-strategies", type=click.Choice(list(typing.get_args(models.FairSharingStrategies))),
               default=_DEFAULTS.fair_sharing_strategies, show_default=True,
               help="fairSharing.preemptionStrategies, comma-separated.")
+@click.option("--min-cycle-seconds", type=float, default=_DEFAULTS.min_cycle_seconds, show_default=True,
+              help="Reference only: each scheduling cycle takes at least this long (another scheduler's pace).")
 @click.option("--write-pending-reasons", is_flag=True, default=_DEFAULTS.write_pending_reasons,
               help="Reference only: write why on every head a cycle turns away, before the next cycle, as Kueue does.")
 @click.option("--kueue-concurrency", multiple=True, callback=lambda _c, _p, given: _kind_counts(given),

@@ -40,7 +40,7 @@ def settings_for(cluster: state.ClusterInfo, section: models.SchedulerSection, v
         authorization=section.authorization, max_unwritten=section.max_unwritten,
         page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
         fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
-        write_pending_reasons=section.write_pending_reasons)
+        write_pending_reasons=section.write_pending_reasons, min_cycle_seconds=section.min_cycle_seconds)
 
 
 @dataclass(frozen=True, slots=True)

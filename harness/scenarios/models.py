@@ -282,6 +282,10 @@ class SchedulerSection(_Model):
     preemption between queues by `fair_sharing_strategies` (ClusterQueue/Cohort weights in spec.fairSharing)."""
     fair_sharing_strategies: FairSharingStrategies = ",".join(_PROCESS.fair_sharing_strategies)
     """fairSharing.preemptionStrategies, comma-separated (Kueue's default: both, in this order)."""
+    min_cycle_seconds: float = Field(_PROCESS.min_cycle_seconds, ge=0, le=10)
+    """Reference scheduler only: each scheduling cycle takes at least this long. Runs the same decisions
+    at another scheduler's pace (e.g. Kueue's measured cycle time at that size) to tell a difference of
+    decisions from one of pace; 0: as fast as it can (its design)."""
     write_pending_reasons: bool = _PROCESS.write_pending_reasons
     """Reference scheduler only: write why on every head a cycle turns away, one write after another
     before the next cycle, as Kueue does (true: Kueue's pace at Kueue's write cost; false: the reference

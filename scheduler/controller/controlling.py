@@ -42,6 +42,10 @@ class ControllerSettings:
     """After a cycle that admitted nothing, wait this long before the next, doubling from the first to
     the second while no cycle admits (Kueue's scheduler loop: pkg/util/wait/backoff.go, 1 ms to 10 ms)."""
     max_unwritten: int = DEFAULT_MAX_UNWRITTEN
+    min_cycle_seconds: float = 0.0
+    """Each cycle takes at least this long, the loop waiting out the rest: the core at another scheduler's
+    pace (e.g. Kueue's measured cycle time), to tell a difference of decisions from one of pace. 0: as
+    fast as it can."""
     write_pending_reasons: bool = False
     """Write QuotaReserved=False with the reason on every head a cycle turns away, when the reason
     changed, one write after another before the next cycle starts, as Kueue's scheduler does
@@ -451,12 +455,14 @@ class Controller:
             now = self.clock()
             self.manager.retry_parked(now)  # parked workloads whose batched retry is due come back first
             caught_up = self._unwritten < self.settings.max_unwritten
+            started = time.perf_counter()
             decisions = await self.cycle() if caught_up and self.manager.has_work() else []
             if decisions:
                 # A cycle that admitted goes on at once; one that did not slows the next down, as Kueue's.
                 admitted = any(isinstance(d, Admit) for d in decisions)
                 slow_down = 0.0 if admitted else next_slow_down(slow_down, self.settings.slow_down_seconds)
-                await asyncio.sleep(slow_down)  # also lets writes and events run between busy cycles
+                rest = self.settings.min_cycle_seconds - (time.perf_counter() - started)
+                await asyncio.sleep(max(rest, 0.0) + slow_down)  # also lets writes and events run between cycles
                 continue
             self.manager.retry_parked(now)  # times the retries this cycle's changes asked for
             due = self.manager.next_retry_at()
