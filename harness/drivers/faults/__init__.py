@@ -13,6 +13,7 @@ import html
 
 from harness.drivers import contract
 from harness.faults import recovering
+from harness.load import results as loadresults
 
 
 def summary_metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
@@ -25,7 +26,7 @@ def summary_metrics(tables: contract.Tables, case: str) -> list[contract.Metric]
     out = [contract.Metric(f"faults.recovery_seconds[{kind}]", float(group["recovery_seconds"].max()), "s", "lower")
            for kind, group in rows[rows["recovered"].astype(bool)].groupby("kind")]
     out.append(contract.Metric("faults.unrecovered", float((~rows["recovered"].astype(bool)).sum()), "faults", "lower"))
-    load = tables.get("load_history")
+    load = tables.get(loadresults.HISTORY_TABLE)
     if load is not None and not load.empty and "case" in load:
         load = load[load["case"] == case]
         for row in rows.to_dict("records"):
