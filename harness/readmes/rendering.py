@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.readmes import blocks, bringuptables, capacitytables, clustertables, jobstables
+from harness.readmes import blocks, bringuptables, capacitytables, clustertables, jobstables, rowtables
 
 BUILDERS: dict[str, blocks.Builder] = {
     "bringup-records": bringuptables.records,
     "capacity-breaks": capacitytables.breaks,
     "capacity-steps": capacitytables.steps,
     "jobs-cases": jobstables.cases,
+    "rows": rowtables.rows,
     "scheduler-cluster": clustertables.cases,
 }
 """Table name (the block's `<!-- table: NAME`) -> its builder."""

@@ -85,3 +85,18 @@ def test_a_figure_the_file_cannot_support_is_not_shown_as_one(tmp_path):
         "| the same under churn: p99 / pages/s | 86 ms / 1,538 | 24,767 ms (slowest of 50, too few for a p99) / 2.5 |",
         "| scheduler cores during the reads | 0.50-0.64 | not measured: its requests outlasted the arm |",
         "<!-- end table -->"]
+
+
+def test_a_row_template_is_arithmetic_on_the_rows_columns_and_nothing_else():
+    from harness.errors import KqbenchError
+    from harness.readmes import rowtables
+
+    row = {"arm": "default", "p50_ms": 3200.0, "rss_mb": 2373.05, "gone": float("nan")}
+    assert rowtables.cell("{arm}: {p50_ms / 1000:.1f} s, {(rss_mb - 373.05) / 1000:.2f}", row) == "default: 3.2 s, 2.00"
+    assert rowtables.cell("{gone:.1f} s", row) == "-"
+    with pytest.raises(KqbenchError, match="no column 'p99_ms'"):
+        rowtables.cell("{p99_ms}", row)
+    with pytest.raises(KqbenchError, match="only column names, numbers"):
+        rowtables.cell("{__import__('os').getcwd()}", row)
+    with pytest.raises(KqbenchError, match="only column names, numbers"):
+        rowtables.cell("{arm.upper}", row)

@@ -1,0 +1,96 @@
+"""A README table with one row per row of a committed file (CSV, parquet or a JSON list of records).
+
+Spec of a `rows` block (paths relative to the README):
+
+    file: full-size/watchcache.csv
+    columns:                                   # header -> a template over the row's columns
+      arm: "{arm}"
+      p50 s: "{p50_ms / 1000:.1f}"
+      apiserver RSS start -> peak (GB): "{apiserver_rss_start_mb / 1000:.2f} -> {apiserver_rss_peak_mb / 1000:.2f}"
+
+A template field is an arithmetic expression of the row's column names and numbers (+ - * / //,
+parentheses) with an optional format spec; a field whose value is missing (empty, NaN) makes the
+cell `-`. Nothing else is evaluated: a name that is not a column is an error naming the columns.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import operator
+import string
+from pathlib import Path
+
+import pandas as pd
+
+from harness.errors import KqbenchError
+from harness.readmes import markdown
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.FloorDiv: operator.floordiv}
+
+
+class _Missing(Exception):
+    """A field's value is absent in this row."""
+
+
+def _read(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise KqbenchError(f"{path} does not exist")
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path).to_dict(orient="records")
+    if path.suffix == ".json":
+        records = json.loads(path.read_text())
+        if not isinstance(records, list):
+            raise KqbenchError(f"{path} is not a JSON list of records")
+        return records
+    return pd.read_csv(path, keep_default_na=False, na_values=[""]).to_dict(orient="records")
+
+
+def _value(node: ast.AST, row: dict):
+    if isinstance(node, ast.Expression):
+        return _value(node.body, row)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in row:
+            raise KqbenchError(f"no column {node.id!r} (columns: {', '.join(row)})")
+        value = row[node.id]
+        if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+            raise _Missing
+        return value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_value(node.left, row), _value(node.right, row))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_value(node.operand, row)
+    raise KqbenchError(f"only column names, numbers and + - * / // in a field (got {ast.unparse(node)!r})")
+
+
+def cell(template: str, row: dict) -> str:
+    """The template filled from one row; `-` when a field it names has no value there."""
+    out = []
+    try:
+        for text, field, spec, conversion in string.Formatter().parse(template):
+            out.append(text)
+            if field is None:
+                continue
+            if conversion:
+                raise KqbenchError(f"no !{conversion} conversions in a field ({template!r})")
+            try:
+                tree = ast.parse(field, mode="eval")
+            except SyntaxError:
+                raise KqbenchError(f"field {field!r} is not an expression") from None
+            out.append(format(_value(tree, row), spec or ""))
+    except _Missing:
+        return "-"
+    except (TypeError, ValueError) as error:
+        raise KqbenchError(f"template {template!r}: {error}") from None
+    return "".join(out)
+
+
+def rows(spec: dict, folder: Path) -> str:
+    """One line per record of the file, one column per template."""
+    records = _read(folder / spec["file"])
+    columns: dict[str, str] = spec["columns"]
+    return markdown.table(list(columns), [[cell(t, r) for t in columns.values()] for r in records])
