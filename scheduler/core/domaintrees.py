@@ -19,6 +19,8 @@ from scheduler.core.kinds import Toleration
 from scheduler.core.topologies import DomainId, Node, Topology
 
 PODS = "pods"
+USAGE_LOG_LIMIT = 100_000
+"""Usage changes kept for the counts of ``domaincounts`` to catch up with; one further behind counts anew."""
 
 
 class Domain:
@@ -67,6 +69,20 @@ class DomainUsage:
     def __init__(self) -> None:
         self.per_leaf: dict[DomainId, dict[str, int]] = {}
         self._by_workload: dict[Hashable, list[tuple[DomainId, dict[str, int]]]] = {}
+        # Leaves whose usage changed, in order; log[0] is change number log_start.
+        self.log: list[DomainId] = []
+        self.log_start = 0
+
+    @property
+    def log_end(self) -> int:
+        return self.log_start + len(self.log)
+
+    def _changed(self, leaf_id: DomainId) -> None:
+        self.log.append(leaf_id)
+        if len(self.log) > USAGE_LOG_LIMIT:
+            drop = len(self.log) // 2
+            del self.log[:drop]
+            self.log_start += drop
 
     def add_workload(self, key: Hashable, domains: Iterable[tuple[DomainId, Mapping[str, int], int]]) -> None:
         """Per leaf id, a workload's per-pod requests and pod count (Kueue adds the pods too)."""
@@ -77,12 +93,14 @@ class DomainUsage:
             total[PODS] = total.get(PODS, 0) + count * 1000
             add_into(self.per_leaf.setdefault(leaf_id, {}), total)
             entries.append((leaf_id, total))
+            self._changed(leaf_id)
         self._by_workload[key] = entries
 
     def remove_workload(self, key: Hashable) -> None:
         """Take a workload's usage back; a workload not added is ignored."""
         for leaf_id, total in self._by_workload.pop(key, ()):
             add_into(self.per_leaf[leaf_id], total, -1)
+            self._changed(leaf_id)
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._by_workload
@@ -102,6 +120,8 @@ class DomainTree:
         self.leaves: dict[DomainId, Leaf] = {}
         self.per_level: list[dict[DomainId, Domain]] = [{} for _ in self.levels]
         self.roots: list[Domain] = []
+        # Pods that fit per domain, by pod shape (kept by ``domaincounts``).
+        self.shapes: dict = {}
         self._build(nodes)
 
     def _build(self, nodes: Iterable[Node]) -> None:

@@ -16,17 +16,21 @@ Ported from pkg/cache/scheduler/tas_flavor_snapshot.go with Kueue v0.17.0's defa
    Unconstrained: greedily at the lowest level;
 3. going down, each chosen domain's pods go to its children in the same order, as few as possible.
 
+Phase 1 is Kueue's count on every node only for slices of several pods and for the count on empty
+nodes; otherwise the counts kept per pod shape (``domaincounts``) are read where the search goes, so a
+placement costs the domains of the searched level and the children of the chosen ones, not the cluster.
 The assignment lists the lowest level only when that is the node (its hostname), else every level.
 Pod-set groups (a leader placed with its workers) and failed-node replacement are not modelled.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from scheduler.core import domaincounts
 from scheduler.core.domaintrees import Domain, DomainTree, Leaf, add_into, count_in
-from scheduler.core.kinds import Taint, Toleration
+from scheduler.core.kinds import Toleration
 from scheduler.core.topologies import DomainAssignment, TopologyAssignment, TopologyRequest
 
 
@@ -70,13 +74,13 @@ class _Exclusions:
 
 
 def place_pod_sets(tree: DomainTree, requests: Sequence[PlacementRequest],
-                   simulate_empty: bool = False) -> list[Placement]:
+                   simulate_empty: bool = False, full_count: bool = False) -> list[Placement]:
     """Kueue's FindTopologyAssignmentsForFlavor: the pod sets in order, each seeing what the earlier
     ones take; stops at the first that does not fit (the last Placement then has a reason)."""
     assumed: dict[str, dict[str, int]] = {}
     placements = []
     for request in requests:
-        placement = place(tree, request, assumed, simulate_empty)
+        placement = place(tree, request, assumed, simulate_empty, full_count)
         placements.append(placement)
         if placement.assignment is None:
             break
@@ -87,8 +91,9 @@ def place_pod_sets(tree: DomainTree, requests: Sequence[PlacementRequest],
 
 
 def place(tree: DomainTree, request: PlacementRequest, assumed: Mapping[str, Mapping[str, int]] | None = None,
-          simulate_empty: bool = False) -> Placement:
-    """One pod set's assignment, or the reason Kueue gives for none."""
+          simulate_empty: bool = False, full_count: bool = False) -> Placement:
+    """One pod set's assignment, or the reason Kueue gives for none; ``full_count``: count every node as
+    Kueue does instead of reading the kept counts (the same answer, at the cost of the whole tree)."""
     levels = tree.levels
     topology_request = request.request
     slice_size, reason = _slice_size(topology_request)
@@ -112,22 +117,49 @@ def place(tree: DomainTree, request: PlacementRequest, assumed: Mapping[str, Map
                          f"podset slice topology {slice_key} is above the podset topology {key}")
     per_pod = dict(request.per_pod)
     per_pod["pods"] = per_pod.get("pods", 0) + 1000
+    tolerations = (*request.tolerations, *tree.tolerations)
+    if slice_size == 1 and not simulate_empty and not full_count:
+        # The counts kept per pod shape, read where the search goes (see ``domaincounts``).
+        counts = domaincounts.for_shape(tree, per_pod, request.node_selector, tolerations)
+        assumed_leaves = counts.assume(assumed or {})
+        try:
+            stats = _Exclusions(len(tree.leaves), counts.by_node_selector, dict(counts.by_taint),
+                                {r: n for r, n in counts.full_by_resource.items() if n})
+            return _search(tree, request, level, slice_level, required, unconstrained, 1, stats, counts.load)
+        finally:
+            counts.give_back(assumed_leaves)
     stats = _Exclusions()
-    _fill_in_counts(tree, request, per_pod, assumed or {}, slice_size, slice_level, simulate_empty, stats)
+    _fill_in_counts(tree, request, per_pod, tolerations, assumed or {}, slice_size, slice_level, simulate_empty,
+                    stats)
+    return _search(tree, request, level, slice_level, required, unconstrained, slice_size, stats, _counted)
+
+
+def _counted(_domains: Iterable[Domain]) -> None:
+    """Every domain was counted before the search."""
+
+
+def _search(tree: DomainTree, request: PlacementRequest, level: int, slice_level: int, required: bool,
+            unconstrained: bool, slice_size: int, stats: _Exclusions,
+            load: Callable[[Iterable[Domain]], None]) -> Placement:
+    """Phase 2: the domains at the level that hold the pod set, then down to the leaves; ``load`` puts the
+    counts of the domains about to be read in place."""
+    levels = tree.levels
     fit_level, chosen, reason = _find_level_with_fit_domains(tree, level, required, request.count, slice_size,
-                                                             unconstrained, stats)
+                                                             unconstrained, stats, load)
     if reason:
         return Placement(request.pod_set, None, reason)
     chosen = _update_counts_to_minimum(chosen, request.count, slice_size, unconstrained, slices=True)
     depth = fit_level
     while depth < min(len(levels) - 1, slice_level):
         lower = [child for d in chosen for child in d.children]
+        load(lower)
         chosen = _update_counts_to_minimum(_sorted(lower, unconstrained), request.count, slice_size,
                                            unconstrained, slices=True)
         depth += 1
     while depth < len(levels) - 1:
         below = []
         for d in chosen:
+            load(d.children)
             below += _update_counts_to_minimum(_sorted(d.children, unconstrained), d.state, 1, unconstrained,
                                                slices=False)
         chosen = below
@@ -157,42 +189,28 @@ def _level_key(tree: DomainTree, request: TopologyRequest | None, implied: bool)
     return tree.levels[-1] if implied else None
 
 
-def _untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
-    for taint in taints:
-        if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in tolerations):
-            return taint
-    return None
-
-
-def _taint_text(taint: Taint) -> str:
-    """core/v1 Taint.ToString."""
-    text = f"{taint.key}={taint.value}" if taint.value else taint.key
-    return f"{text}:{taint.effect}" if taint.effect else text
-
-
 def _div(a: int, b: int) -> int:
     """Go's int32 division (towards zero)."""
     return a // b if a >= 0 else -(-a // b)
 
 
 def _fill_in_counts(tree: DomainTree, request: PlacementRequest, per_pod: dict[str, int],
-                    assumed: Mapping[str, Mapping[str, int]], slice_size: int, slice_level: int,
-                    simulate_empty: bool, stats: _Exclusions) -> None:
-    """Phase 1: pods (and slices) that fit in each domain."""
+                    tolerations: tuple[Toleration, ...], assumed: Mapping[str, Mapping[str, int]], slice_size: int,
+                    slice_level: int, simulate_empty: bool, stats: _Exclusions) -> None:
+    """Phase 1, Kueue's way: pods (and slices) that fit in each domain, counted on every node."""
     for level in tree.per_level:
         for d in level.values():
             d.state = d.slice_state = 0
-    tolerations = (*request.tolerations, *tree.tolerations)
     selector = request.node_selector
     for leaf in tree.leaves.values():
         stats.total += 1
         if tree.lowest_is_node:
             node = leaf.node
             assert node is not None
-            taint = _untolerated(node.taints, tolerations)
+            taint = domaincounts.untolerated(node.taints, tolerations)
             if taint is not None:
                 stats.taints = stats.taints or {}
-                text = _taint_text(taint)
+                text = domaincounts.taint_text(taint)
                 stats.taints[text] = stats.taints.get(text, 0) + 1
                 continue
             if any(node.labels.get(k) != v for k, v in selector):
@@ -245,10 +263,12 @@ def _not_fit(tree: DomainTree, fit: int, total: int, slice_size: int, stats: _Ex
 
 
 def _find_level_with_fit_domains(tree: DomainTree, level: int, required: bool, count: int, slice_size: int,
-                                 unconstrained: bool, stats: _Exclusions) -> tuple[int, list[Domain], str]:
+                                 unconstrained: bool, stats: _Exclusions,
+                                 load: Callable[[Iterable[Domain]], None]) -> tuple[int, list[Domain], str]:
     """Phase 2a: the level and the domains there that hold every slice (Kueue's findLevelWithFitDomains)."""
     while True:
         domains = list(tree.per_level[level].values())
+        load(domains)
         if not domains:
             return 0, [], f"no topology domains at level: {tree.levels[level]}"
         ordered = _sorted(domains, unconstrained)

@@ -94,9 +94,10 @@ def test_the_fixture_holds_every_case_of_kueues_test():
     assert len(MODELLED) == 58
 
 
+@pytest.mark.parametrize("full_count", [False, True], ids=["kept-counts", "full-count"])
 @pytest.mark.parametrize("case", MODELLED, ids=[c["name"] for c in MODELLED])
-def test_placement_agrees_with_kueue(case):
-    placements = placing.place_pod_sets(_tree(case), [_request(p) for p in case["podSets"]])
+def test_placement_agrees_with_kueue(case, full_count):
+    placements = placing.place_pod_sets(_tree(case), [_request(p) for p in case["podSets"]], full_count=full_count)
     got = {p.pod_set: (p.assignment, p.reason) for p in placements}
     for pod_set in case["podSets"]:
         assert got.get(pod_set["name"], (None, "")) == _wanted(pod_set), pod_set["name"]

@@ -1,0 +1,157 @@
+"""How many pods of one shape fit in every domain of a tree, kept as usage changes.
+
+Kueue v0.17.0 counts, for every pod set it places, the pods that fit on every node of the flavor and
+adds them up the tree (tas_flavor_snapshot.go ``fillInCounts``): each placement costs the cluster's
+nodes. Here the counts for a pod *shape* (per-pod requests, nodeSelector, tolerations) are kept per
+tree: computed once, then only the leaves whose usage changed since (``DomainUsage.log``) are counted
+again and their difference carried to their ancestors. A placement then reads the domains of the level
+it searches and the children of those it chose, and the usage of the workload's earlier pod sets is
+applied to their leaves for the time of one placement and taken back.
+
+The counts are the same numbers Kueue's full count gives (tests hold the two side by side), including
+the nodes a no-fit message names as excluded. Slices (several pods per domain) are counted the full way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from scheduler.core.domaintrees import Domain, DomainTree, Leaf, add_into, count_in
+from scheduler.core.kinds import Taint, Toleration
+
+SHAPES_PER_TREE = 64
+"""Pod shapes whose counts a tree keeps (a workload class is one shape); the oldest goes first."""
+
+Shape = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, str], ...], tuple[Toleration, ...]]
+
+
+def untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint no toleration matches (FindMatchingUntoleratedTaint)."""
+    for taint in taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
+def taint_text(taint: Taint) -> str:
+    """core/v1 Taint.ToString."""
+    text = f"{taint.key}={taint.value}" if taint.value else taint.key
+    return f"{text}:{taint.effect}" if taint.effect else text
+
+
+class ShapeCounts:
+    """Pods of one shape that fit per domain of ``tree``, with the per-leaf reasons a no-fit message counts."""
+
+    def __init__(self, tree: DomainTree, per_pod: Mapping[str, int], node_selector: tuple[tuple[str, str], ...],
+                 tolerations: tuple[Toleration, ...]) -> None:
+        self.tree = tree
+        self.per_pod = dict(per_pod)
+        self.count: dict[Domain, int] = {}
+        self.limiting: dict[Leaf, str] = {}
+        # Leaves with no room, by the resource that ran out (eligible leaves only).
+        self.full_by_resource: dict[str, int] = {}
+        self.excluded: set[Leaf] = set()
+        self.by_node_selector = 0
+        self.by_taint: dict[str, int] = {}
+        self.position = 0
+        self._exclude(node_selector, tolerations)
+        self._count_all()
+
+    def _exclude(self, node_selector: tuple[tuple[str, str], ...], tolerations: tuple[Toleration, ...]) -> None:
+        """Nodes the pods cannot go to at all; only a leaf that is a node is looked at, as in Kueue."""
+        if not self.tree.lowest_is_node:
+            return
+        for leaf in self.tree.leaves.values():
+            node = leaf.node
+            assert node is not None
+            taint = untolerated(node.taints, tolerations)
+            if taint is not None:
+                text = taint_text(taint)
+                self.by_taint[text] = self.by_taint.get(text, 0) + 1
+                self.excluded.add(leaf)
+            elif any(node.labels.get(k) != v for k, v in node_selector):
+                self.by_node_selector += 1
+                self.excluded.add(leaf)
+
+    def _count_all(self) -> None:
+        tree = self.tree
+        self.position = tree.usage.log_end
+        for level in tree.per_level:
+            for domain in level.values():
+                self.count[domain] = 0
+        for leaf in tree.leaves.values():
+            if leaf not in self.excluded:
+                self._recount(leaf, None, carry=False)
+        last = len(tree.levels) - 1
+        for depth in range(last - 1, -1, -1):
+            for domain in tree.per_level[depth].values():
+                self.count[domain] = sum(self.count[c] for c in domain.children)
+
+    def _recount(self, leaf: Leaf, extra: Mapping[str, int] | None, carry: bool = True) -> None:
+        """Count one leaf again (less ``extra`` usage), and carry the difference up the tree."""
+        left = self.tree.remaining(leaf)
+        if extra:
+            add_into(left, extra, -1)
+        new, limiting = count_in(self.per_pod, left)
+        old = self.count.get(leaf, 0)
+        old_limiting = self.limiting.get(leaf, "")
+        if old == 0 and old_limiting:
+            self.full_by_resource[old_limiting] -= 1
+        if new == 0 and limiting:
+            self.full_by_resource[limiting] = self.full_by_resource.get(limiting, 0) + 1
+        self.count[leaf], self.limiting[leaf] = new, limiting
+        if carry and new != old:
+            parent = leaf.parent
+            while parent is not None:
+                self.count[parent] += new - old
+                parent = parent.parent
+
+    def refresh(self) -> None:
+        """Count again the leaves whose usage changed since the last look."""
+        usage = self.tree.usage
+        if self.position < usage.log_start:
+            for leaf in self.tree.leaves.values():
+                if leaf not in self.excluded:
+                    self._recount(leaf, None)
+        else:
+            for leaf_id in set(usage.log[self.position - usage.log_start:]):
+                leaf = self.tree.leaves.get(leaf_id)
+                if leaf is not None and leaf not in self.excluded:
+                    self._recount(leaf, None)
+        self.position = usage.log_end
+
+    def assume(self, assumed: Mapping[str, Mapping[str, int]]) -> list[Leaf]:
+        """Take ``assumed`` usage (per leaf id) off for one placement; returns the leaves to give it back to."""
+        changed = []
+        for leaf_id, extra in assumed.items():
+            leaf = self.tree.leaves.get(leaf_id)
+            if leaf is not None and leaf not in self.excluded:
+                self._recount(leaf, extra)
+                changed.append(leaf)
+        return changed
+
+    def give_back(self, leaves: Iterable[Leaf]) -> None:
+        for leaf in leaves:
+            self._recount(leaf, None)
+
+    def load(self, domains: Iterable[Domain]) -> None:
+        """Put the counts where placement reads them (one pod a slice: the slice count is the pod count)."""
+        count = self.count
+        for domain in domains:
+            domain.state = domain.slice_state = count[domain]
+
+
+def for_shape(tree: DomainTree, per_pod: Mapping[str, int], node_selector: tuple[tuple[str, str], ...],
+              tolerations: tuple[Toleration, ...]) -> ShapeCounts:
+    """The tree's counts for this shape, up to date with its usage."""
+    key: Shape = (tuple(sorted(per_pod.items())), node_selector, tolerations)
+    shapes = tree.shapes
+    counts = shapes.pop(key, None)
+    if counts is None:
+        if len(shapes) >= SHAPES_PER_TREE:
+            del shapes[next(iter(shapes))]
+        counts = ShapeCounts(tree, per_pod, node_selector, tolerations)
+    else:
+        counts.refresh()
+    shapes[key] = counts  # most recently used last
+    return counts

@@ -1,0 +1,61 @@
+"""The counts kept per pod shape give every placement Kueue's full count gives, as workloads come and go."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from scheduler.core import placing
+from scheduler.core.domaintrees import DomainTree
+from scheduler.core.kinds import Taint, Toleration
+from scheduler.core.topologies import HOSTNAME_LABEL, Node, Topology, TopologyRequest
+
+LEVELS = ("block", "rack", HOSTNAME_LABEL)
+GPU_TAINT = Taint("gpu", "yes", "NoSchedule")
+
+
+@st.composite
+def trees(draw) -> DomainTree:
+    """Up to 3 blocks x 3 racks x 4 hosts of 1-8 cpu and 2-10 pods, some tainted, some of zone b."""
+    nodes = []
+    for b in range(draw(st.integers(1, 3))):
+        for r in range(draw(st.integers(1, 3))):
+            for h in range(draw(st.integers(1, 4))):
+                name = f"b{b}-r{r}-h{h}"
+                labels = {"block": f"b{b}", "rack": f"r{r}", HOSTNAME_LABEL: name,
+                          "zone": draw(st.sampled_from(["a", "b"]))}
+                allocatable = {"cpu": draw(st.integers(1, 8)) * 1000, "pods": draw(st.integers(2, 10)) * 1000}
+                taints = (GPU_TAINT,) if draw(st.integers(0, 5)) == 0 else ()
+                nodes.append(Node(name, labels, allocatable, taints))
+    lowest = draw(st.sampled_from([HOSTNAME_LABEL, "rack"]))
+    levels = LEVELS if lowest == HOSTNAME_LABEL else LEVELS[:2]
+    return DomainTree(Topology("dc", levels), nodes)
+
+
+requests = st.builds(
+    lambda pods, cpu, kind, level, selector, tolerate: placing.PlacementRequest(
+        "main", {"cpu": cpu * 500}, pods,
+        None if kind == "implied" else TopologyRequest(
+            required=level if kind == "required" else None, preferred=level if kind == "preferred" else None,
+            unconstrained=True if kind == "unconstrained" else None),
+        implied=kind == "implied", node_selector=(("zone", "a"),) if selector else (),
+        tolerations=(Toleration("gpu", "Exists"),) if tolerate else ()),
+    st.integers(1, 12), st.integers(1, 4), st.sampled_from(["required", "preferred", "unconstrained", "implied"]),
+    st.sampled_from(["block", "rack", HOSTNAME_LABEL]), st.booleans(), st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(trees(), st.lists(st.tuples(requests, requests, st.booleans()), min_size=1, max_size=8))
+def test_kept_counts_place_as_the_full_count_does(tree, steps):
+    admitted = []
+    for step, (first, second, finish_oldest) in enumerate(steps):
+        kept = placing.place_pod_sets(tree, [first, second])
+        full = placing.place_pod_sets(tree, [first, second], full_count=True)
+        assert kept == full
+        if all(p.assignment is not None for p in kept):
+            key = ("ns", f"w{step}")
+            domains = [(tree.leaf_id(d.values), dict(r.per_pod), d.count)
+                       for p, r in zip(kept, (first, second)) for d in p.assignment.domains]
+            tree.usage.add_workload(key, domains)
+            admitted.append(key)
+        if finish_oldest and admitted:
+            tree.usage.remove_workload(admitted.pop(0))
