@@ -3,6 +3,7 @@
 Spec of a `rows` block (paths relative to the README):
 
     file: full-size/watchcache.csv
+    records: runs                              # JSON only: the dotted key of the list (default: the document)
     columns:                                   # header -> a template over the row's columns
       arm: "{arm}"
       p50 s: "{p50_ms / 1000:.1f}"
@@ -35,15 +36,17 @@ class _Missing(Exception):
     """A field's value is absent in this row."""
 
 
-def _read(path: Path) -> list[dict]:
+def _read(path: Path, key: str | None = None) -> list[dict]:
     if not path.is_file():
         raise KqbenchError(f"{path} does not exist")
     if path.suffix == ".parquet":
         return pd.read_parquet(path).to_dict(orient="records")
     if path.suffix == ".json":
         records = json.loads(path.read_text())
+        for part in key.split(".") if key else ():
+            records = records.get(part) if isinstance(records, dict) else None
         if not isinstance(records, list):
-            raise KqbenchError(f"{path} is not a JSON list of records")
+            raise KqbenchError(f"{path}{f' at {key!r}' if key else ''} is not a JSON list of records")
         return records
     return pd.read_csv(path, keep_default_na=False, na_values=[""]).to_dict(orient="records")
 
@@ -91,6 +94,6 @@ def cell(template: str, row: dict) -> str:
 
 def rows(spec: dict, folder: Path) -> str:
     """One line per record of the file, one column per template."""
-    records = _read(folder / spec["file"])
+    records = _read(folder / spec["file"], spec.get("records"))
     columns: dict[str, str] = spec["columns"]
     return markdown.table(list(columns), [[cell(t, r) for t in columns.values()] for r in records])
