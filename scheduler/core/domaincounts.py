@@ -9,7 +9,9 @@ it searches and the children of those it chose, and the usage of the workload's 
 applied to their leaves for the time of one placement and taken back.
 
 The counts are the same numbers Kueue's full count gives (tests hold the two side by side), including
-the nodes a no-fit message names as excluded. Slices (several pods per domain) are counted the full way.
+the nodes a no-fit message names as excluded. Counts on empty nodes (does a pod set fit once every
+admitted workload is gone?) are kept the same way and never change. Slices (several pods per domain)
+are counted the full way.
 """
 
 from __future__ import annotations
@@ -21,9 +23,6 @@ from scheduler.core.kinds import Taint, Toleration
 
 SHAPES_PER_TREE = 64
 """Pod shapes whose counts a tree keeps (a workload class is one shape); the oldest goes first."""
-
-Shape = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, str], ...], tuple[Toleration, ...]]
-
 
 def untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
     """The first NoSchedule/NoExecute taint no toleration matches (FindMatchingUntoleratedTaint)."""
@@ -43,9 +42,11 @@ class ShapeCounts:
     """Pods of one shape that fit per domain of ``tree``, with the per-leaf reasons a no-fit message counts."""
 
     def __init__(self, tree: DomainTree, per_pod: Mapping[str, int], node_selector: tuple[tuple[str, str], ...],
-                 tolerations: tuple[Toleration, ...]) -> None:
+                 tolerations: tuple[Toleration, ...], empty: bool = False) -> None:
         self.tree = tree
         self.per_pod = dict(per_pod)
+        # Counted on empty nodes (Kueue's simulateEmpty): admitted usage never changes them.
+        self.empty = empty
         self.count: dict[Domain, int] = {}
         self.limiting: dict[Leaf, str] = {}
         # Leaves with no room, by the resource that ran out (eligible leaves only).
@@ -89,7 +90,7 @@ class ShapeCounts:
 
     def _recount(self, leaf: Leaf, extra: Mapping[str, int] | None, carry: bool = True) -> None:
         """Count one leaf again (less ``extra`` usage), and carry the difference up the tree."""
-        left = self.tree.remaining(leaf)
+        left = self.tree.remaining(leaf, self.empty)
         if extra:
             add_into(left, extra, -1)
         new, limiting = count_in(self.per_pod, left)
@@ -109,6 +110,8 @@ class ShapeCounts:
     def refresh(self) -> None:
         """Count again the leaves whose usage changed since the last look."""
         usage = self.tree.usage
+        if self.empty:
+            return
         if self.position < usage.log_start:
             for leaf in self.tree.leaves.values():
                 if leaf not in self.excluded:
@@ -142,15 +145,15 @@ class ShapeCounts:
 
 
 def for_shape(tree: DomainTree, per_pod: Mapping[str, int], node_selector: tuple[tuple[str, str], ...],
-              tolerations: tuple[Toleration, ...]) -> ShapeCounts:
-    """The tree's counts for this shape, up to date with its usage."""
-    key: Shape = (tuple(sorted(per_pod.items())), node_selector, tolerations)
+              tolerations: tuple[Toleration, ...], empty: bool = False) -> ShapeCounts:
+    """The tree's counts for this shape, up to date with its usage (``empty``: on empty nodes)."""
+    key = (tuple(sorted(per_pod.items())), node_selector, tolerations, empty)
     shapes = tree.shapes
     counts = shapes.pop(key, None)
     if counts is None:
         if len(shapes) >= SHAPES_PER_TREE:
             del shapes[next(iter(shapes))]
-        counts = ShapeCounts(tree, per_pod, node_selector, tolerations)
+        counts = ShapeCounts(tree, per_pod, node_selector, tolerations, empty)
     else:
         counts.refresh()
     shapes[key] = counts  # most recently used last

@@ -49,8 +49,9 @@ def test_kept_counts_place_as_the_full_count_does(tree, steps):
     admitted = []
     for step, (first, second, finish_oldest) in enumerate(steps):
         kept = placing.place_pod_sets(tree, [first, second])
-        full = placing.place_pod_sets(tree, [first, second], full_count=True)
-        assert kept == full
+        assert kept == placing.place_pod_sets(tree, [first, second], full_count=True)
+        empty = placing.place_pod_sets(tree, [first, second], simulate_empty=True)
+        assert empty == placing.place_pod_sets(tree, [first, second], simulate_empty=True, full_count=True)
         if all(p.assignment is not None for p in kept):
             key = ("ns", f"w{step}")
             domains = [(tree.leaf_id(d.values), dict(r.per_pod), d.count)
