@@ -100,3 +100,11 @@ def test_a_row_template_is_arithmetic_on_the_rows_columns_and_nothing_else():
         rowtables.cell("{__import__('os').getcwd()}", row)
     with pytest.raises(KqbenchError, match="only column names, numbers"):
         rowtables.cell("{arm.upper}", row)
+
+
+def test_pyperf_means_and_ratios_read_as_pyperf_prints_them():
+    from harness.readmes import pyperftables
+
+    assert [pyperftables.duration(v) for v in (4.62e-4, 2.703e-3, 0.1016, 4.0012e-6, 1.5)] == [
+        "462 us", "2.70 ms", "102 ms", "4.00 us", "1.50 s"]
+    assert [pyperftables.times(v) for v in (2.02, 18.03, 415.8, 54499.9, 0.44)] == ["2.0x", "18x", "416x", "~54,000x", "0.4x"]
