@@ -131,16 +131,18 @@ def log_path_of(info: state.ClusterInfo, log_dir: Path | None = None) -> Path:
     return (log_dir or state.state_root() / "logs") / f"scheduler-{info.name}.log"
 
 
-def start(info: state.ClusterInfo, strategy: str = strategies.AGGREGATED_INDEXED, qps: float | None = 50.0, burst: int = 100,
-          visibility_port: int = 0, metrics_port: int = 0, authorization: str = "delegate",
-          log_dir: Path | None = None, ready_timeout: float = 60.0, register: bool = True,
-          extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
-    """Install the API pieces and launch, with a few settings by hand (tests, benchmarks); `extra_args`
-    override. Scenario runs and `kqbench scheduler run` start through harness.implementations."""
-    visibility_port = visibility_port or portpicking.pick_free(1)[0]
-    metrics_port = metrics_port or portpicking.pick_free(1)[0]
-    files = install(info, strategy, visibility_port) if register else serving_files(info)
-    settings = scheduler_settings.SchedulerSettings(kubeconfig=info.kubeconfig, strategy=strategy, qps=qps, burst=burst,
-                                 visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert),
-                                 tls_key=str(files.key), authorization=authorization)
+def start(info: state.ClusterInfo, log_dir: Path | None = None, *, visibility_port: int = 0, metrics_port: int = 0,
+          register: bool = True, ready_timeout: float = 60.0, extra_args: tuple[str, ...] = (),
+          **fields) -> SchedulerProcess:
+    """Install the API pieces and launch `python -m scheduler` with SchedulerSettings(**fields), the
+    process's own defaults for the rest. Ports 0: free ones; `register` False keeps the APIService as
+    it is (a second scheduler behind the same port); `extra_args` override. The one way the reference
+    scheduler starts: harness.implementations.reference starts a scenario's through it."""
+    settings = scheduler_settings.SchedulerSettings(kubeconfig=info.kubeconfig, **fields)
+    free = iter(port for port in portpicking.pick_free(3) if port not in (visibility_port, metrics_port))
+    visibility_port = visibility_port or next(free)
+    metrics_port = metrics_port or next(free)
+    files = install(info, settings.strategy, visibility_port) if register else serving_files(info)
+    settings = dataclasses.replace(settings, visibility_port=visibility_port, metrics_port=metrics_port,
+                                   tls_cert=str(files.cert), tls_key=str(files.key))
     return launch(settings, log_path_of(info, log_dir), ready_timeout, extra_args)

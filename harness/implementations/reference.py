@@ -1,8 +1,10 @@
 """The reference scheduler (this project's, in Python) as an implementation under test.
 
-`settings_for` is the one translation from a scenario's scheduler section to the process's
-settings: every field of the section that names a scheduler setting goes through it (a unit test
-walks the section's fields), and `python -m scheduler` reads it back from the same command line.
+`fields_of` is the one translation from a scenario's scheduler section to the process's settings:
+every field of the section that names a scheduler setting goes through it (a unit test walks the
+section's fields), and `python -m scheduler` reads it back from the same command line. `start` and
+`restart` (a capacity search's new scheduler behind the same /metrics port) both go through
+harness.schedulerproc.start, as the tests and benchmarks do.
 """
 
 from __future__ import annotations
@@ -11,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import apiservice, schedulerproc
-from harness.clusters import ports as portpicking
+from harness import apiservice, kubeconfig, schedulerproc
 from harness.implementations import contract
-from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
 if TYPE_CHECKING:
@@ -27,20 +27,16 @@ KUEUE_FIELDS = ("kueue_concurrency", "kueue_log_level", "kueue_version")
 """Fields only real Kueue reads (harness.implementations.kueue); every other one reaches our process."""
 
 
-def settings_for(cluster: state.ClusterInfo, section: models.SchedulerSection, visibility_port: int,
-                 metrics_port: int, files: apiservice.ServingFiles) -> scheduler_settings.SchedulerSettings:
-    """The process's settings from the scenario's scheduler section (pure)."""
+def fields_of(section: models.SchedulerSection) -> dict:
+    """The process's settings (SchedulerSettings fields) from the scenario's scheduler section (pure)."""
     publish = strategies.PublishSettings(min_interval_seconds=section.status_min_interval_seconds,
                                          single_object_interval_seconds=section.single_object_interval_seconds,
                                          topn=section.top_n, topn_interval_seconds=section.refresh_seconds)
-    return scheduler_settings.SchedulerSettings(
-        kubeconfig=cluster.kubeconfig, strategy=section.strategy, publish=publish,
-        qps=None if section.no_client_limit else section.qps, burst=section.burst,
-        visibility_port=visibility_port, metrics_port=metrics_port, tls_cert=str(files.cert), tls_key=str(files.key),
-        authorization=section.authorization, max_unwritten=section.max_unwritten,
-        page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
-        fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
-        write_pending_reasons=section.write_pending_reasons, min_cycle_seconds=section.min_cycle_seconds)
+    return dict(strategy=section.strategy, publish=publish, qps=None if section.no_client_limit else section.qps,
+                burst=section.burst, authorization=section.authorization, max_unwritten=section.max_unwritten,
+                page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
+                fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
+                min_cycle_seconds=section.min_cycle_seconds, write_pending_reasons=section.write_pending_reasons)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +61,25 @@ class ReferenceScheduler:
         self.process.stop()
 
 
-def start(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path) -> ReferenceScheduler:
-    """CRDs, the APIService when the strategy serves the visibility API, then `python -m scheduler`."""
-    visibility_port, metrics_port = portpicking.pick_free(2)
-    files = schedulerproc.install(cluster, section.strategy, visibility_port)
-    settings = settings_for(cluster, section, visibility_port, metrics_port, files)
-    return ReferenceScheduler(schedulerproc.launch(settings, schedulerproc.log_path_of(cluster, log_dir)))
+def start(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path,
+          metrics_port: int = 0) -> ReferenceScheduler:
+    """CRDs, the APIService when the strategy serves the visibility API, then `python -m scheduler`
+    (`metrics_port` 0: a free one)."""
+    return ReferenceScheduler(schedulerproc.start(cluster, log_dir, metrics_port=metrics_port, **fields_of(section)))
+
+
+def restart(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path,
+            metrics_port: int) -> ReferenceScheduler:
+    """start() on the /metrics port the run's collector scrapes; for the visibility strategies, once
+    kube-apiserver reaches the new visibility port (registered anew)."""
+    handle = start(cluster, section, log_dir, metrics_port)
+    if strategies.get(section.strategy).visibility_api:
+        try:
+            apiservice.wait_available(kubeconfig.load(cluster.kubeconfig))
+        except BaseException:
+            handle.stop()
+            raise
+    return handle
 
 
 IMPLEMENTATION = contract.Implementation(name="reference", start=start, strategies=tuple(strategies.STRATEGIES),

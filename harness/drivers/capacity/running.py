@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.drivers import contract
 from harness.drivers.capacity import edges as clusteredges, searching, stepping, tabulating
 from harness.errors import KqbenchError
+from harness.implementations import reference
 from harness.load import planning, results
 from scheduler.publishing import strategies
 
@@ -30,7 +31,7 @@ def run(context: contract.PhaseContext) -> None:
     context.emit(tabulating.PLANS, tabulating.plan_row(name, section.strategy, limit, phase.vary, plan,
                                                        phase.hold_seconds, phase.thresholds))
     world = clusteredges.ClusterEdges(context.cluster, context.scenario, context.scheduler, context.out_dir,
-                                      phase.reset_timeout_seconds, restart_reference, run_locust,
+                                      phase.reset_timeout_seconds, reference.restart, run_locust,
                                       context.watch_process)
     settings = stepping.StepSettings(context.phase_name, phase.hold_seconds, phase.fill_timeout_seconds,
                                      context.scenario.load.rates.create_per_second,
@@ -69,26 +70,6 @@ def progress(step: searching.Step) -> str:
         if key in figures and not math.isnan(figures[key])]
     return ("held" if step.verdict.held else f"BROKE ({step.verdict.detail})") + (
         f" [{', '.join(shown)}]" if shown else "")
-
-
-def restart_reference(cluster, section, log_dir: Path, metrics_port: int):
-    """Start the reference scheduler on a given /metrics port (the run's collector scrapes it) and,
-    for the visibility strategies, wait until kube-apiserver reaches its new visibility port."""
-    from harness import apiservice, kubeconfig, schedulerproc
-    from harness.clusters import ports as portpicking
-    from harness.implementations import reference
-
-    visibility_port = portpicking.pick_free(1)[0]
-    files = schedulerproc.install(cluster, section.strategy, visibility_port)
-    settings = reference.settings_for(cluster, section, visibility_port, metrics_port, files)
-    handle = reference.ReferenceScheduler(schedulerproc.launch(settings, schedulerproc.log_path_of(cluster, log_dir)))
-    if strategies.get(section.strategy).visibility_api:
-        try:
-            apiservice.wait_available(kubeconfig.load(cluster.kubeconfig))
-        except BaseException:
-            handle.stop()
-            raise
-    return handle
 
 
 def run_locust(cluster, scenario, pending: int, seconds: float, out_dir: Path) -> stepping.LoadOutcome:

@@ -43,7 +43,9 @@ def other_value(model, name: str):
 
 def process_settings(section: models.SchedulerSection) -> scheduler_settings.SchedulerSettings:
     """What `python -m scheduler` runs with when the runner starts this section (ports fixed)."""
-    settings = reference.settings_for(CLUSTER, section, 8443, 9090, FILES)
+    settings = scheduler_settings.SchedulerSettings(kubeconfig=CLUSTER.kubeconfig, visibility_port=8443,
+                                                    metrics_port=9090, tls_cert=str(FILES.cert),
+                                                    tls_key=str(FILES.key), **reference.fields_of(section))
     return scheduler_settings.parse_args(scheduler_settings.to_args(settings))
 
 
