@@ -108,3 +108,24 @@ def test_pyperf_means_and_ratios_read_as_pyperf_prints_them():
     assert [pyperftables.duration(v) for v in (4.62e-4, 2.703e-3, 0.1016, 4.0012e-6, 1.5)] == [
         "462 us", "2.70 ms", "102 ms", "4.00 us", "1.50 s"]
     assert [pyperftables.times(v) for v in (2.02, 18.03, 415.8, 54499.9, 0.44)] == ["2.0x", "18x", "416x", "~54,000x", "0.4x"]
+
+
+BASELINE = f"""<!-- table: kueue-baseline
+run: {ROOT / "results" / "peer" / "kueue-baseline-full-3x-batched"}
+columns: {{ours: implementation=reference, Kueue: implementation=kueue}}
+ratios: [{{label: ours / Kueue, of: [ours, Kueue]}}]
+rows: [wall_seconds, evictions]
+-->
+<!-- end table -->
+"""
+
+
+def test_kueue_baseline_rows_are_medians_of_the_repeats_with_the_runs_interval(tmp_path):
+    rendered = blocks.render(BASELINE, "x.md", rendering.BUILDERS, tmp_path)
+    table = rendered.split("-->\n", 1)[1].split("\n<!-- end table -->")[0].split("\n")
+    assert table[0] == "| | ours | Kueue | ours / Kueue |"
+    assert table[2] == "| wall time (s) | 208 (208, 215, 197) | 189 (187, 189, 196) | 1.12 [0.89, 1.34] |"
+    # evictions have no ratio in the run's summary: the medians' ratio, said to be one
+    assert table[3] == "| evictions | 2,965 (2,965, 2,841, 3,851) | 34 (34, 18, 39) | 87.2 (of medians) |"
+    with pytest.raises(blocks.BlockError, match="unknown row 'walls'"):
+        blocks.render(BASELINE.replace("wall_seconds,", "walls,"), "x.md", rendering.BUILDERS, tmp_path)

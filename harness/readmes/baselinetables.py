@@ -1,0 +1,99 @@
+"""README tables of kueue-baseline runs, from one run folder's `tables/kueue_baseline.csv` (every case's
+figures) and `summary.json` (the ratios ours / Kueue with their intervals over the repeats).
+
+Spec of a `kueue-baseline` block (paths relative to the README):
+
+    run: kueue-baseline-full-paced
+    columns: {ours: "implementation=reference,min_cycle_seconds=0", Kueue: "implementation=kueue,min_cycle_seconds=0"}
+    ratios: [{label: ours / Kueue [95%], of: [ours, Kueue]}]    # numerator column, denominator column
+    rows: [wall_seconds, evictions]
+
+A column is a sweep point: the cases whose id is the point plus `,r<repeat>`. Its cell is the median
+over the repeats, then each repeat. A ratio cell is the run's summary figure with its 95% interval
+where the summary has one (`kueue.ratio_to_kueue.<figure> @ <point>`), else the ratio of the medians
+(no interval: marked so).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+import pandas as pd
+
+from harness.errors import KqbenchError
+from harness.readmes import markdown
+
+LABELS = {
+    "wall_seconds": "wall time (s)",
+    "evictions": "evictions",
+    "cq_usage_percent": "CQ usage (%)",
+    "time_to_admission_seconds[small]": "time to admission, small (s)",
+    "time_to_admission_seconds[medium]": "time to admission, medium (s)",
+    "time_to_admission_seconds[large]": "time to admission, large (s)",
+}
+_REPEAT = re.compile(r",r(\d+)$")
+
+
+def _figures(folder: Path) -> pd.DataFrame:
+    path = folder / "tables" / "kueue_baseline.csv"
+    if not path.is_file():
+        raise KqbenchError(f"{path} does not exist")
+    return pd.read_csv(path)
+
+
+def _summary(folder: Path) -> dict:
+    path = folder / "summary.json"
+    return json.loads(path.read_text()).get("metrics", {}) if path.is_file() else {}
+
+
+def _values(frame: pd.DataFrame, point: str, metric: str) -> list[float]:
+    rows = frame[(frame["metric"] == metric) & (frame["case"].str.replace(_REPEAT, "", regex=True) == point)]
+    ordered = rows.assign(repeat=rows["case"].str.extract(_REPEAT, expand=False).astype(int)).sort_values("repeat")
+    return [float(v) for v in ordered["kqbench"]]
+
+
+def _digits(metric: str, value: float) -> int:
+    return 0 if metric in ("evictions", "wall_seconds") or value >= 100 else 1 if value >= 10 else 2
+
+
+def _cell(metric: str, values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    median = statistics.median(values)
+    each = ", ".join(markdown.number(v, _digits(metric, v)) for v in values)
+    return f"{markdown.number(median, _digits(metric, median))} ({each})" if len(values) > 1 else each
+
+
+def _ratio(summary: dict, metric: str, point: str, ours: list[float], theirs: list[float]) -> str:
+    entry = summary.get(f"kueue.ratio_to_kueue.{metric} @ {point}")
+    if entry and entry.get("low") is not None and entry.get("high") is not None:
+        return f"{entry['value']:.2f} [{entry['low']:.2f}, {entry['high']:.2f}]"
+    if not ours or not theirs or not statistics.median(theirs):
+        return "n/a"
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    return f"{ratio:.3g} (of medians)"
+
+
+def cases(spec: dict, folder: Path) -> str:
+    run = folder / spec["run"]
+    frame, summary = _figures(run), _summary(run)
+    columns: dict[str, str] = spec["columns"]
+    ratios = spec.get("ratios") or []
+    for ratio in ratios:
+        of = ratio.get("of") or []
+        if len(of) != 2 or not set(of) <= set(columns):
+            raise KqbenchError(f"ratio {ratio.get('label')!r}: `of` names two of the columns ({', '.join(columns)})")
+    rows = []
+    for metric in spec["rows"]:
+        if metric not in LABELS:
+            raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)})")
+        values = {header: _values(frame, point, metric) for header, point in columns.items()}
+        cells = [_cell(metric, values[h]) for h in columns]
+        for ratio in ratios:
+            a, b = ratio["of"]
+            cells.append(_ratio(summary, metric, columns[a], values[a], values[b]))
+        rows.append([LABELS[metric], *cells])
+    return markdown.table(["", *columns, *(r["label"] for r in ratios)], rows)
