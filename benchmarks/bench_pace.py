@@ -1,18 +1,23 @@
 """Benchmark (no cluster): how many evictions Kueue's baseline makes at each scheduler pace, with the
-decisions held fixed (the reference core) and only the pace changed.
+decisions held fixed (the reference core) and only the pace changed, beside what real runs measured.
 
 For each scenario and each cycle time in --cycles, `harness.drivers.kueuebaseline.pacing` runs the
 baseline in process (arrivals on Kueue's schedule, run times, batched retries, Kueue's 1-10 ms
 slow-down) and counts admissions, evictions and cycles. One more point per scenario writes the
-reasons of turned-away heads in the cycle (--write-seconds each), as Kueue does. Writes pace.json
-(every point, the command, the git sha) and pace.png into --out.
+reasons of turned-away heads in the cycle (--write-seconds each), as Kueue does. Each --measured run
+folder (a committed kueue-baseline run) adds its cases: the time between two cycles (wall / cycles,
+from the scheduler's own cycle counter: Kueue's admission attempts, ours its cycle histogram) and the
+evictions. Both are drawn per cohort, since cohorts share no quota. Writes pace.json (every point,
+the command, the git sha), pace.csv (one row per point) and pace.png into --out.
 
-    .venv/bin/python benchmarks/bench_pace.py --out results/peer/pace
+    .venv/bin/python benchmarks/bench_pace.py --out results/peer/pace \
+        --measured results/peer/kueue-baseline-1cohort-3x-batched --measured results/peer/kueue-baseline-full-3x-batched
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import sys
@@ -20,13 +25,14 @@ import time
 from pathlib import Path
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from harness.drivers.kueuebaseline import pacing  # noqa: E402
 from harness.results import runs  # noqa: E402
-from harness.scenarios import loading  # noqa: E402
+from harness.scenarios import loading, models  # noqa: E402
 
 SCENARIOS = ("results/peer/kueue-baseline-1cohort-peers.yaml", "results/peer/kueue-baseline-peers.yaml")
 
@@ -38,46 +44,112 @@ def main() -> int:
                         help="cycle times to sweep, seconds, comma-separated")
     parser.add_argument("--write-seconds", type=float, default=0.004,
                         help="one pending-reason write for the Kueue-writes point")
+    parser.add_argument("--measured", action="append", type=Path, default=[],
+                        help="a kueue-baseline run folder whose cases are drawn beside the model")
     parser.add_argument("--out", type=Path, default=Path("results/peer/pace"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     points = []
     for path in args.scenario or SCENARIOS:
         scenario = loading.load(path).scenario
+        cohorts = _cohorts(scenario)
         paces = [pacing.Pace(cycle_seconds=float(c)) for c in args.cycles.split(",")]
         paces.append(pacing.Pace(cycle_seconds=0.003, write_seconds=args.write_seconds, release_seconds=0.05))
         for pace in paces:
             started = time.perf_counter()
             outcome = pacing.run(scenario, pace)
-            point = {"scenario": path, "pace": dataclasses.asdict(pace),
+            point = {"source": "model", "scenario": path, "cohorts": cohorts, "pace": dataclasses.asdict(pace),
                      "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
                      "admissions": outcome.admissions, "evictions": outcome.evictions,
                      "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
                      "complete": outcome.complete}
             points.append(point)
-            print(f"{Path(path).stem} {point['pace']}: evictions {outcome.evictions}, cycles {outcome.cycles}, "
-                  f"wall {outcome.wall_seconds:.0f} s ({time.perf_counter() - started:.0f} s)", flush=True)
+            print(f"{Path(path).stem} cycle {pace.cycle_seconds * 1000:g} ms, writes {pace.write_seconds * 1000:g} ms: "
+                  f"evictions {outcome.evictions}, cycles {outcome.cycles}, wall {outcome.wall_seconds:.0f} s "
+                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+    for folder in args.measured:
+        points.extend(_measured(folder))
     record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(), "points": points}
     (args.out / "pace.json").write_text(json.dumps(record, indent=1) + "\n")
+    _table(points, args.out / "pace.csv")
     _plot(points, args.out / "pace.png")
     return 0
 
 
+def _cohorts(scenario) -> int:
+    return len({cohort for cq in scenario.queues.cluster_queues for _, cohort in cq.expanded() if cohort}) or 1
+
+
+def _measured(folder: Path) -> list[dict]:
+    """One point per case of a committed kueue-baseline run: evictions, cycles, wall."""
+    run = json.loads((folder / "run.json").read_text())
+    cohorts = _cohorts(models.Scenario.model_validate(run["scenario"]))
+    figures = pd.read_csv(folder / "tables" / "kueue_baseline.csv")
+    observed = pd.read_parquet(folder / "tables" / "observations.parquet")
+    counters = ("kueue_admission_attempt_duration_seconds_count", "kqbench_scheduler_cycle_duration_seconds_count")
+    out = []
+    for case, rows in figures.groupby("case"):
+        value = rows.set_index("metric")["kqbench"]
+        mine = observed[(observed["case"] == case) & observed["metric"].isin(counters)]
+        cycles = int(mine.groupby("labels")["value"].max().sum())  # Kueue counts success and inadmissible apart
+        out.append({"source": "measured", "scenario": str(folder), "case": case, "cohorts": cohorts,
+                    "implementation": str(rows["implementation"].iloc[0]), "cycles": cycles,
+                    "evictions": int(value["evictions"]), "wall_seconds": round(float(value["wall_seconds"]), 2),
+                    "complete": bool(value.get("complete", 1))})
+    return out
+
+
+def _interval_ms(point: dict) -> float:
+    """Time between two cycles: what a run can measure of its scheduler's pace."""
+    return point["wall_seconds"] / max(point["cycles"], 1) * 1000
+
+
+def _table(points: list[dict], path: Path) -> None:
+    fields = ["source", "scenario", "case", "cohorts", "cycle_ms", "write_ms", "cycles", "wall_seconds",
+              "between_cycles_ms", "evictions", "evictions_per_cohort", "admissions", "pending_writes", "complete"]
+    with path.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fields)
+        writer.writeheader()
+        for p in points:
+            pace = p.get("pace") or {}
+            writer.writerow({"source": p["source"], "scenario": Path(p["scenario"]).stem,
+                             "case": p.get("case", p.get("implementation", "")), "cohorts": p["cohorts"],
+                             "cycle_ms": pace.get("cycle_seconds", 0) * 1000 if pace else "",
+                             "write_ms": pace.get("write_seconds", 0) * 1000 if pace else "",
+                             "cycles": p["cycles"], "wall_seconds": p["wall_seconds"],
+                             "between_cycles_ms": round(_interval_ms(p), 2), "evictions": p["evictions"],
+                             "evictions_per_cohort": round(p["evictions"] / p["cohorts"], 1),
+                             "admissions": p.get("admissions", ""), "pending_writes": p.get("pending_writes", ""),
+                             "complete": p["complete"]})
+
+
 def _plot(points: list[dict], path: Path) -> None:
-    figure, axis = plt.subplots(figsize=(7, 4))
-    for scenario in dict.fromkeys(p["scenario"] for p in points):
-        swept = [p for p in points if p["scenario"] == scenario and not p["pace"]["write_seconds"]]
-        axis.plot([p["pace"]["cycle_seconds"] * 1000 for p in swept], [p["evictions"] for p in swept], marker="o",
-                  label=Path(scenario).stem)
+    figure, axis = plt.subplots(figsize=(7.5, 4.5))
+    for scenario in dict.fromkeys(p["scenario"] for p in points if p["source"] == "model"):
+        swept = sorted((p for p in points if p["scenario"] == scenario and p["source"] == "model"
+                        and not p["pace"]["write_seconds"]), key=_interval_ms)
+        axis.plot([_interval_ms(p) for p in swept], [max(p["evictions"] / p["cohorts"], 0.5) for p in swept],
+                  marker="o", alpha=0.6, label=f"model: the core at a fixed cycle time ({Path(scenario).stem})")
+    markers = {"kueue": "s", "reference": "^"}
+    for (scenario, implementation), group in _groups(points):
+        axis.scatter([_interval_ms(p) for p in group], [max(p["evictions"] / p["cohorts"], 0.5) for p in group],
+                     marker=markers.get(implementation, "x"), s=60, zorder=3,
+                     label=f"measured: {implementation}, {Path(scenario).name}")
     axis.set_xscale("log")
-    axis.set_yscale("symlog")
-    axis.set_xlabel("cycle time, ms (the same decisions, the core)")
-    axis.set_ylabel("evictions in the run")
+    axis.set_yscale("log")
+    axis.set_xlabel("time between two scheduling cycles, ms (wall / cycles)")
+    axis.set_ylabel("evictions per cohort in the run")
     axis.set_title("Kueue's baseline: evictions against the scheduler's pace")
     axis.grid(True, which="both", alpha=0.3)
-    axis.legend()
+    axis.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+
+
+def _groups(points: list[dict]):
+    measured = [p for p in points if p["source"] == "measured"]
+    keys = dict.fromkeys((p["scenario"], p["implementation"]) for p in measured)
+    return [(key, [p for p in measured if (p["scenario"], p["implementation"]) == key]) for key in keys]
 
 
 if __name__ == "__main__":
