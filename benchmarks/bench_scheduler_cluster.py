@@ -43,6 +43,7 @@ from harness.progress import LineProgress
 from harness.results import runs
 from harness.scenarios import models
 from scheduler.api import groups
+from scheduler.publishing import strategies
 
 BASE = groups.PATH
 VISIBILITY = groups.VISIBILITY_PATH
@@ -81,7 +82,7 @@ class Bench:
 
     # -- the scheduler -------------------------------------------------------------------------
     def start_scheduler(self, page_cache: bool = True) -> float:
-        section = models.SchedulerSection(implementation=self.implementation, strategy="aggregated-indexed",
+        section = models.SchedulerSection(implementation=self.implementation, strategy=strategies.AGGREGATED_INDEXED,
                                           no_client_limit=self.args.kueue_qps is None or self.implementation != "kueue",
                                           qps=self.args.kueue_qps or 50.0, page_cache=page_cache)
         started = time.monotonic()

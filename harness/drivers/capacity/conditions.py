@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveFloat
 
 from harness.drivers.capacity import searching
+from scheduler.publishing import strategies
 
-REFERENCE_STRATEGY = "aggregated-indexed"
+REFERENCE_STRATEGY = strategies.AGGREGATED_INDEXED
 """The design the admissions condition compares with: zero writes, the cheapest for the apiserver."""
 
 WRITE_REFUSED = "write_refused"

@@ -25,6 +25,8 @@ import statistics
 
 import pandas as pd
 
+from scheduler.publishing import strategies
+
 ETCD_REQUEST_LIMIT_BYTES = 1.5 * 1024 * 1024
 """etcd's default --max-request-bytes: the largest write etcd accepts."""
 LARGE_PENDING = 100_000
@@ -89,21 +91,21 @@ def predict(steps: pd.DataFrame, capacity: pd.DataFrame, query_p99_seconds: floa
         n = own["load"].astype(float)
         a = own["admissions_per_second"]
         strategy = design["strategy"]
-        if strategy == "status-field":
+        if strategy == strategies.STATUS_FIELD:
             k = _median(own["position_writes_demanded_per_second"] / (n * a))
             sweep = _median(own["position_writes_per_second"])
             limit = staleness_p99_seconds * sweep
             rows.append(_row(design, "staleness = N / W (sweep at the write rate W)",
                              f"W={sweep:.0f} writes/s, demand k={k:.3g} (D=k*N*a), apiserver {writes:.0f}/s",
                              limit, limit, limit, measured))
-        elif strategy == "single-object":
+        elif strategy == strategies.SINGLE_OBJECT:
             b = _median(own["largest_object_bytes"] / n)
             limit = ETCD_REQUEST_LIMIT_BYTES / b
             rows.append(_row(design, "object = b*N bytes vs 1.5 MiB", f"b={b:.1f} B/Workload", limit, limit, limit,
                              measured))
-        elif strategy == "cq-status-topn":
+        elif strategy == strategies.CQ_STATUS_TOPN:
             rows.append(_row(design, "bounded writes, top N only", "-", math.inf, math.inf, math.inf, measured))
-        elif strategy == "aggregated-snapshot":
+        elif strategy == strategies.AGGREGATED_SNAPSHOT:
             c = _median(own["query_p99_seconds"] / (n * n.map(math.log2)))
             limit = _solve(lambda x: c * x * math.log2(x), query_p99_seconds) if c == c else math.nan
             rows.append(_row(design, "query p99 = c*N*log2(N)", f"c={c:.3g} s", limit, limit, limit, measured))

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from harness.drivers.capacity import conditions, searching
+from scheduler.publishing import strategies
 
 STEPS = "capacity_steps"
 PLANS = "capacity_plans"
@@ -41,14 +42,14 @@ def design(strategy: str, no_client_limit: bool) -> str:
     return f"{strategy}, no client limit" if no_client_limit else strategy
 
 
-def variants(strategies: list[str] | tuple[str, ...], qps: float = 50.0, burst: int = 100) -> list[dict]:
+def variants(names: list[str] | tuple[str, ...], qps: float, burst: int) -> list[dict]:
     """What a capacity run sweeps over the scheduler section: aggregated-indexed first (the others
     are compared with it), status-field twice (Kueue's client limit, then none). Each variant is
     merged into the scenario's section, so unnamed fields keep the scenario's values."""
-    ordered = sorted(dict.fromkeys(strategies), key=lambda s: s != conditions.REFERENCE_STRATEGY)
+    ordered = sorted(dict.fromkeys(names), key=lambda s: s != conditions.REFERENCE_STRATEGY)
     found = []
     for strategy in ordered:
-        if strategy == "status-field":
+        if strategy == strategies.STATUS_FIELD:
             found.append({"strategy": strategy, "qps": qps, "burst": burst, "no_client_limit": False})
             found.append({"strategy": strategy, "no_client_limit": True})
         else:

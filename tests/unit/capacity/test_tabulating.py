@@ -112,7 +112,7 @@ def test_report_section_writes_the_small_files_and_draws(tmp_path):
 
 
 def test_variants_put_the_reference_first_and_run_status_field_twice():
-    found = tabulating.variants(["status-field", "single-object", "aggregated-indexed"])
+    found = tabulating.variants(["status-field", "single-object", "aggregated-indexed"], 50.0, 100)
     assert [(v["strategy"], v.get("no_client_limit", False)) for v in found] == [
         ("aggregated-indexed", False), ("status-field", False), ("status-field", True), ("single-object", False)]
     assert found[1]["qps"] == 50 and "qps" not in found[2]
