@@ -112,6 +112,9 @@ KINDS = (
                                     "borrowWithinCohort": _OPEN}),
              "flavorFungibility": _object({"whenCanBorrow": _STRING, "whenCanPreempt": _STRING}),
              "stopPolicy": _STRING, "fairSharing": _FAIR_SHARING,
+             "admissionScope": _object({"admissionMode": {
+                 "type": "string", "enum": ["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"]}},
+                 required=["admissionMode"]),
          }),
          _object({"pendingWorkloads": _INT, "reservingWorkloads": _INT, "admittedWorkloads": _INT,
                   "conditions": _CONDITIONS, "flavorsUsage": _array(_OPEN), "flavorsReservation": _array(_OPEN),
@@ -119,9 +122,13 @@ KINDS = (
          (("Cohort", "string", ".spec.cohortName"), ("Strategy", "string", ".spec.queueingStrategy"),
           ("Pending", "integer", ".status.pendingWorkloads"), ("Admitted", "integer", ".status.admittedWorkloads"))),
     Kind("LocalQueue", "localqueues", True, ("queue", "queues", "lq"),
-         _object({"clusterQueue": _STRING, "stopPolicy": _STRING}),
+         _object({"clusterQueue": _STRING, "stopPolicy": _STRING, "fairSharing": _FAIR_SHARING}),
          _object({"pendingWorkloads": _INT, "reservingWorkloads": _INT, "admittedWorkloads": _INT,
-                  "conditions": _CONDITIONS}),
+                  "conditions": _CONDITIONS,
+                  # what admission fair sharing writes at each sample (admissionfairsharing.LocalQueueUsages)
+                  "fairSharing": _object({"admissionFairSharingStatus": _object({
+                      "consumedResources": {"type": "object", "additionalProperties": _QUANTITY},
+                      "lastUpdate": {"type": "string", "format": "date-time"}})})}),
          (("ClusterQueue", "string", ".spec.clusterQueue"), ("Pending", "integer", ".status.pendingWorkloads"),
           ("Admitted", "integer", ".status.admittedWorkloads"))),
     Kind("WorkloadPriorityClass", "workloadpriorityclasses", False, (),

@@ -136,7 +136,12 @@ def cluster_queue_from_dict(obj: Obj) -> ClusterQueue:
         drain=spec.get("stopPolicy") == "HoldAndDrain",
         namespace_selector=label_selector_from_dict(spec.get("namespaceSelector")),
         fair_weight=fair_weight_from_dict(spec.get("fairSharing")),
+        usage_based_admission=(spec.get("admissionScope") or {}).get("admissionMode") == USAGE_BASED_ADMISSION,
     )
+
+
+USAGE_BASED_ADMISSION = "UsageBasedAdmissionFairSharing"
+"""spec.admissionScope.admissionMode that turns admission fair sharing on for a ClusterQueue."""
 
 
 def fair_weight_from_dict(obj: Obj | None) -> float:
@@ -215,6 +220,7 @@ def local_queue_from_dict(obj: Obj) -> LocalQueue:
         spec.get("clusterQueue", ""),
         stopped=(spec.get("stopPolicy") or "None") != "None",
         drain=spec.get("stopPolicy") == "HoldAndDrain",
+        fair_weight=fair_weight_from_dict(spec.get("fairSharing")),
     )
 
 

@@ -212,6 +212,9 @@ class ClusterQueue:
     # spec.fairSharing.weight (default 1): its share is divided by it; 0 borrows only what nobody
     # with a weight wants (Kueue's DRS).
     fair_weight: float = 1.0
+    # spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing: its pending workloads are
+    # ordered by their LocalQueue's decayed usage first (``admissionfairsharing``).
+    usage_based_admission: bool = False
 
     def quota(self, flavor_resource: FlavorResource) -> ResourceQuota | None:
         """The quota for a (flavor, resource), or None when the queue does not provide it."""
@@ -264,6 +267,36 @@ FAIR_SHARING_OFF = FairSharing()
 
 
 @dataclass(slots=True, frozen=True)
+class AdmissionFairSharing:
+    """Kueue's Configuration ``admissionFairSharing`` (its presence turns it on: the feature gate is on
+    by default since v0.15). Durations in seconds."""
+
+    enabled: bool = False
+    usage_half_life_seconds: float = 0.0
+    """usageHalfLifeTime: the time in which past usage decays by half; 0 forgets it at every sample."""
+    usage_sampling_interval_seconds: float = 300.0
+    """usageSamplingInterval: how often a LocalQueue's usage is folded in (Kueue's default 5 min)."""
+    resource_weights: tuple[tuple[str, float], ...] = ()
+    """resourceWeights: a resource's weight in a LocalQueue's usage (1 when not listed)."""
+
+    def __post_init__(self) -> None:
+        # pkg/config/validation.go validateAdmissionFairSharing
+        if self.usage_half_life_seconds < 0:
+            raise ValueError("admissionFairSharing.usageHalfLifeTime must not be negative "
+                             f"(got {self.usage_half_life_seconds})")
+        if self.usage_sampling_interval_seconds <= 0:
+            raise ValueError("admissionFairSharing.usageSamplingInterval must be greater than 0 "
+                             f"(got {self.usage_sampling_interval_seconds})")
+        for resource, weight in self.resource_weights:
+            if weight < 0:
+                raise ValueError(f"admissionFairSharing.resourceWeights[{resource}] must not be negative "
+                                 f"(got {weight})")
+
+
+ADMISSION_FAIR_SHARING_OFF = AdmissionFairSharing()
+
+
+@dataclass(slots=True, frozen=True)
 class LocalQueue:
     namespace: str
     name: str
@@ -272,6 +305,8 @@ class LocalQueue:
     stopped: bool = False
     # stopPolicy HoldAndDrain: its admitted workloads are evicted too.
     drain: bool = False
+    # spec.fairSharing.weight (default 1): its usage is divided by it under admission fair sharing.
+    fair_weight: float = 1.0
 
 
 @dataclass(slots=True, frozen=True)
