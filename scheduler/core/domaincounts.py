@@ -10,8 +10,8 @@ applied to their leaves for the time of one placement and taken back.
 
 The counts are the same numbers Kueue's full count gives (tests hold the two side by side), including
 the nodes a no-fit message names as excluded. Counts on empty nodes (does a pod set fit once every
-admitted workload is gone?) are kept the same way and never change. Slices (several pods per domain)
-are counted the full way.
+admitted workload is gone?) are kept the same way and never change. Slices of several pods are kept per
+(slice level, size) asked for, moved with the counts.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class ShapeCounts:
         self.excluded: set[Leaf] = set()
         self.by_node_selector = 0
         self.by_taint: dict[str, int] = {}
+        # Slices per domain by (slice level, slice size), for the slicings placement asked for.
+        self.slices: dict[tuple[int, int], dict[Domain, int]] = {}
         self.position = 0
         self._exclude(node_selector, tolerations)
         self._count_all()
@@ -102,10 +104,39 @@ class ShapeCounts:
             self.full_by_resource[limiting] = self.full_by_resource.get(limiting, 0) + 1
         self.count[leaf], self.limiting[leaf] = new, limiting
         if carry and new != old:
-            parent = leaf.parent
-            while parent is not None:
-                self.count[parent] += new - old
-                parent = parent.parent
+            self._carry(leaf, new - old)
+
+    def _carry(self, leaf: Leaf, delta: int) -> None:
+        """A leaf's count moved by ``delta`` (already in): its ancestors' counts, and the slice counts of
+        every kept slicing, move too (at the slice level by what the division makes of it)."""
+        count = self.count
+        slice_moves = dict.fromkeys(self.slices, 0)
+        domain: Domain | None = leaf
+        depth = len(self.tree.levels) - 1
+        while domain is not None:
+            if domain is not leaf:
+                count[domain] += delta
+            for (level, size), kept in self.slices.items():
+                if depth == level:
+                    move = _div(count[domain], size) - _div(count[domain] - delta, size)
+                    kept[domain] += move
+                    slice_moves[(level, size)] = move
+                elif depth < level and slice_moves[(level, size)]:
+                    kept[domain] += slice_moves[(level, size)]
+            domain = domain.parent
+            depth -= 1
+
+    def slicing(self, level: int, size: int) -> dict[Domain, int]:
+        """Slices of ``size`` pods that fit per domain at and above the slice ``level`` (kept from now on)."""
+        kept = self.slices.get((level, size))
+        if kept is None:
+            kept = self.slices[(level, size)] = {}
+            for domain in self.tree.per_level[level].values():
+                kept[domain] = _div(self.count[domain], size)
+            for depth in range(level - 1, -1, -1):
+                for domain in self.tree.per_level[depth].values():
+                    kept[domain] = sum(kept[c] for c in domain.children)
+        return kept
 
     def refresh(self) -> None:
         """Count again the leaves whose usage changed since the last look."""
@@ -137,11 +168,22 @@ class ShapeCounts:
         for leaf in leaves:
             self._recount(leaf, None)
 
-    def load(self, domains: Iterable[Domain]) -> None:
-        """Put the counts where placement reads them (one pod a slice: the slice count is the pod count)."""
+    def load(self, domains: Iterable[Domain], slice_level: int, slice_size: int) -> None:
+        """Put the counts where placement reads them; below the slice level a domain holds no slices."""
         count = self.count
+        if slice_size == 1 and slice_level == len(self.tree.levels) - 1:
+            for domain in domains:
+                domain.state = domain.slice_state = count[domain]
+            return
+        kept = self.slicing(slice_level, slice_size)
         for domain in domains:
-            domain.state = domain.slice_state = count[domain]
+            domain.state = count[domain]
+            domain.slice_state = kept.get(domain, 0)
+
+
+def _div(a: int, b: int) -> int:
+    """Go's integer division (towards zero): a count may be negative on an overdrawn node."""
+    return a // b if a >= 0 else -(-a // b)
 
 
 def for_shape(tree: DomainTree, per_pod: Mapping[str, int], node_selector: tuple[tuple[str, str], ...],

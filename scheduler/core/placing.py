@@ -16,8 +16,9 @@ Ported from pkg/cache/scheduler/tas_flavor_snapshot.go with Kueue v0.17.0's defa
    Unconstrained: greedily at the lowest level;
 3. going down, each chosen domain's pods go to its children in the same order, as few as possible.
 
-Phase 1 is Kueue's count on every node only for slices of several pods; otherwise the counts kept per pod shape (``domaincounts``) are read where the search goes, so a
-placement costs the domains of the searched level and the children of the chosen ones, not the cluster.
+Phase 1 is not Kueue's count on every node: the counts kept per pod shape (``domaincounts``) are read
+where the search goes, so a placement costs the domains of the searched level and the children of the
+chosen ones, not the cluster (``full_count`` counts Kueue's way, for tests and benchmarks).
 The assignment lists the lowest level only when that is the node (its hostname), else every level.
 Pod-set groups (a leader placed with its workers) and failed-node replacement are not modelled.
 """
@@ -117,14 +118,16 @@ def place(tree: DomainTree, request: PlacementRequest, assumed: Mapping[str, Map
     per_pod = dict(request.per_pod)
     per_pod["pods"] = per_pod.get("pods", 0) + 1000
     tolerations = (*request.tolerations, *tree.tolerations)
-    if slice_size == 1 and not full_count:
+    if not full_count:
         # The counts kept per pod shape, read where the search goes (see ``domaincounts``).
         counts = domaincounts.for_shape(tree, per_pod, request.node_selector, tolerations, simulate_empty)
+        counts.slicing(slice_level, slice_size)  # kept before the assumed usage goes on, so it moves with it
         assumed_leaves = counts.assume(assumed or {})
         try:
             stats = _Exclusions(len(tree.leaves), counts.by_node_selector, dict(counts.by_taint),
                                 {r: n for r, n in counts.full_by_resource.items() if n})
-            return _search(tree, request, level, slice_level, required, unconstrained, 1, stats, counts.load)
+            return _search(tree, request, level, slice_level, required, unconstrained, slice_size, stats,
+                           lambda domains: counts.load(domains, slice_level, slice_size))
         finally:
             counts.give_back(assumed_leaves)
     stats = _Exclusions()

@@ -1,4 +1,5 @@
-"""The counts kept per pod shape give every placement Kueue's full count gives, as workloads come and go."""
+"""The counts kept per pod shape (and slicing) give every placement Kueue's full count gives, as workloads
+come and go."""
 
 from __future__ import annotations
 
@@ -32,15 +33,19 @@ def trees(draw) -> DomainTree:
 
 
 requests = st.builds(
-    lambda pods, cpu, kind, level, selector, tolerate: placing.PlacementRequest(
-        "main", {"cpu": cpu * 500}, pods,
+    lambda slices, size, cpu, kind, level, slice_level, selector, tolerate: placing.PlacementRequest(
+        "main", {"cpu": cpu * 500}, slices * size,
         None if kind == "implied" else TopologyRequest(
             required=level if kind == "required" else None, preferred=level if kind == "preferred" else None,
-            unconstrained=True if kind == "unconstrained" else None),
+            unconstrained=True if kind == "unconstrained" else None,
+            slice_required=slice_level if size > 1 or kind == "slices" else None,
+            slice_size=size if size > 1 or kind == "slices" else None),
         implied=kind == "implied", node_selector=(("zone", "a"),) if selector else (),
         tolerations=(Toleration("gpu", "Exists"),) if tolerate else ()),
-    st.integers(1, 12), st.integers(1, 4), st.sampled_from(["required", "preferred", "unconstrained", "implied"]),
-    st.sampled_from(["block", "rack", HOSTNAME_LABEL]), st.booleans(), st.booleans())
+    st.integers(1, 6), st.sampled_from([1, 1, 2, 3]), st.integers(1, 4),
+    st.sampled_from(["required", "preferred", "unconstrained", "implied", "slices"]),
+    st.sampled_from(["block", "rack", HOSTNAME_LABEL]), st.sampled_from(["block", "rack", HOSTNAME_LABEL]),
+    st.booleans(), st.booleans())
 
 
 @settings(max_examples=150, deadline=None)
