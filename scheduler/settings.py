@@ -57,6 +57,15 @@ class SchedulerSettings:
     between queues by the strategies below (off: Kueue's classical order and preemption)."""
     fair_sharing_strategies: tuple[str, ...] = FAIR_SHARING_STRATEGY_SETS[2]
     """fairSharing.preemptionStrategies, one of the lists Kueue accepts (its default: both)."""
+    admission_fair_sharing: bool = False
+    """Kueue's Configuration `admissionFairSharing`: in a ClusterQueue whose admissionScope asks for it,
+    pending workloads go by their LocalQueue's decayed usage first (core.admissionfairsharing)."""
+    usage_half_life_seconds: float = kinds.ADMISSION_FAIR_SHARING_OFF.usage_half_life_seconds
+    """admissionFairSharing.usageHalfLifeTime (Kueue's zero value: usage forgotten at every sample)."""
+    usage_sampling_interval_seconds: float = kinds.ADMISSION_FAIR_SHARING_OFF.usage_sampling_interval_seconds
+    """admissionFairSharing.usageSamplingInterval (Kueue's default: 5 min)."""
+    resource_weights: tuple[tuple[str, float], ...] = ()
+    """admissionFairSharing.resourceWeights as (resource, weight) pairs (unlisted: 1)."""
     min_cycle_seconds: float = 0.0
     """Each cycle takes at least this long (controlling.ControllerSettings.min_cycle_seconds)."""
     write_pending_reasons: bool = False
@@ -67,6 +76,7 @@ class SchedulerSettings:
         if tuple(self.fair_sharing_strategies) not in FAIR_SHARING_STRATEGY_SETS:
             raise ValueError(f"fair sharing strategies {','.join(self.fair_sharing_strategies)} are not a list Kueue "
                              f"accepts: {' | '.join(','.join(s) for s in FAIR_SHARING_STRATEGY_SETS)}")
+        self.core_admission_fair_sharing()
         strategies.get(self.strategy)
         if self.authorization not in AUTHORIZATIONS:
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
@@ -81,6 +91,31 @@ class SchedulerSettings:
         """The core's view of the fair-sharing settings."""
         return kinds.FairSharing(self.fair_sharing,
                                  tuple(kinds.FairSharingStrategy(s) for s in self.fair_sharing_strategies))
+
+
+    def core_admission_fair_sharing(self) -> kinds.AdmissionFairSharing:
+        """The core's view of the admission-fair-sharing settings (ValueError as Kueue's validation)."""
+        return kinds.AdmissionFairSharing(self.admission_fair_sharing, self.usage_half_life_seconds,
+                                          self.usage_sampling_interval_seconds, tuple(self.resource_weights))
+
+
+def resource_weights_of(text: str) -> tuple[tuple[str, float], ...]:
+    """``cpu=0,nvidia.com/gpu=2`` as (resource, weight) pairs; ValueError names a bad item."""
+    pairs = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        resource, sep, weight = item.partition("=")
+        try:
+            pairs.append((resource.strip(), float(weight)))
+        except ValueError:
+            sep = ""
+        if not sep or not resource.strip():
+            raise ValueError(f"resource weight {item!r}: use RESOURCE=WEIGHT, e.g. nvidia.com/gpu=2")
+    return tuple(pairs)
+
+
+def resource_weights_text(weights: tuple[tuple[str, float], ...]) -> str:
+    """The inverse of resource_weights_of."""
+    return ",".join(f"{resource}={weight!r}" for resource, weight in weights)
 
 
 def to_args(settings: SchedulerSettings) -> list[str]:
@@ -98,6 +133,10 @@ def to_args(settings: SchedulerSettings) -> list[str]:
             *(["--manage-jobs"] if settings.manage_jobs else []),
             *(["--fair-sharing"] if settings.fair_sharing else []),
             "--fair-sharing-strategies", ",".join(settings.fair_sharing_strategies),
+            *(["--admission-fair-sharing"] if settings.admission_fair_sharing else []),
+            "--usage-half-life-seconds", repr(settings.usage_half_life_seconds),
+            "--usage-sampling-interval-seconds", repr(settings.usage_sampling_interval_seconds),
+            "--resource-weights", resource_weights_text(settings.resource_weights),
             *(["--write-pending-reasons"] if settings.write_pending_reasons else []),
             "--min-cycle-seconds", repr(settings.min_cycle_seconds),
             "--parent-pid", str(settings.parent_pid)]
@@ -138,6 +177,14 @@ def _options(function):
                      help="Kueue's fairSharing: order by dominant resource share, preempt by the strategies."),
         click.option("--fair-sharing-strategies", default=",".join(defaults.fair_sharing_strategies), show_default=True,
                      help="Kueue's fairSharing.preemptionStrategies, comma-separated."),
+        click.option("--admission-fair-sharing", is_flag=True,
+                     help="Kueue's admissionFairSharing: order by LocalQueue usage where a ClusterQueue asks for it."),
+        click.option("--usage-half-life-seconds", type=float, default=defaults.usage_half_life_seconds,
+                     show_default=True, help="admissionFairSharing.usageHalfLifeTime."),
+        click.option("--usage-sampling-interval-seconds", type=float,
+                     default=defaults.usage_sampling_interval_seconds, show_default=True,
+                     help="admissionFairSharing.usageSamplingInterval."),
+        click.option("--resource-weights", default="", help="admissionFairSharing.resourceWeights, RESOURCE=WEIGHT,..."),
         click.option("--min-cycle-seconds", type=float, default=defaults.min_cycle_seconds, show_default=True,
                      help="Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as "
                           "it can)."),
@@ -159,7 +206,9 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
                  max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False,
                  parent_pid: int = 0, fair_sharing: bool = False,
                  fair_sharing_strategies: str = ",".join(FAIR_SHARING_STRATEGY_SETS[2]),
-                 write_pending_reasons: bool = False, min_cycle_seconds: float = 0.0) -> SchedulerSettings:
+                 write_pending_reasons: bool = False, min_cycle_seconds: float = 0.0,
+                 admission_fair_sharing: bool = False, usage_half_life_seconds: float = 0.0,
+                 usage_sampling_interval_seconds: float = 300.0, resource_weights: str = "") -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
     return SchedulerSettings(
         kubeconfig=kubeconfig, strategy=strategy,
@@ -170,7 +219,10 @@ def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float
         tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
         page_cache=not no_page_cache, manage_jobs=manage_jobs, parent_pid=parent_pid, fair_sharing=fair_sharing,
         fair_sharing_strategies=tuple(s for s in fair_sharing_strategies.split(",") if s),
-        write_pending_reasons=write_pending_reasons, min_cycle_seconds=min_cycle_seconds)
+        write_pending_reasons=write_pending_reasons, min_cycle_seconds=min_cycle_seconds,
+        admission_fair_sharing=admission_fair_sharing, usage_half_life_seconds=usage_half_life_seconds,
+        usage_sampling_interval_seconds=usage_sampling_interval_seconds,
+        resource_weights=resource_weights_of(resource_weights))
 
 
 def command(run):

@@ -18,6 +18,7 @@ from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations import registry as implementations
 from harness.scenarios import models
+from scheduler import settings as scheduler_settings
 
 _DEFAULTS = models.SchedulerSection()
 
@@ -84,6 +85,14 @@ def install(name, kubeconfig_path, visibility_port) -> None:
 @click.option("--fair-sharing-strategies", type=click.Choice(list(typing.get_args(models.FairSharingStrategies))),
               default=_DEFAULTS.fair_sharing_strategies, show_default=True,
               help="fairSharing.preemptionStrategies, comma-separated.")
+@click.option("--admission-fair-sharing", is_flag=True, default=_DEFAULTS.admission_fair_sharing,
+              help="Kueue's admissionFairSharing: order by LocalQueue usage in ClusterQueues that ask for it.")
+@click.option("--usage-half-life-seconds", type=float, default=_DEFAULTS.usage_half_life_seconds, show_default=True,
+              help="admissionFairSharing.usageHalfLifeTime.")
+@click.option("--usage-sampling-interval-seconds", type=float, default=_DEFAULTS.usage_sampling_interval_seconds,
+              show_default=True, help="admissionFairSharing.usageSamplingInterval.")
+@click.option("--resource-weights", default="", callback=lambda _c, _p, given: _resource_weights(given),
+              metavar="RESOURCE=WEIGHT,...", help="admissionFairSharing.resourceWeights.")
 @click.option("--min-cycle-seconds", type=float, default=_DEFAULTS.min_cycle_seconds, show_default=True,
               help="Reference only: each scheduling cycle takes at least this long (another scheduler's pace).")
 @click.option("--write-pending-reasons", is_flag=True, default=_DEFAULTS.write_pending_reasons,
@@ -132,6 +141,13 @@ def _kind_counts(given: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"{item!r}: use KIND.GROUP=N, e.g. Job.batch=50")
         counts[kind.strip()] = count.strip()
     return counts
+
+
+def _resource_weights(given: str) -> dict[str, float]:
+    try:
+        return dict(scheduler_settings.resource_weights_of(given))
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def section_of(fields: dict) -> models.SchedulerSection:

@@ -36,7 +36,11 @@ def fields_of(section: models.SchedulerSection) -> dict:
                 burst=section.burst, authorization=section.authorization, max_unwritten=section.max_unwritten,
                 page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
                 fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
-                min_cycle_seconds=section.min_cycle_seconds, write_pending_reasons=section.write_pending_reasons)
+                min_cycle_seconds=section.min_cycle_seconds, write_pending_reasons=section.write_pending_reasons,
+                admission_fair_sharing=section.admission_fair_sharing,
+                usage_half_life_seconds=section.usage_half_life_seconds,
+                usage_sampling_interval_seconds=section.usage_sampling_interval_seconds,
+                resource_weights=tuple(section.resource_weights.items()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import itertools
 import re
 from typing import Any, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from harness.clusters import spec as clusterspecs
 from harness.drivers import registry
@@ -282,6 +282,16 @@ class SchedulerSection(_Model):
     preemption between queues by `fair_sharing_strategies` (ClusterQueue/Cohort weights in spec.fairSharing)."""
     fair_sharing_strategies: FairSharingStrategies = ",".join(_PROCESS.fair_sharing_strategies)
     """fairSharing.preemptionStrategies, comma-separated (Kueue's default: both, in this order)."""
+    admission_fair_sharing: bool = _PROCESS.admission_fair_sharing
+    """Kueue's Configuration admissionFairSharing, for both implementations: in a ClusterQueue with
+    spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing, pending workloads go by their
+    LocalQueue's decayed usage first (LocalQueue weights in spec.fairSharing)."""
+    usage_half_life_seconds: float = Field(_PROCESS.usage_half_life_seconds, ge=0)
+    """admissionFairSharing.usageHalfLifeTime (0, Kueue's zero value: usage forgotten at every sample)."""
+    usage_sampling_interval_seconds: PositiveFloat = _PROCESS.usage_sampling_interval_seconds
+    """admissionFairSharing.usageSamplingInterval (Kueue's default: 5 min)."""
+    resource_weights: dict[str, NonNegativeFloat] = {}
+    """admissionFairSharing.resourceWeights (a resource not listed weighs 1; none may be negative)."""
     min_cycle_seconds: float = Field(_PROCESS.min_cycle_seconds, ge=0, le=10)
     """Reference scheduler only: each scheduling cycle takes at least this long. Runs the same decisions
     at another scheduler's pace (e.g. Kueue's measured cycle time at that size) to tell a difference of

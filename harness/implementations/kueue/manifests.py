@@ -42,6 +42,28 @@ class Ports:
 
 
 @dataclass(frozen=True, slots=True)
+class AdmissionFairSharing:
+    """Kueue's Configuration admissionFairSharing, durations in seconds."""
+
+    usage_half_life_seconds: float
+    usage_sampling_interval_seconds: float
+    resource_weights: Mapping[str, float] = field(default_factory=dict)
+
+    def section(self) -> dict:
+        """The section as Kueue's Configuration reads it (metav1.Duration: Go duration strings)."""
+        section: dict = {"usageHalfLifeTime": _duration(self.usage_half_life_seconds),
+                         "usageSamplingInterval": _duration(self.usage_sampling_interval_seconds)}
+        if self.resource_weights:
+            section["resourceWeights"] = dict(self.resource_weights)
+        return section
+
+
+def _duration(seconds: float) -> str:
+    """A Go duration string (time.ParseDuration) of whole milliseconds."""
+    return f"{round(seconds * 1000)}ms"
+
+
+@dataclass(frozen=True, slots=True)
 class ManagerSettings:
     ports: Ports
     cert_dir: str
@@ -53,6 +75,8 @@ class ManagerSettings:
     """Workers per reconciled kind (controller.groupKindConcurrency, e.g. Job.batch), over what Kueue ships."""
     fair_sharing: tuple[str, ...] | None = None
     """fairSharing.preemptionStrategies; None leaves fairSharing out (Kueue: fair sharing off)."""
+    admission_fair_sharing: AdmissionFairSharing | None = None
+    """admissionFairSharing; None leaves it out (Kueue: admission fair sharing off)."""
 
 
 def _controller(shipped: dict, concurrency: Mapping[str, int]) -> dict:
@@ -181,4 +205,9 @@ def configuration(shipped: dict, settings: ManagerSettings) -> dict:
         config["fairSharing"] = {"preemptionStrategies": list(settings.fair_sharing)}
     else:
         config.pop("fairSharing", None)
+    if settings.admission_fair_sharing is not None:
+        # also on by its presence (afs.Enabled; the AdmissionFairSharing gate is on by default since v0.15)
+        config["admissionFairSharing"] = settings.admission_fair_sharing.section()
+    else:
+        config.pop("admissionFairSharing", None)
     return config

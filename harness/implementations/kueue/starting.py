@@ -105,9 +105,11 @@ def install_api(info: state.ClusterInfo, webhook_port: int = 0, kueue: layout.Ku
 def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, log_dir: Path | None = None,
           ready_timeout: float = READY_TIMEOUT_SECONDS, kueue: layout.KueueBuild | None = None,
           ports: manifests.Ports | None = None, concurrency: Mapping[str, int] | None = None,
-          log_level: int | None = None, fair_sharing: tuple[str, ...] | None = None) -> KueueProcess:
+          log_level: int | None = None, fair_sharing: tuple[str, ...] | None = None,
+          admission_fair_sharing: manifests.AdmissionFairSharing | None = None) -> KueueProcess:
     """Install Kueue's API on the cluster, start its manager, and wait until it serves; stop it on failure.
-    ``fair_sharing``: the preemption strategies of its fairSharing configuration (None: fair sharing off)."""
+    ``fair_sharing``: the preemption strategies of its fairSharing configuration (None: fair sharing off);
+    ``admission_fair_sharing``: its admissionFairSharing configuration (None: off)."""
     kueue = kueue or building.locate_kueue()
     ports = ports or pick_ports()
     creds = kubeconfig.load(info.kubeconfig)
@@ -116,7 +118,8 @@ def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, l
     installing.install_crds(creds, kueue, ports.webhook)
     installing.install_objects(creds, kueue, files, ports)
     settings = manifests.ManagerSettings(ports=ports, cert_dir=str(files.cert_dir), qps=qps, burst=burst,
-                                         concurrency=dict(concurrency or {}), fair_sharing=fair_sharing)
+                                         concurrency=dict(concurrency or {}), fair_sharing=fair_sharing,
+                                         admission_fair_sharing=admission_fair_sharing)
     config = installing.write_config(kueue, files, settings)
     token = installing.metrics_token(creds)
     log_dir = log_dir or state.state_root() / "logs"
@@ -174,6 +177,8 @@ def start_scheduler(cluster: state.ClusterInfo, section: models.SchedulerSection
     qps = None if section.no_client_limit else shipped_qps if section.qps is None else section.qps
     burst = shipped_burst if section.burst is None else section.burst
     fair_sharing = tuple(section.fair_sharing_strategies.split(",")) if section.fair_sharing else None
+    afs = manifests.AdmissionFairSharing(section.usage_half_life_seconds, section.usage_sampling_interval_seconds,
+                                         dict(section.resource_weights)) if section.admission_fair_sharing else None
     return SchedulerHandle(start(cluster, qps=qps, burst=burst, log_dir=log_dir, kueue=kueue,
                                  concurrency=section.kueue_concurrency, log_level=section.kueue_log_level,
-                                 fair_sharing=fair_sharing))
+                                 fair_sharing=fair_sharing, admission_fair_sharing=afs))

@@ -150,3 +150,14 @@ def test_a_kueue_versions_client_limits_are_the_ones_its_configuration_ships(tmp
     kueue.manager_config.write_text("kind: Configuration\n")
     with pytest.raises(KqbenchError, match="set scheduler.qps and scheduler.burst"):
         installing.shipped_client_limits(kueue)
+
+
+def test_admission_fair_sharing_goes_into_kueues_configuration_only_when_on():
+    off = manifests.configuration({**SHIPPED, "admissionFairSharing": {"usageHalfLifeTime": "1h"}},
+                                  manifests.ManagerSettings(ports=PORTS, cert_dir="/c", qps=1.0, burst=1))
+    assert "admissionFairSharing" not in off
+    afs = manifests.AdmissionFairSharing(600.0, 0.5, {"nvidia.com/gpu": 2.0})
+    on = manifests.configuration(SHIPPED, manifests.ManagerSettings(
+        ports=PORTS, cert_dir="/c", qps=1.0, burst=1, admission_fair_sharing=afs))
+    assert on["admissionFairSharing"] == {"usageHalfLifeTime": "600000ms", "usageSamplingInterval": "500ms",
+                                          "resourceWeights": {"nvidia.com/gpu": 2.0}}

@@ -38,6 +38,8 @@ def other_value(model, name: str):
         return value + 1
     if isinstance(value, float):
         return value * 2 + 0.5
+    if value == {} and name == "resource_weights":
+        return {"nvidia.com/gpu": 2.0}
     raise AssertionError(f"no other value for {name}={value!r}: extend other_value")
 
 
@@ -80,6 +82,8 @@ def _non_default(settings):
             changes[f.name] = "off"
         elif f.name == "fair_sharing_strategies":
             changes[f.name] = ("LessThanInitialShare",)
+        elif f.name == "resource_weights":
+            changes[f.name] = (("cpu", 0.0), ("nvidia.com/gpu", 2.5))
         elif isinstance(value, bool):
             changes[f.name] = not value
         elif isinstance(value, str):
@@ -103,6 +107,10 @@ def test_bad_settings_on_the_command_line_are_usage_errors():
 
     with pytest.raises(click.UsageError, match="topn must be between 1 and 4000"):
         scheduler_settings.parse_args(["--kubeconfig", "/k", "--topn", "0"])
+    with pytest.raises(click.UsageError, match=r"resourceWeights\[cpu\] must not be negative"):
+        scheduler_settings.parse_args(["--kubeconfig", "/k", "--resource-weights", "cpu=-1"])
+    with pytest.raises(click.UsageError, match="use RESOURCE=WEIGHT"):
+        scheduler_settings.parse_args(["--kubeconfig", "/k", "--resource-weights", "cpu"])
     with pytest.raises(click.UsageError, match="not a list Kueue accepts"):
         scheduler_settings.parse_args(["--kubeconfig", "/k", "--fair-sharing-strategies",
                                        "LessThanInitialShare,LessThanOrEqualToFinalShare"])
