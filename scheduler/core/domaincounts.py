@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from sortedcontainers import SortedList
+
 from scheduler.core.domaintrees import Domain, DomainTree, Leaf, add_into, count_in
 from scheduler.core.kinds import Taint, Toleration
 
@@ -56,6 +58,9 @@ class ShapeCounts:
         self.by_taint: dict[str, int] = {}
         # Slices per domain by (slice level, slice size), for the slicings placement asked for.
         self.slices: dict[tuple[int, int], dict[Domain, int]] = {}
+        # Per level asked for, its domains as (count, values, id), sorted: BestFit's and LeastFreeCapacity's
+        # single domain found by bisection instead of a sort of the level.
+        self.ranked: dict[int, SortedList] = {}
         self.position = 0
         self._exclude(node_selector, tolerations)
         self._count_all()
@@ -106,6 +111,12 @@ class ShapeCounts:
         if carry and new != old:
             self._carry(leaf, new - old)
 
+    def _rerank(self, domain: Domain, depth: int, old: int, new: int) -> None:
+        ranked = self.ranked.get(depth)
+        if ranked is not None:
+            ranked.remove((old, domain.values, domain.id))
+            ranked.add((new, domain.values, domain.id))
+
     def _carry(self, leaf: Leaf, delta: int) -> None:
         """A leaf's count moved by ``delta`` (already in): its ancestors' counts, and the slice counts of
         every kept slicing, move too (at the slice level by what the division makes of it)."""
@@ -116,6 +127,8 @@ class ShapeCounts:
         while domain is not None:
             if domain is not leaf:
                 count[domain] += delta
+            if self.ranked:
+                self._rerank(domain, depth, count[domain] - delta, count[domain])
             for (level, size), kept in self.slices.items():
                 if depth == level:
                     move = _div(count[domain], size) - _div(count[domain] - delta, size)
@@ -125,6 +138,14 @@ class ShapeCounts:
                     kept[domain] += slice_moves[(level, size)]
             domain = domain.parent
             depth -= 1
+
+    def ranking(self, level: int) -> SortedList:
+        """The level's domains as (pods that fit, values, id), ascending (kept from now on)."""
+        ranked = self.ranked.get(level)
+        if ranked is None:
+            ranked = self.ranked[level] = SortedList(
+                (self.count[d], d.values, d.id) for d in self.tree.per_level[level].values())
+        return ranked
 
     def slicing(self, level: int, size: int) -> dict[Domain, int]:
         """Slices of ``size`` pods that fit per domain at and above the slice ``level`` (kept from now on)."""

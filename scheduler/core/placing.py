@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from sortedcontainers import SortedList
+
 from scheduler.core import domaincounts
 from scheduler.core.domaintrees import Domain, DomainTree, Leaf, add_into, count_in
 from scheduler.core.kinds import Toleration
@@ -126,8 +128,10 @@ def place(tree: DomainTree, request: PlacementRequest, assumed: Mapping[str, Map
         try:
             stats = _Exclusions(len(tree.leaves), counts.by_node_selector, dict(counts.by_taint),
                                 {r: n for r, n in counts.full_by_resource.items() if n})
+            pods_are_slices = slice_size == 1 and slice_level == len(levels) - 1
             return _search(tree, request, level, slice_level, required, unconstrained, slice_size, stats,
-                           lambda domains: counts.load(domains, slice_level, slice_size))
+                           lambda domains: counts.load(domains, slice_level, slice_size),
+                           counts.ranking if pods_are_slices else None)
         finally:
             counts.give_back(assumed_leaves)
     stats = _Exclusions()
@@ -142,12 +146,13 @@ def _counted(_domains: Iterable[Domain]) -> None:
 
 def _search(tree: DomainTree, request: PlacementRequest, level: int, slice_level: int, required: bool,
             unconstrained: bool, slice_size: int, stats: _Exclusions,
-            load: Callable[[Iterable[Domain]], None]) -> Placement:
+            load: Callable[[Iterable[Domain]], None],
+            ranking: Callable[[int], SortedList] | None = None) -> Placement:
     """Phase 2: the domains at the level that hold the pod set, then down to the leaves; ``load`` puts the
     counts of the domains about to be read in place."""
     levels = tree.levels
     fit_level, chosen, reason = _find_level_with_fit_domains(tree, level, required, request.count, slice_size,
-                                                             unconstrained, stats, load)
+                                                             unconstrained, stats, load, ranking)
     if reason:
         return Placement(request.pod_set, None, reason)
     chosen = _update_counts_to_minimum(chosen, request.count, slice_size, unconstrained, slices=True)
@@ -266,13 +271,29 @@ def _not_fit(tree: DomainTree, fit: int, total: int, slice_size: int, stats: _Ex
 
 def _find_level_with_fit_domains(tree: DomainTree, level: int, required: bool, count: int, slice_size: int,
                                  unconstrained: bool, stats: _Exclusions,
-                                 load: Callable[[Iterable[Domain]], None]) -> tuple[int, list[Domain], str]:
-    """Phase 2a: the level and the domains there that hold every slice (Kueue's findLevelWithFitDomains)."""
+                                 load: Callable[[Iterable[Domain]], None],
+                                 ranking: Callable[[int], SortedList] | None = None) -> tuple[int, list[Domain], str]:
+    """Phase 2a: the level and the domains there that hold every slice (Kueue's findLevelWithFitDomains).
+    ``ranking``: the level's domains sorted by pods that fit (one pod a slice), which finds the one domain
+    both orders pick by bisection: the fewest pods that still hold them all, then the first by values."""
     while True:
+        if not tree.per_level[level]:
+            return 0, [], f"no topology domains at level: {tree.levels[level]}"
+        if ranking is not None:
+            ranked = ranking(level)
+            most = ranked[-1][0]
+            if most >= count:
+                _, _, domain_id = ranked[ranked.bisect_left((count,))]
+                domain = tree.per_level[level][domain_id]
+                load([domain])
+                return level, [domain], ""
+            if required:
+                return 0, [], _not_fit(tree, most, count, slice_size, stats)
+            if level > 0 and not unconstrained:
+                level -= 1
+                continue
         domains = list(tree.per_level[level].values())
         load(domains)
-        if not domains:
-            return 0, [], f"no topology domains at level: {tree.levels[level]}"
         ordered = _sorted(domains, unconstrained)
         top = ordered[0]
         slice_count = count // slice_size
