@@ -135,11 +135,14 @@ class KubeUser(FastHttpUser):
             request_type=verb, name=str(naming.RequestName(verb, resource, mode)), response_time=seconds * 1000.0,
             response_length=length, exception=error, context={}, response=None, url=None, start_time=time.time())
 
-    def stream_watch(self, path: str, mode: str, until_initial_end: bool) -> watching.WatchProgress:
-        """Open a watch and read it to its end (the server's timeoutSeconds).
+    def stream_watch(self, path: str, mode: str, until_initial_end: bool,
+                     drop_at_initial_end: bool = False) -> watching.WatchProgress:
+        """Open a watch and read it to its end (the server's timeoutSeconds), or, with
+        `drop_at_initial_end`, only to the initial-events-end bookmark (a streaming list).
 
         Reported once: for a watch-list, at the initial-events-end bookmark with the time and bytes it
-        took; for a plain watch, when it closes, with its duration and bytes.
+        took; for a plain watch, when it closes, with its duration and bytes. A dropped stream was not
+        read to its end: geventhttpclient closes that connection rather than reuse it.
         """
         name = naming.RequestName("WATCH", naming.resource_of(path), mode)
         progress = watching.WatchProgress()
@@ -165,6 +168,8 @@ class KubeUser(FastHttpUser):
                         reported = True
                         response.request_meta["response_time"] = (time.perf_counter() - started) * 1000.0
                         response.request_meta["response_length"] = progress.bytes_at_initial_end
+                    if drop_at_initial_end and (progress.initial_events_done or progress.error):
+                        break
             except (OSError, gevent.Timeout) as error:
                 progress.error = progress.error or f"stream broken: {type(error).__name__}"
             if progress.error:

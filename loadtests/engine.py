@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gevent
@@ -127,86 +128,141 @@ def wait_for_workers(plan: load_settings.RunPlan, side: messaging.MasterSide, lo
         raise WorkersMissing(side.problems[0])
 
 
+@dataclass(slots=True)
+class Session:
+    """One run of a plan in this process: what its steps share."""
+
+    plan: load_settings.RunPlan
+    out: Path
+    environment: Environment
+    shape: ScheduledShape | None
+    side: messaging.MasterSide
+    recorder: recording.Recorder
+    stopping: dict = field(default_factory=lambda: {"why": ""})
+    """Why the load stops ("" while it runs): a signal, the memory guard or a bound of the plan."""
+    workers: list[subprocess.Popen] = field(default_factory=list)
+    """The local workers this process started (stopped in `run`'s finally)."""
+    samples: list[frames.Sample] = field(default_factory=list)
+    wall_started: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True, slots=True)
+class Driven:
+    load_seconds: float
+    cpu_during_load: float
+
+
 def run(plan: load_settings.RunPlan, out: Path) -> dict:
     """Run the plan to its end (time, request count, shape or SIGTERM); write frames into `out`."""
     plan.validate()
     out.mkdir(parents=True, exist_ok=True)
+    session = prepare(plan, out)
+    try:
+        runner = start_runner(session)
+        driven = drive(session, runner)
+        finish(session, runner, driven)
+    finally:
+        localworkers.stop(session.workers)
+        if session.environment.web_ui and getattr(session.environment.web_ui, "server", None):
+            session.environment.web_ui.stop()
+    return write_results(session, driven)
+
+
+def prepare(plan: load_settings.RunPlan, out: Path) -> Session:
+    """The Locust environment of the plan's users, the signal handlers, the worker messaging and the recorder."""
     shape = ScheduledShape(plan.shape) if plan.shape else None
     environment = Environment(user_classes=pick_users(plan), shape_class=shape, host=plan.settings.target.server,
                               parsed_options=parsed_options(plan), stop_timeout=0.0, catch_exceptions=True)
-    stopping = {"why": ""}
+    session = Session(plan, out, environment, shape,
+                      messaging.MasterSide(user_classes=tuple(c.__name__ for c in environment.user_classes)),
+                      recording.Recorder())
 
     def on_signal() -> None:
-        stopping["why"] = stopping["why"] or "signal"
+        session.stopping["why"] = session.stopping["why"] or "signal"
 
     gevent.signal_handler(signal.SIGTERM, on_signal)
     gevent.signal_handler(signal.SIGINT, on_signal)
-    workers: list[subprocess.Popen] = []
-    side = messaging.MasterSide(user_classes=tuple(c.__name__ for c in environment.user_classes))
-    recorder = recording.Recorder()
-    recorder.install(environment.events, "master" if plan.distributed else "local")
-    samples: list[frames.Sample] = []
-    wall_started = time.monotonic()
-    try:
-        if plan.distributed:
-            port = plan.master_port or free_port(plan.master_bind)
-            runner = environment.create_master_runner(master_bind_host=plan.master_bind, master_bind_port=port)
-            side.install(environment, runner)
-            workers = localworkers.start(plan.workers, plan.locustfile, plan.master_bind, port, out)
-            try:
-                wait_for_workers(plan, side, workers, port, stopping)
-            except WorkersMissing:
-                side.close(runner, rejoin=False)
-                runner.quit()  # the workers that did join go home now, not at their heartbeat time-out
-                raise
-        else:
-            runner = environment.create_local_runner()
-        if plan.web:
-            environment.create_web_ui(host="127.0.0.1", port=plan.web_port)
-            log.warning("Locust web UI: http://127.0.0.1:%d", plan.web_port)
-        if shape:
-            runner.start_shape()
-        else:
-            runner.start(plan.users, spawn_rate=plan.spawn_rate)
-        started = time.monotonic()
-        cpu_at_start = _cpu_seconds(resource.RUSAGE_SELF)
-        next_sample = started + plan.sample_seconds
-        run_time = min(plan.run_time, shapes.duration(plan.shape)) if plan.shape else plan.run_time
-        def bound_reached(elapsed: float) -> str:
-            if elapsed >= run_time:
-                return "run time"
-            if plan.max_requests and environment.stats.total.num_requests >= plan.max_requests:
-                return "request count"
-            if shape and runner.state == STATE_STOPPED:
-                return "shape ended"
-            return ""
+    session.recorder.install(environment.events, "master" if plan.distributed else "local")
+    return session
 
-        while not stopping["why"]:
-            gevent.sleep(0.05)
-            now = time.monotonic()
-            guard = ""
-            if now >= next_sample:
-                samples.append(snapshot(environment, now - started))
-                next_sample += plan.sample_seconds
-                guard = memory_guard(plan.min_available_mb)
-            # a signal caught during the sleep keeps its reason
-            stopping["why"] = stopping["why"] or guard or bound_reached(now - started)
-        load_seconds = time.monotonic() - started
-        cpu_during_load = _cpu_seconds(resource.RUSAGE_SELF) - cpu_at_start
-        runner.stop()
-        if isinstance(runner, MasterRunner):
-            # Workers report every WORKER_REPORT_INTERVAL; wait for the reports covering the last requests.
-            gevent.sleep(WORKER_REPORT_INTERVAL + 0.5)
-        if samples and load_seconds - samples[-1].t < plan.sample_seconds / 2:
-            samples.pop()  # the final snapshot replaces a periodic one taken just before: no empty interval
-        samples.append(snapshot(environment, load_seconds))
-        if isinstance(runner, MasterRunner):
-            side.close(runner, rejoin=plan.workers_rejoin)
-        runner.quit()
-    finally:
-        localworkers.stop(workers)
-        if environment.web_ui and getattr(environment.web_ui, "server", None):
-            environment.web_ui.stop()
+
+def start_runner(session: Session):
+    """A master that waits for every expected worker (local ones started here), or a local runner; the web
+    UI when asked for."""
+    plan, environment = session.plan, session.environment
+    if plan.distributed:
+        port = plan.master_port or free_port(plan.master_bind)
+        runner = environment.create_master_runner(master_bind_host=plan.master_bind, master_bind_port=port)
+        session.side.install(environment, runner)
+        session.workers = localworkers.start(plan.workers, plan.locustfile, plan.master_bind, port, session.out)
+        try:
+            wait_for_workers(plan, session.side, session.workers, port, session.stopping)
+        except WorkersMissing:
+            session.side.close(runner, rejoin=False)
+            runner.quit()  # the workers that did join go home now, not at their heartbeat time-out
+            raise
+    else:
+        runner = environment.create_local_runner()
+    if plan.web:
+        environment.create_web_ui(host="127.0.0.1", port=plan.web_port)
+        log.warning("Locust web UI: http://127.0.0.1:%d", plan.web_port)
+    return runner
+
+
+def drive(session: Session, runner) -> Driven:
+    """Start the users and sample the stats until a stop reason holds; the load's seconds and this
+    process's CPU seconds over them."""
+    plan, environment, shape = session.plan, session.environment, session.shape
+    if shape:
+        runner.start_shape()
+    else:
+        runner.start(plan.users, spawn_rate=plan.spawn_rate)
+    started = time.monotonic()
+    cpu_at_start = _cpu_seconds(resource.RUSAGE_SELF)
+    next_sample = started + plan.sample_seconds
+    run_time = min(plan.run_time, shapes.duration(plan.shape)) if plan.shape else plan.run_time
+
+    def bound_reached(elapsed: float) -> str:
+        if elapsed >= run_time:
+            return "run time"
+        if plan.max_requests and environment.stats.total.num_requests >= plan.max_requests:
+            return "request count"
+        if shape and runner.state == STATE_STOPPED:
+            return "shape ended"
+        return ""
+
+    stopping = session.stopping
+    while not stopping["why"]:
+        gevent.sleep(0.05)
+        now = time.monotonic()
+        guard = ""
+        if now >= next_sample:
+            session.samples.append(snapshot(environment, now - started))
+            next_sample += plan.sample_seconds
+            guard = memory_guard(plan.min_available_mb)
+        # a signal caught during the sleep keeps its reason
+        stopping["why"] = stopping["why"] or guard or bound_reached(now - started)
+    return Driven(time.monotonic() - started, _cpu_seconds(resource.RUSAGE_SELF) - cpu_at_start)
+
+
+def finish(session: Session, runner, driven: Driven) -> None:
+    """Stop the users, take the last workers' reports and the final snapshot, let the workers go."""
+    runner.stop()
+    if isinstance(runner, MasterRunner):
+        # Workers report every WORKER_REPORT_INTERVAL; wait for the reports covering the last requests.
+        gevent.sleep(WORKER_REPORT_INTERVAL + 0.5)
+    samples = session.samples
+    if samples and driven.load_seconds - samples[-1].t < session.plan.sample_seconds / 2:
+        samples.pop()  # the final snapshot replaces a periodic one taken just before: no empty interval
+    samples.append(snapshot(session.environment, driven.load_seconds))
+    if isinstance(runner, MasterRunner):
+        session.side.close(runner, rejoin=session.plan.workers_rejoin)
+    runner.quit()
+
+
+def write_results(session: Session, driven: Driven) -> dict:
+    """The frames as parquet files and summary.json in the run's folder; returns the summary."""
+    plan, environment, side, out, samples = session.plan, session.environment, session.side, session.out, session.samples
     usage_self = resource.getrusage(resource.RUSAGE_SELF)
     usage_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     errors = [(e.method or "", e.name, error_text(e.error), e.occurrences)
@@ -214,13 +270,13 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
     frames.history(samples).to_parquet(out / "history.parquet")
     frames.totals(samples[-1]).to_parquet(out / "totals.parquet")
     frames.latencies(samples[-1]).to_parquet(out / "latencies.parquet")
-    recorder.frame().to_parquet(out / HDR_FILE)
+    session.recorder.frame().to_parquet(out / HDR_FILE)
     frames.failures(errors).to_parquet(out / "failures.parquet")
     frames.workers(side.tallies.values()).to_parquet(out / "workers.parquet")
     summary = {
-        "stopped_by": stopping["why"],
-        "load_seconds": round(load_seconds, 3),
-        "wall_seconds": round(time.monotonic() - wall_started, 3),
+        "stopped_by": session.stopping["why"],
+        "load_seconds": round(driven.load_seconds, 3),
+        "wall_seconds": round(time.monotonic() - session.wall_started, 3),
         "requests": environment.stats.total.num_requests,
         "failures": environment.stats.total.num_failures,
         "workers": plan.workers,
@@ -228,7 +284,7 @@ def run(plan: load_settings.RunPlan, out: Path) -> dict:
         "cpu_seconds_reported_by_workers": round(sum(t.cpu_seconds for t in side.tallies.values()), 3),
         "cpu_seconds_master": round(usage_self.ru_utime + usage_self.ru_stime, 3),
         "cpu_seconds_workers": round(usage_children.ru_utime + usage_children.ru_stime, 3),
-        "cpu_seconds_master_during_load": round(cpu_during_load, 3),
+        "cpu_seconds_master_during_load": round(driven.cpu_during_load, 3),
         "user_classes": [c.__name__ for c in environment.user_classes],
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -26,7 +26,6 @@ from locust import task
 from loadtests import client, listgroups, naming, watching
 from loadtests.users import listwatch, pacing
 
-MAX_STREAM_LINES = 10_000_000
 
 
 class ModeLister(client.KubeUser):
@@ -83,34 +82,4 @@ class ModeLister(client.KubeUser):
     def watch_list(self) -> None:
         """A streaming list: reported at the initial-events-end bookmark, then the stream is dropped."""
         path = f"{self.path}?{watching.watchlist_query('', self.settings.listwatch.hold_seconds)}"
-        name = naming.RequestName("WATCH", naming.resource_of(path), "watchlist")
-        progress = watching.WatchProgress()
-        started = time.perf_counter()
-        with self.client.request("GET", path, name=str(name), stream=True, catch_response=True,
-                                 headers={"Accept-Encoding": "identity"}) as response:
-            response.request_meta["request_type"] = "WATCH"
-            status = response.status_code or 0
-            raw = getattr(response, "_response", None)
-            if status != 200 or raw is None:
-                body = raw.read() if raw is not None else b""
-                response.failure(client.failure_reason(status, body, getattr(response, "error", None)))
-                return
-            try:
-                for _ in range(MAX_STREAM_LINES):  # bounded: ends at the bookmark or the server's timeoutSeconds
-                    line = raw.readline(b"\n")
-                    if not line:
-                        break
-                    progress.feed_line(line)
-                    if progress.initial_events_done or progress.error:
-                        break
-            except OSError as error:
-                progress.error = progress.error or f"stream broken: {type(error).__name__}"
-            response.request_meta["response_time"] = (time.perf_counter() - started) * 1000.0
-            response.request_meta["response_length"] = progress.bytes
-            if progress.error:
-                response.failure(progress.error)
-            elif not progress.initial_events_done:
-                response.failure("stream ended before the initial-events-end bookmark")
-            else:
-                response.success()
-        # The body was not read to its end: geventhttpclient closes that connection rather than reuse it.
+        self.stream_watch(path, "watchlist", until_initial_end=True, drop_at_initial_end=True)
