@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from scheduler.core.kinds import AdmissionFairSharing, LocalQueueKey
+from scheduler.core.kinds import AdmissionFairSharing, ClusterQueue, FlavorResource, LocalQueue, LocalQueueKey
 from scheduler.core.quantities import MILLI_PER_UNIT
 from scheduler.core.workloads import OrderKey, Workload
 
@@ -193,10 +193,12 @@ class LocalQueueUsages:
         self._penalties[queue] = summed(self._penalties.get(queue, {}), {k: -v for k, v in penalty.items()})
 
 
-def pending_order(workloads: Iterable[Workload], usage_of: Callable[[LocalQueueKey], float],
-                  sticky: tuple[str, str] | None = None) -> list[Workload]:
-    """A ClusterQueue's pending workloads in admission-fair-sharing order (ClusterQueue.Snapshot: each
-    LocalQueue's usage read once, then usage, sticky, priority, queue-order timestamp, uid)."""
+SortKey = Callable[[Workload], tuple[tuple[int, float], bool, OrderKey]]
+
+
+def sort_key(usage_of: Callable[[LocalQueueKey], float], sticky: tuple[str, str] | None = None) -> SortKey:
+    """The admission-fair-sharing order as a sort key (ClusterQueue.Snapshot: each LocalQueue's usage
+    read once, then usage, sticky, priority, queue-order timestamp, uid)."""
     usages: dict[LocalQueueKey, tuple[int, float]] = {}
 
     def key(workload: Workload) -> tuple[tuple[int, float], bool, OrderKey]:
@@ -205,7 +207,99 @@ def pending_order(workloads: Iterable[Workload], usage_of: Callable[[LocalQueueK
             usages[queue] = usage_key(usage_of(queue))
         return usages[queue], workload.key != sticky, workload.order_key
 
-    return sorted(workloads, key=key)
+    return key
+
+
+def pending_order(workloads: Iterable[Workload], usage_of: Callable[[LocalQueueKey], float],
+                  sticky: tuple[str, str] | None = None) -> list[Workload]:
+    """A ClusterQueue's pending workloads in admission-fair-sharing order."""
+    return sorted(workloads, key=sort_key(usage_of, sticky))
+
+
+def first(workloads: Iterable[Workload], usage_of: Callable[[LocalQueueKey], float],
+          sticky: tuple[str, str] | None = None) -> Workload | None:
+    """The head ``pending_order`` would give, in one pass (Kueue's heap after its rebuild)."""
+    return min(workloads, key=sort_key(usage_of, sticky), default=None)
+
+
+class AdmissionFairness:
+    """What the queue manager keeps for admission fair sharing: every LocalQueue's usages, the usage of
+    its admitted workloads (flavors folded, as Kueue's cache LocalQueue.GetAdmittedUsage), and which
+    LocalQueues a workload event touched since the last ``tick`` (Kueue's LocalQueue reconciler runs
+    on those events and resamples then, since HasPendingFor stays true once a penalty was pushed).
+
+    The scheduler writes an admission itself, so ``workload_assumed`` also does what Kueue's Workload
+    controller does when the admitted workload comes back (the write taken as landed at once)."""
+
+    __slots__ = ("config", "usages", "_admitted", "_touched")
+
+    def __init__(self, config: AdmissionFairSharing) -> None:
+        self.config = config
+        self.usages = LocalQueueUsages(config)
+        self._admitted: dict[LocalQueueKey, Resources] = {}
+        self._touched: set[LocalQueueKey] = set()
+
+    def applies(self, cq: ClusterQueue | None) -> bool:
+        """Whether ``cq``'s pending workloads go by usage (on, and its admissionScope asks for it)."""
+        return self.config.enabled and cq is not None and cq.usage_based_admission
+
+    def admitted_usage(self, queue: LocalQueueKey) -> Resources:
+        return dict(self._admitted.get(queue, {}))
+
+    def usage_added(self, queue: LocalQueueKey, usage: Mapping[FlavorResource, int]) -> None:
+        """An admitted workload of ``queue`` holds ``usage`` (per flavor and resource)."""
+        self._admitted[queue] = summed(self._admitted.get(queue, {}), _folded(usage, 1))
+        self._touched.add(queue)
+
+    def usage_removed(self, queue: LocalQueueKey, usage: Mapping[FlavorResource, int]) -> None:
+        self._admitted[queue] = summed(self._admitted.get(queue, {}), _folded(usage, -1))
+        self._touched.add(queue)
+
+    def workload_assumed(self, workload: Workload, now: float) -> None:
+        """A cycle admitted ``workload`` (its usage already added): the entry penalty is pushed, then
+        folded in as the Workload controller does when it sees the admission."""
+        queue, requests = workload.local_queue, workload_requests(workload)
+        self.usages.initialize(queue, self.admitted_usage(queue), now)
+        self.usages.assumed(queue, requests)
+        self.usages.admitted(queue, requests, self.admitted_usage(queue), now)
+
+    def tick(self, now: float, queues: Iterable[LocalQueueKey]) -> dict[LocalQueueKey, Resources]:
+        """First sight of new LocalQueues and the samples that are due (LocalQueue reconciler): those a
+        workload event touched, and those whose sampling interval has passed. Returns each resampled
+        queue's consumed resources, what Kueue writes to its status."""
+        written = {}
+        for queue in queues:
+            fresh = self.usages.initialize(queue, self.admitted_usage(queue), now)
+            reconciled = fresh or queue in self._touched or self._interval_passed(queue, now)
+            if reconciled and (fresh or self.usages.sample_due(queue, now)):
+                written[queue] = self.usages.sample(queue, self.admitted_usage(queue), now)
+        self._touched.clear()
+        return written
+
+    def _interval_passed(self, queue: LocalQueueKey, now: float) -> bool:
+        """The reconciler's RequeueAfter of one sampling interval has come."""
+        consumed = self.usages.consumed(queue)
+        return consumed is not None and now - consumed.last_update >= self.config.usage_sampling_interval_seconds
+
+    def local_queue_removed(self, queue: LocalQueueKey) -> None:
+        self.usages.forget(queue)
+        self._touched.discard(queue)
+
+    def usage_of(self, local_queues: Mapping[LocalQueueKey, LocalQueue]) -> Callable[[LocalQueueKey], float]:
+        """Each LocalQueue's usage now, with its weight (1 for a LocalQueue not known)."""
+
+        def usage(queue: LocalQueueKey) -> float:
+            lq = local_queues.get(queue)
+            return self.usages.usage(queue, lq.fair_weight if lq is not None else 1.0)
+
+        return usage
+
+
+def _folded(usage: Mapping[FlavorResource, int], sign: int) -> Resources:
+    folded: Resources = {}
+    for (_, resource), milli in usage.items():
+        folded[resource] = folded.get(resource, 0) + sign * milli
+    return folded
 
 
 def candidate_usage_key(candidate_queue: str, preemptor_queue: str, candidate_usage: float | None) -> float:

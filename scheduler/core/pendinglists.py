@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from scheduler.core.kinds import ClusterQueue, LocalQueue, LocalQueueKey
 from scheduler.core.pendingqueues import PendingQueue
+from scheduler.core import positions
 from scheduler.core.positions import PageRequest, PendingWorkloadItem, PositionStrategy, QueueNotFoundError
 from scheduler.core.workloads import Workload, WorkloadKey, order_key
 
@@ -138,7 +139,8 @@ class PendingLists:
 
     def pending_in_order(self, cluster_queue: str) -> list[Workload]:
         """Every pending workload of the queue (parked included), in queue order."""
-        return sorted(self._pending_queue(cluster_queue).members(), key=order_key)
+        queue = self._pending_queue(cluster_queue)
+        return sorted(queue.members(), key=order_key if queue.reorder is None else queue.reorder(queue.sticky))
 
     def pending_by_local_queue(self, cluster_queue: str) -> dict[LocalQueueKey, int]:
         """Pending workloads of the queue per LocalQueue (no ordering needed: O(n), no sort)."""
@@ -154,6 +156,8 @@ class PendingLists:
         """A page of the queue's pending workloads; raises InvalidPageError/QueueNotFoundError."""
         page = PageRequest.of(offset, limit)
         queue = self._pending_queue(cluster_queue)
+        if queue.reorder is not None:  # an order that moves with time: sorted per request, whatever the strategy
+            return positions.sorted_page(queue.members(), page, queue.reorder(queue.sticky))
         return self._positions.page_cluster_queue(cluster_queue, queue.members(), page)
 
     def summary_for_local_queue(
@@ -167,6 +171,9 @@ class PendingLists:
         queue = self.queues.get(lq.cluster_queue)
         if queue is None:
             return []
+        if queue.reorder is not None:
+            return positions.sorted_local_page(queue.members(), (namespace, local_queue), page,
+                                               queue.reorder(queue.sticky))
         return self._positions.page_local_queue(lq.cluster_queue, (namespace, local_queue), queue.members(), page)
 
     def position_of(self, key: WorkloadKey) -> tuple[int, int] | None:
@@ -176,6 +183,9 @@ class PendingLists:
         queue = self.queues.get(cq_name) if cq_name else None
         if queue is None or queue.get(key) is not workload:
             return None
+        if queue.reorder is not None:
+            return positions.sorted_position(queue.members(), workload,  # type: ignore[arg-type]
+                                             queue.reorder(queue.sticky))
         return self._positions.position_of(cq_name, workload, queue.members())  # type: ignore[arg-type]
 
     def _pending_queue(self, name: str) -> PendingQueue:

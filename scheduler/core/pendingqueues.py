@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Iterator
+from typing import Any
 
 from sortedcontainers import SortedKeyList
 
@@ -36,7 +37,7 @@ class PendingQueue:
 
     __slots__ = (
         "name", "strategy", "_members", "_active", "_parked", "_held", "_blocked_head", "_sticky", "_last",
-        "generation",
+        "generation", "reorder",
     )
 
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
@@ -52,6 +53,9 @@ class PendingQueue:
         # Renewed whenever the ordered pending list (and so some position) changes; drawn from one
         # process-wide counter so that a deleted and re-created queue never repeats an old value.
         self.generation = next(_CHANGES)
+        # Set where the order is not the workloads' own but moves with time (admission fair sharing):
+        # given the sticky key, the sort key of the order now. The head is then the least by it.
+        self.reorder: Callable[[WorkloadKey | None], Callable[[Workload], Any]] | None = None
 
     def __len__(self) -> int:
         return len(self._members)
@@ -114,8 +118,12 @@ class PendingQueue:
 
     def _first(self) -> Workload | None:
         """The sticky workload while it is active, else the first in queue order."""
-        if self._sticky is not None and self._sticky not in self._parked and self._sticky not in self._held:
-            return self._members[self._sticky]
+        sticky_active = self._sticky is not None and self._sticky not in self._parked and self._sticky not in self._held
+        if self.reorder is not None:
+            # usage comes before stickiness in Kueue's queueOrderingFunc
+            return min(self._active, key=self.reorder(self._sticky if sticky_active else None), default=None)
+        if sticky_active:
+            return self._members[self._sticky]  # type: ignore[index]
         return self._active[0] if self._active else None
 
     def park(self, key: WorkloadKey) -> None:
@@ -175,6 +183,10 @@ class PendingQueue:
             else:
                 self._active.add(workload)
         self._parked = kept
+
+    def reordered(self) -> None:
+        """The order moved without a member coming or going (a LocalQueue's usage was resampled)."""
+        self.generation = next(_CHANGES)
 
     def has_work(self) -> bool:
         return self.head() is not None

@@ -18,7 +18,7 @@ and answers pages given the queue's unordered pending set (which ``indexed`` ign
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -174,46 +174,68 @@ class SnapshotPositions:
     def page_cluster_queue(
         self, cluster_queue: str, pending: Collection[Workload], page: PageRequest
     ) -> list[PendingWorkloadItem]:
-        ordered = sorted(pending, key=order_key)
-        per_local_queue: dict[tuple[str, str], int] = {}
-        items = []
-        stop = page.offset + page.limit
-        for index, workload in enumerate(ordered):
-            if index >= stop:
-                break
-            in_local_queue = per_local_queue.get(workload.local_queue, 0)
-            per_local_queue[workload.local_queue] = in_local_queue + 1
-            if index >= page.offset:
-                items.append(make_item(workload, index, in_local_queue))
-        return items
+        return sorted_page(pending, page)
 
     def page_local_queue(
         self, cluster_queue: str, local_queue: tuple[str, str], pending: Collection[Workload], page: PageRequest
     ) -> list[PendingWorkloadItem]:
-        ordered = sorted(pending, key=order_key)
-        items: list[PendingWorkloadItem] = []
-        seen = 0
-        for index, workload in enumerate(ordered):
-            if len(items) >= page.limit:
-                break
-            if workload.local_queue != local_queue:
-                continue
-            if seen >= page.offset:
-                items.append(make_item(workload, index, seen))
-            seen += 1
-        return items
+        return sorted_local_page(pending, local_queue, page)
 
     def position_of(
         self, cluster_queue: str, workload: Workload, pending: Collection[Workload]
     ) -> tuple[int, int]:
-        ordered = sorted(pending, key=order_key)
-        in_local_queue = 0
-        for index, other in enumerate(ordered):
-            if other is workload:
-                return index, in_local_queue
-            if other.local_queue == workload.local_queue:
-                in_local_queue += 1
-        raise KeyError(workload.key)
+        return sorted_position(pending, workload)
+
+
+# Sorting per request, with a key other than the queue order where a ClusterQueue orders otherwise
+# (admission fair sharing: pendinglists pages such a queue with these whatever the strategy).
+SortKey = Callable[[Workload], Any]
+
+
+def sorted_page(pending: Collection[Workload], page: PageRequest,
+                key: SortKey = order_key) -> list[PendingWorkloadItem]:
+    """A page of the ClusterQueue's pending workloads sorted by ``key``."""
+    ordered = sorted(pending, key=key)
+    per_local_queue: dict[tuple[str, str], int] = {}
+    items = []
+    stop = page.offset + page.limit
+    for index, workload in enumerate(ordered):
+        if index >= stop:
+            break
+        in_local_queue = per_local_queue.get(workload.local_queue, 0)
+        per_local_queue[workload.local_queue] = in_local_queue + 1
+        if index >= page.offset:
+            items.append(make_item(workload, index, in_local_queue))
+    return items
+
+
+def sorted_local_page(pending: Collection[Workload], local_queue: tuple[str, str], page: PageRequest,
+                      key: SortKey = order_key) -> list[PendingWorkloadItem]:
+    """A page of one LocalQueue's pending workloads, the ClusterQueue's sorted by ``key``."""
+    ordered = sorted(pending, key=key)
+    items: list[PendingWorkloadItem] = []
+    seen = 0
+    for index, workload in enumerate(ordered):
+        if len(items) >= page.limit:
+            break
+        if workload.local_queue != local_queue:
+            continue
+        if seen >= page.offset:
+            items.append(make_item(workload, index, seen))
+        seen += 1
+    return items
+
+
+def sorted_position(pending: Collection[Workload], workload: Workload, key: SortKey = order_key) -> tuple[int, int]:
+    """(positionInClusterQueue, positionInLocalQueue) of ``workload`` among ``pending`` sorted by ``key``."""
+    ordered = sorted(pending, key=key)
+    in_local_queue = 0
+    for index, other in enumerate(ordered):
+        if other is workload:
+            return index, in_local_queue
+        if other.local_queue == workload.local_queue:
+            in_local_queue += 1
+    raise KeyError(workload.key)
 
 
 class IndexedPositions:

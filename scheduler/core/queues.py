@@ -34,9 +34,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from scheduler.core import admissionfairsharing
 from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
 from scheduler.core.kinds import (
+    ADMISSION_FAIR_SHARING_OFF,
     FAIR_SHARING_OFF,
+    AdmissionFairSharing,
     ClusterQueue,
     Cohort,
     FairSharing,
@@ -78,11 +81,14 @@ class QueueManager:
         requeuing: RequeuingTimestamp = RequeuingTimestamp.EVICTION,
         fair_sharing: FairSharing = FAIR_SHARING_OFF,
         requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS,
+        admission_fair_sharing: AdmissionFairSharing = ADMISSION_FAIR_SHARING_OFF,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
         # Kueue's Configuration fairSharing: how a cycle orders its entries and preempts.
         self.fair_sharing = fair_sharing
+        # Kueue's Configuration admissionFairSharing: LocalQueue usage orders some ClusterQueues.
+        self.admission_fairness = admissionfairsharing.AdmissionFairness(admission_fair_sharing)
         self.quotas = QuotaBook()
         self.flavors: dict[str, ResourceFlavor] = {}
         # Topologies, nodes and where admitted pods are, for TAS flavors.
@@ -166,6 +172,7 @@ class QueueManager:
         self.quotas.set_cluster_queue(cq)
         self.namespaces.cluster_queues_changed()
         self.pending_lists.cluster_queue_added(cq)
+        self._pending[cq.name].reorder = self._usage_order if self.admission_fairness.applies(cq) else None
         if old is None or (old.resource_groups, old.cohort) != (cq.resource_groups, cq.cohort):
             # Kueue's cache recomputes the quota tree of the queue (and of its cohorts, old and new).
             self._allocatable_changed(touched | self.quotas.neighbours(cq.name))
@@ -198,6 +205,7 @@ class QueueManager:
         old = self.local_queues.pop((namespace, name), None)
         if old is not None:
             self.pending_lists.local_queue_removed(old)
+            self.admission_fairness.local_queue_removed((namespace, name))
 
     def add_namespace(self, namespace: Namespace) -> None:
         """Add or update a Namespace's labels; a ClusterQueue that selects it now and did not before
@@ -346,6 +354,8 @@ class QueueManager:
             key = decision.workload.key
             if isinstance(decision, Admit):
                 self.mark_admitted(key, decision.admission, now)
+                if self.admission_fairness.applies(self.quotas.cluster_queues.get(decision.cluster_queue)):
+                    self.admission_fairness.workload_assumed(decision.workload, now)
             elif isinstance(decision, Preempt):
                 for target in decision.targets:
                     self._mark_evicting(target.workload.key)
@@ -422,6 +432,8 @@ class QueueManager:
         if admitted is not None:
             self._admitted_by_cq[admitted.cluster_queue].pop(workload.key, None)
             self.quotas.remove_usage(admitted.cluster_queue, admitted.usage)
+            if self.admission_fairness.config.enabled:
+                self.admission_fairness.usage_removed(workload.local_queue, admitted.usage)
             self.topologies.remove_workload(workload.key)
             # Kueue's cache bumps the queue's AllocatableResourceGeneration whenever an admitted
             # workload leaves or is replaced (clusterQueue.deleteWorkload).
@@ -436,6 +448,8 @@ class QueueManager:
         self._admitted_by_cq.setdefault(cluster_queue, {})[workload.key] = record
         self.quotas.add_usage(cluster_queue, record.usage)
         self.topologies.add_workload(workload.key, workload.admission)
+        if self.admission_fairness.config.enabled:
+            self.admission_fairness.usage_added(workload.local_queue, record.usage)
 
     def _mark_evicting(self, key: WorkloadKey) -> None:
         record = self._admitted.get(key)
@@ -466,7 +480,10 @@ class QueueManager:
 
     def retry_parked(self, now: float) -> None:
         """Give every retry asked for since the last call its time (``now`` + the batch period) and
-        return the parked workloads of the queues whose retry is due."""
+        return the parked workloads of the queues whose retry is due; resample the LocalQueue usage
+        that is due (admission fair sharing, whose clock this is too)."""
+        if self.admission_fairness.config.enabled:
+            self.sample_local_queues(now)
         for name in self._retry_asked:
             self._retry_due.setdefault(name, now + self.requeue_batch_seconds)
         self._retry_asked.clear()
@@ -476,6 +493,21 @@ class QueueManager:
                 queue = self._pending.get(name)
                 if queue is not None:
                     queue.unpark(self.namespaces.stays_parked(self.quotas.cluster_queues[name]))
+
+    def sample_local_queues(self, now: float) -> dict[LocalQueueKey, dict[str, int]]:
+        """Admission fair sharing's LocalQueue reconciler at ``now``: the usage samples that are due,
+        returned as each resampled LocalQueue's consumed resources (milli-units)."""
+        fairness = self.admission_fairness
+        ordered_by_usage = [lq for lq in self.local_queues.values()
+                            if fairness.applies(self.quotas.cluster_queues.get(lq.cluster_queue))]
+        written = fairness.tick(now, [(lq.namespace, lq.name) for lq in ordered_by_usage])
+        for lq in ordered_by_usage:
+            if (lq.namespace, lq.name) in written and (queue := self._pending.get(lq.cluster_queue)) is not None:
+                queue.reordered()
+        return written
+
+    def _usage_order(self, sticky: WorkloadKey | None) -> admissionfairsharing.SortKey:
+        return admissionfairsharing.sort_key(self.admission_fairness.usage_of(self.local_queues), sticky)
 
     def next_retry_at(self) -> float | None:
         """When the next parked workloads come back (None: no retry waiting, or one not yet timed)."""

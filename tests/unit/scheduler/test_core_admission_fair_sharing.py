@@ -35,7 +35,8 @@ FS_ADMISSION_CASES = [
     pytest.param({"lqA": {"cpu": "2"}, "lqB": {"cpu": "1"}}, {}, (), "wlB-low",
                  id="workloads are ordered by LQ usage, instead of priorities"),
     pytest.param({"lqA": {"cpu": "1", "gpu": "10"}, "lqB": {"cpu": "1000", "gpu": "1"}}, {},
-                 (("cpu", 0.0), ("gpu", 1.0)), "wlB-low", id="workloads are ordered by LQ usage with respect to resource weights"),
+                 (("cpu", 0.0), ("gpu", 1.0)), "wlB-low",
+                 id="workloads are ordered by LQ usage with respect to resource weights"),
     pytest.param({"lqA": {"cpu": "10"}, "lqB": {"cpu": "6"}}, {"lqB": 2.0}, (), "wlB-low",
                  id="workloads are ordered by LQ usage with respect to LQs' fair sharing weights"),
 ]
@@ -255,3 +256,103 @@ def test_our_crds_keep_the_admission_fair_sharing_fields():
     assert "weight" in schemas["LocalQueue"]["spec"]["properties"]["fairSharing"]["properties"]
     status = schemas["LocalQueue"]["status"]["properties"]["fairSharing"]["properties"]
     assert set(status["admissionFairSharingStatus"]["properties"]) == {"consumedResources", "lastUpdate"}
+
+
+# -- through the queue manager and a cycle (TestScheduleForAFS: cq1 8 cpu, halfLife 10 s, sampling 1 s) --
+
+
+def _afs_manager(initial_usage, positions="indexed"):
+    from scheduler.core.queues import QueueManager
+    from scheduler_builders import ClusterQueueBuilder
+
+    manager = QueueManager(positions=positions, requeue_batch_seconds=0.0, admission_fair_sharing=AFS_SCHEDULE)
+    manager.add_resource_flavor(kinds.ResourceFlavor("default"))
+    cq = ClusterQueueBuilder("cq1").flavors(("default", {"cpu": "8", "memory": "8Gi"})).obj()
+    manager.add_cluster_queue(kinds.ClusterQueue(**{**{f: getattr(cq, f) for f in cq.__slots__},
+                                                    "usage_based_admission": True}))
+    for lq in ("lq-a", "lq-b", "lq-c"):
+        manager.add_local_queue(kinds.LocalQueue("default", lq, "cq1"))
+    for lq, cpu in initial_usage.items():
+        manager.admission_fairness.usages.initialize(("default", lq), {"cpu": q(cpu)}, NOW)
+    return manager
+
+
+def _cycles(manager, workloads, count):
+    from scheduler.core import decisions, scheduling
+
+    for workload in workloads:
+        manager.add_workload(workload)
+    admitted = []
+    for _ in range(count):
+        admitted += [d.workload.name for d in scheduling.run_cycle(manager, NOW) if isinstance(d, decisions.Admit)]
+    return admitted
+
+
+def _wl(name, lq, created, cpu):
+    return WorkloadBuilder(name, "default").queue(lq).created(NOW + created).request(cpu=cpu).obj()
+
+
+def test_schedule_admits_workload_from_less_active_local_queue():
+    """'admits workload from less active localqueue'."""
+    manager = _afs_manager({"lq-a": "8", "lq-b": "2"})
+    assert _cycles(manager, [_wl("wl-a1", "lq-a", 0, "8"), _wl("wl-b1", "lq-b", 1, "8")], 2) == ["wl-b1"]
+
+
+def test_schedule_admits_one_workload_from_each_local_queue_when_quota_is_limited():
+    """'admits one workload from each localqueue when quota is limited'."""
+    manager = _afs_manager({"lq-a": "4", "lq-b": "4"})
+    pending = [_wl("wl-a1", "lq-a", 0, "4"), _wl("wl-a2", "lq-a", 1, "4"), _wl("wl-b1", "lq-b", 2, "4"),
+               _wl("wl-b2", "lq-b", 3, "4")]
+    assert _cycles(manager, pending, 4) == ["wl-a1", "wl-b1"]
+
+
+def test_schedule_admits_workload_from_lq_b_with_uninitialized_cache():
+    """'admits workload from lq-b with uninitialized cache'."""
+    manager = _afs_manager({"lq-a": "8"})
+    assert _cycles(manager, [_wl("wl-a1", "lq-a", 0, "8"), _wl("wl-b1", "lq-b", 1, "8")], 2) == ["wl-b1"]
+
+
+def test_without_the_admission_mode_the_queue_keeps_its_usual_order():
+    """'without AFS: classic admission decision ignores queue usage' (here: the ClusterQueue does not ask)."""
+    manager = _afs_manager({"lq-a": "8", "lq-b": "2"})
+    cq = manager.quotas.cluster_queues["cq1"]
+    manager.add_cluster_queue(kinds.ClusterQueue(**{**{f: getattr(cq, f) for f in cq.__slots__},
+                                                    "usage_based_admission": False}))
+    assert _cycles(manager, [_wl("wl-a1", "lq-a", 0, "8"), _wl("wl-b1", "lq-b", 1, "8")], 2) == ["wl-a1"]
+
+
+@pytest.mark.parametrize("positions", ["indexed", "snapshot"])
+def test_visibility_positions_follow_local_queue_usage_whatever_the_strategy(positions):
+    manager = _afs_manager({"lq-a": "8", "lq-b": "2", "lq-c": "4"}, positions=positions)
+    for workload in [_wl("a1", "lq-a", 0, "16"), _wl("b1", "lq-b", 1, "16"), _wl("c1", "lq-c", 2, "16"),
+                     _wl("b2", "lq-b", 3, "16")]:
+        manager.add_workload(workload)
+    assert [w.name for w in manager.pending_in_order("cq1")] == ["b1", "b2", "c1", "a1"]
+    page = manager.summary_for_cluster_queue("cq1")
+    assert [(i.name, i.position_in_cluster_queue, i.position_in_local_queue) for i in page] == \
+        [("b1", 0, 0), ("b2", 1, 1), ("c1", 2, 0), ("a1", 3, 0)]
+    assert [(i.name, i.position_in_cluster_queue) for i in manager.summary_for_local_queue("default", "lq-b")] == \
+        [("b1", 0), ("b2", 1)]
+    assert manager.position_of(("default", "a1")) == (3, 0)
+
+
+def test_a_sample_that_moves_the_order_renews_the_queues_generation():
+    manager = _afs_manager({"lq-a": "8", "lq-b": "2"})
+    manager.add_workload(_wl("a1", "lq-a", 0, "16"))
+    assert set(manager.sample_local_queues(NOW)) == {("default", "lq-c")}  # first sight of lq-c only
+    before = manager.generation("cq1")
+    assert manager.sample_local_queues(NOW + 0.5) == {}  # no workload event, interval not passed
+    assert manager.generation("cq1") == before
+    written = manager.sample_local_queues(NOW + 1.0)
+    # 1 s of a 10 s half-life towards no admitted usage: 8 cpu -> 7464m (truncated), 2 -> 1866m
+    assert written[("default", "lq-a")] == {"cpu": 7464} and written[("default", "lq-b")] == {"cpu": 1866}
+    assert manager.generation("cq1") != before
+
+
+def test_admitted_usage_is_folded_per_local_queue_and_released_when_the_workload_leaves():
+    manager = _afs_manager({})
+    manager.sample_local_queues(NOW)  # first sight: every LocalQueue starts at its admitted usage (none)
+    assert _cycles(manager, [_wl("a1", "lq-a", 0, "4")], 1) == ["a1"]
+    assert manager.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": q("4")}
+    manager.mark_finished(("default", "a1"))
+    assert manager.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": 0}
