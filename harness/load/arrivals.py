@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 class WorkloadClass:
     name: str
     cpu: str
+    """Per pod."""
     cpu_milli: int
+    """The whole Workload's (every pod's), what its admission holds of the queue's quota."""
     runtime_seconds: float
     priority: int
     priority_class: str | None
@@ -30,6 +32,9 @@ class WorkloadClass:
     """Per ClusterQueue."""
     interval_seconds: float
     """Between two creations of this class in one ClusterQueue."""
+    pods: int = 1
+    topology_request: tuple[tuple[str, object], ...] = ()
+    """The pod set's topologyRequest fields (Kueue's names); none: no topology asked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +87,12 @@ def from_scenario(scenario: models.Scenario) -> Plan:
         if mix.count is None or mix.per_second is None:
             raise KqbenchError(f"load.mix[{index}]: the kueue-baseline run needs both count and per_second "
                                "(per ClusterQueue)")
-        classes.append(WorkloadClass(name=_class_name(mix, index), cpu=mix.cpu, cpu_milli=cpu_milli(mix.cpu),
+        classes.append(WorkloadClass(name=_class_name(mix, index), cpu=mix.cpu, cpu_milli=cpu_milli(mix.cpu) * mix.pods,
                                      runtime_seconds=mix.runtime_seconds, priority=mix.priority,
                                      priority_class=mix.priority_class, count=mix.count,
-                                     interval_seconds=round(1.0 / mix.per_second, 3)))
+                                     interval_seconds=round(1.0 / mix.per_second, 3), pods=mix.pods,
+                                     topology_request=tuple(sorted(mix.topology.as_api().items()))
+                                     if mix.topology else ()))
     queues = tuple(Queue(ns, lq, cq) for spec in scenario.queues.local_queues for ns, lq, cq in spec.expanded())
     if not queues:
         raise KqbenchError("queues.local_queues: the kueue-baseline run needs at least one LocalQueue")

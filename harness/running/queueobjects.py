@@ -27,7 +27,7 @@ def _groups(groups: list[models.ResourceGroupSpec]) -> list[dict]:
 
 
 def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
-    """(object path, object) in apply order: namespaces, priority classes, flavors, cohorts, CQs, LQs."""
+    """(object path, object) in apply order: namespaces, priority classes, topologies, flavors, cohorts, CQs, LQs."""
     out: list[tuple[str, dict]] = []
     namespaces = sorted({ns for lq in queues.local_queues for ns, _, _ in lq.expanded()})
     for ns in namespaces:
@@ -35,10 +35,16 @@ def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
     for pc in queues.priority_classes:
         out.append((f"{BASE}/workloadpriorityclasses/{pc.name}",
                     {"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": pc.name}, "value": pc.value}))
+    for topology in queues.topologies:
+        out.append((f"{BASE}/topologies/{topology.name}",
+                    {"apiVersion": API, "kind": "Topology", "metadata": {"name": topology.name},
+                     "spec": {"levels": [{"nodeLabel": label} for label in topology.levels]}}))
     for flavor in queues.flavors:
+        spec: dict = {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}
+        if flavor.topology_name:
+            spec["topologyName"] = flavor.topology_name
         out.append((f"{BASE}/resourceflavors/{flavor.name}",
-                    {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": flavor.name},
-                     "spec": {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}}))
+                    {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": flavor.name}, "spec": spec}))
     for cohort in queues.cohorts:
         for expanded in models._expand(cohort.each, name=cohort.name, parent=cohort.parent):
             spec = {"parentName": expanded["parent"]} if expanded["parent"] else {}

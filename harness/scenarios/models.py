@@ -157,6 +157,28 @@ def _expand(each: dict[str, int], **templates: str | None) -> list[dict[str, str
 class FlavorSpec(_Model):
     name: str
     node_labels: dict[str, str] = {}
+    topology_name: str | None = None
+    """A TAS flavor: pod sets go to the domains of this Topology (one of queues.topologies)."""
+
+
+class TopologyObjectSpec(_Model):
+    """A Topology object: node label keys, highest level first (default: the harness's node levels)."""
+
+    name: str
+    levels: list[str] = Field(default_factory=lambda: list(topologies.LEVELS), min_length=1)
+
+
+class TopologyRequestSpec(_Model):
+    """A pod set's topologyRequest, in Kueue's field names."""
+
+    required: str | None = None
+    preferred: str | None = None
+    unconstrained: bool | None = None
+    podSetSliceRequiredTopology: str | None = None
+    podSetSliceSize: PositiveInt | None = None
+
+    def as_api(self) -> dict:
+        return self.model_dump(exclude_none=True)
 
 
 class ResourceQuotaSpec(_Model):
@@ -218,6 +240,7 @@ class PriorityClassSpec(_Model):
 
 
 class QueuesSection(_Model):
+    topologies: list[TopologyObjectSpec] = []
     flavors: list[FlavorSpec] = Field(default_factory=lambda: [FlavorSpec(name="default")])
     cohorts: list[CohortSpec] = []
     cluster_queues: list[ClusterQueueSpec] = []
@@ -227,6 +250,11 @@ class QueuesSection(_Model):
     @model_validator(mode="after")
     def _references(self) -> "QueuesSection":
         flavors = {f.name for f in self.flavors}
+        known = {t.name for t in self.topologies}
+        for flavor in self.flavors:
+            if flavor.topology_name is not None and flavor.topology_name not in known:
+                raise ValueError(f"flavor {flavor.name!r} names topology {flavor.topology_name!r}, which is not in "
+                                 "topologies")
         for cq in self.cluster_queues:
             for group in cq.resource_groups:
                 for fq in group.flavors:
@@ -358,6 +386,8 @@ class WorkloadMixSpec(_Model):
     """Arrival rate of this kind per ClusterQueue (kueue-baseline); None uses load.rates.create_per_second."""
     count: PositiveInt | None = None
     """Total of this kind per ClusterQueue (kueue-baseline); None means unbounded."""
+    topology: TopologyRequestSpec | None = None
+    """The pod set's topologyRequest (kueue-baseline's TAS classes)."""
 
 
 class UsersSpec(_Model):

@@ -87,13 +87,15 @@ def queue_event(obj: dict, now: float) -> figs.QueueEvent:
 
 def workload_body(creation: arrivals.Creation) -> dict:
     cls = creation.workload_class
-    kind = load_settings.WorkloadKind(priority=cls.priority, cpu=cls.cpu, memory="0",
+    kind = load_settings.WorkloadKind(priority=cls.priority, cpu=cls.cpu, memory="0", pods=cls.pods,
                                       runtime_seconds=cls.runtime_seconds)
     body = wl.build(creation.name, creation.queue.namespace, creation.queue.local_queue, kind, owner="kueue-baseline",
                     priority_class=cls.priority_class)
     for pod_set in body["spec"]["podSets"]:  # CPU only, as Kueue's generator requests (the queues cover cpu alone)
         for container in pod_set["template"]["spec"]["containers"]:
             container["resources"]["requests"] = {"cpu": cls.cpu}
+        if cls.topology_request:  # Kueue's TAS configuration
+            pod_set["topologyRequest"] = dict(cls.topology_request)
     body["metadata"]["labels"].update({plans.CLASS_LABEL: cls.name,
                                        plans.RUNTIME_LABEL: str(int(round(cls.runtime_seconds * 1000)))})
     return body
