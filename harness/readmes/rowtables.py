@@ -4,6 +4,7 @@ Spec of a `rows` block (paths relative to the README):
 
     file: full-size/watchcache.csv
     records: runs                              # JSON only: the dotted key of the list (default: the document)
+    only: {metric: [wall_seconds, evictions]}  # these records, in this order (default: all, in file order)
     columns:                                   # header -> a template over the row's columns
       arm: "{arm}"
       p50 s: "{p50_ms / 1000:.1f}"
@@ -80,10 +81,13 @@ def cell(template: str, row: dict) -> str:
                 continue
             if conversion:
                 raise KqbenchError(f"no !{conversion} conversions in a field ({template!r})")
-            try:
-                tree = ast.parse(field, mode="eval")
-            except SyntaxError:
-                raise KqbenchError(f"field {field!r} is not an expression") from None
+            if field in row:  # a column by name, also one Python would not parse (`class`)
+                tree: ast.AST = ast.Name(id=field)
+            else:
+                try:
+                    tree = ast.parse(field, mode="eval")
+                except SyntaxError:
+                    raise KqbenchError(f"field {field!r} is not an expression") from None
             out.append(format(_value(tree, row), spec or ""))
     except _Missing:
         return "-"
@@ -95,5 +99,10 @@ def cell(template: str, row: dict) -> str:
 def rows(spec: dict, folder: Path) -> str:
     """One line per record of the file, one column per template."""
     records = _read(folder / spec["file"], spec.get("records"))
+    for column, values in (spec.get("only") or {}).items():
+        kept = [r for r in records if r.get(column) in values]
+        if missing := set(values) - {r.get(column) for r in kept}:
+            raise KqbenchError(f"no record with {column} {', '.join(map(str, sorted(missing)))} in {spec['file']}")
+        records = sorted(kept, key=lambda r: values.index(r[column]))
     columns: dict[str, str] = spec["columns"]
     return markdown.table(list(columns), [[cell(t, r) for t in columns.values()] for r in records])

@@ -129,3 +129,13 @@ def test_kueue_baseline_rows_are_medians_of_the_repeats_with_the_runs_interval(t
     assert table[3] == "| evictions | 2,965 (2,965, 2,841, 3,851) | 34 (34, 18, 39) | 87.2 (of medians) |"
     with pytest.raises(blocks.BlockError, match="unknown row 'walls'"):
         blocks.render(BASELINE.replace("wall_seconds,", "walls,"), "x.md", rendering.BUILDERS, tmp_path)
+
+
+def test_rows_keep_the_records_asked_for_in_that_order_and_read_keyword_columns(tmp_path):
+    (tmp_path / "t.csv").write_text("class,metric,value\nsmall,a,1.5\nlarge,b,2.25\nmedium,c,\n")
+    spec = "file: t.csv\nonly: {metric: [c, a]}\ncolumns: {class: '{class}', v: '{value * 2:.1f}'}"
+    text = f"<!-- table: rows\n{spec}\n-->\n<!-- end table -->"
+    assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
+        "| class | v |\n|---|---|\n| medium | - |\n| small | 3.0 |\n<!-- end table -->")
+    with pytest.raises(blocks.BlockError, match="no record with metric z"):
+        blocks.render(text.replace("[c, a]", "[c, z]"), "x.md", rendering.BUILDERS, tmp_path)
