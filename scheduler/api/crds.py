@@ -37,17 +37,34 @@ def _object(properties: dict | None = None, **extra) -> dict:
     return {**_OPEN, "properties": properties or {}, **extra}
 
 
-def _array(items: dict) -> dict:
-    return {"type": "array", "items": items}
+def _array(items: dict, max_items: int | None = None) -> dict:
+    return {"type": "array", "items": items, **({} if max_items is None else {"maxItems": max_items})}
 
 
+def _validated(schema: dict, rule: str, message: str) -> dict:
+    # a bound on the text is what keeps a rule's estimated cost within the apiserver's budget
+    return {**schema, "maxLength": 64, "x-kubernetes-validations": [{"rule": rule, "message": message}]}
+
+
+# What Kueue's validating webhook refuses (pkg/webhooks: validateResourceQuantity, validateFairSharing),
+# refused here by the apiserver with Kueue's messages: this project runs no webhook, and an object the
+# scheduler cannot read sensibly must not exist rather than be read as something else.
+# (the CEL quantity library in kube-apiserver v1.35's CRD rules has isLessThan/isGreaterThan, not sign)
+_Q = "quantity(string(self))"
+_NON_NEGATIVE_QUANTITY = _validated(_QUANTITY, f"!{_Q}.isLessThan(quantity('0'))", "must be greater than or equal to 0")
+_WEIGHT = _validated(
+    _QUANTITY,
+    f"{_Q}.isGreaterThan(quantity('1n')) || (!{_Q}.isLessThan(quantity('0')) && !{_Q}.isGreaterThan(quantity('0')))",
+    "must be greater than or equal to 0; when not 0, weight must be > 10e-9")
 _RESOURCE_QUOTA = _object({
-    "name": _STRING, "nominalQuota": _QUANTITY, "borrowingLimit": _QUANTITY, "lendingLimit": _QUANTITY,
+    "name": _STRING, "nominalQuota": _NON_NEGATIVE_QUANTITY, "borrowingLimit": _NON_NEGATIVE_QUANTITY,
+    "lendingLimit": _NON_NEGATIVE_QUANTITY,
 })
+# maxItems as Kueue's CRDs (bounded lists also keep the rules' estimated cost within budget).
 _RESOURCE_GROUPS = _array(_object({
-    "coveredResources": _array(_STRING),
-    "flavors": _array(_object({"name": _STRING, "resources": _array(_RESOURCE_QUOTA)})),
-}))
+    "coveredResources": _array(_STRING, 64),
+    "flavors": _array(_object({"name": _STRING, "resources": _array(_RESOURCE_QUOTA, 64)}), 64),
+}), 16)
 # metav1.LabelSelector. No default and not nullable, as in Kueue's CRD: null is pruned to absent, which
 # selects no namespace, while {} (every namespace) is kept. Operators as Kueue's webhook accepts them.
 _LABEL_SELECTOR = _object({
@@ -57,7 +74,7 @@ _LABEL_SELECTOR = _object({
         "values": _array(_STRING),
     }, required=["key", "operator"])),
 }, **{"x-kubernetes-map-type": "atomic"})
-_FAIR_SHARING = _object({"weight": _QUANTITY})
+_FAIR_SHARING = _object({"weight": _WEIGHT})
 # A pod set's topologyRequest as Kueue v0.17.0 names its fields (what topologyconversion reads).
 _TOPOLOGY_REQUEST = _object({
     "required": _STRING, "preferred": _STRING, "unconstrained": {"type": "boolean"},
