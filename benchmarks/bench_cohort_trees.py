@@ -10,7 +10,10 @@ The world is Kueue's large-scale shape, scaled: a root Cohort with quota of its 
 (one for 10 queues), the ClusterQueues shared among them, every other queue full with admitted work,
 20 pending Workloads per queue; so a cycle admits, borrows through the tree and searches for
 preemption targets. Fair sharing adds the tournament (every entry's share recomputed per pop) and
-fair-sharing preemption. ``decide_cycle`` is pure, so the same world is decided again each loop.
+fair-sharing preemption; admission fair sharing (classical otherwise) orders every queue's pending
+Workloads by their LocalQueue's usage (the admitted ones give 4 of the 10 LocalQueues some), so each
+head is the least of its queue by that key. ``decide_cycle`` is pure, so the same world is decided
+again each loop.
 """
 
 from __future__ import annotations
@@ -33,13 +36,18 @@ from dataclasses import replace  # noqa: E402
 from scheduler.core.workloads import Admission, PodSetAssignment  # noqa: E402
 
 SIZES = (10, 100, 1000)
+MODES = ("classical", "fair", "admission")
+"""Kueue's classical order and preemption, fairSharing, admissionFairSharing (with classical)."""
 PENDING_PER_QUEUE = 20
-_worlds: dict[tuple[int, bool], QueueManager] = {}
+_worlds: dict[tuple[int, str], QueueManager] = {}
+_AFS = kinds.AdmissionFairSharing(True, usage_half_life_seconds=600.0, usage_sampling_interval_seconds=60.0)
 
 
-def tree_world(cluster_queues: int, fair: bool) -> QueueManager:
+def tree_world(cluster_queues: int, mode: str) -> QueueManager:
     """``cluster_queues`` queues under 10 Cohorts (1 for 10 queues) under a root with 64 cpu of its own."""
-    manager = QueueManager(fair_sharing=kinds.FairSharing(enabled=fair))
+    admission = mode == "admission"
+    manager = QueueManager(fair_sharing=kinds.FairSharing(enabled=mode == "fair"),
+                           admission_fair_sharing=_AFS if admission else kinds.ADMISSION_FAIR_SHARING_OFF)
     manager.add_resource_flavor(kinds.ResourceFlavor("default"))
     cohorts = 1 if cluster_queues <= 10 else 10
     root_quota = kinds.ResourceGroup(("cpu", "memory"), (kinds.FlavorQuotas("default", (
@@ -51,8 +59,8 @@ def tree_world(cluster_queues: int, fair: bool) -> QueueManager:
     usage = {"cpu": quantities.parse_quantity("4"), "memory": quantities.parse_quantity("16Gi")}
     for index in range(cluster_queues):
         name = f"cq-{index}"
-        manager.add_cluster_queue(fixtures.cluster_queue(name, cohort=f"team-{index % cohorts}", cpu="16",
-                                                         memory="64Gi"))
+        manager.add_cluster_queue(replace(fixtures.cluster_queue(name, cohort=f"team-{index % cohorts}", cpu="16",
+                                                                 memory="64Gi"), usage_based_admission=admission))
         for lq in range(fixtures.LOCAL_QUEUES_PER_CLUSTER_QUEUE):
             manager.add_local_queue(kinds.LocalQueue(f"team-{index}", f"lq-{lq}", name))
         if index % 2:
@@ -63,13 +71,15 @@ def tree_world(cluster_queues: int, fair: bool) -> QueueManager:
                                                       admitted_at=workload.creation_timestamp))
         for workload in fixtures.make_workloads(PENDING_PER_QUEUE, cluster_queue_index=index):
             manager.add_workload(workload)
+    if admission:
+        manager.sample_local_queues(1_700_000_000.0)  # every LocalQueue's usage starts at its admitted usage
     return manager
 
 
-def bench_cycle(loops: int, cluster_queues: int, fair: bool) -> float:
-    key = (cluster_queues, fair)
+def bench_cycle(loops: int, cluster_queues: int, mode: str) -> float:
+    key = (cluster_queues, mode)
     if key not in _worlds:
-        _worlds[key] = tree_world(cluster_queues, fair)
+        _worlds[key] = tree_world(cluster_queues, mode)
     manager = _worlds[key]
     start = time.perf_counter()
     for _ in range(loops):
@@ -81,8 +91,8 @@ def main() -> None:
     runner = pyperf.Runner()
     runner.metadata["description"] = "scheduler.core: one cycle in a cohort tree, by number of ClusterQueues"
     for size in SIZES:
-        for fair in (False, True):
-            runner.bench_time_func(f"cycle-tree-{size}cq-{'fair' if fair else 'classical'}", bench_cycle, size, fair)
+        for mode in MODES:
+            runner.bench_time_func(f"cycle-tree-{size}cq-{mode}", bench_cycle, size, mode)
 
 
 if __name__ == "__main__":
