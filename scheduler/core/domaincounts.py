@@ -194,16 +194,20 @@ class ShapeCounts:
             self._recount(leaf, None)
 
     def load(self, domains: Iterable[Domain], slice_level: int, slice_size: int) -> None:
-        """Put the counts where placement reads them; below the slice level a domain holds no slices."""
+        """Put the counts where placement reads them; below the slice level a domain holds no slices, and
+        with no leader to place, what fits beside one is what fits."""
         count = self.count
         if slice_size == 1 and slice_level == len(self.tree.levels) - 1:
             for domain in domains:
-                domain.state = domain.slice_state = count[domain]
+                domain.state = domain.slice_state = domain.state_with_leader = domain.slice_state_with_leader = \
+                    count[domain]
+                domain.leader_state = 0
             return
         kept = self.slicing(slice_level, slice_size)
         for domain in domains:
-            domain.state = count[domain]
-            domain.slice_state = kept.get(domain, 0)
+            domain.state = domain.state_with_leader = count[domain]
+            domain.slice_state = domain.slice_state_with_leader = kept.get(domain, 0)
+            domain.leader_state = 0
 
 
 def _div(a: int, b: int) -> int:

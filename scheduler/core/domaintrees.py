@@ -24,17 +24,19 @@ USAGE_LOG_LIMIT = 100_000
 
 
 class Domain:
-    """A domain at some level; ``state`` and ``slice_state`` are one placement's scratch counts."""
+    """A domain at some level; the other fields are one placement's scratch counts (Kueue's domain):
+    pods and slices that fit, whether a group's leader fits, and what fits beside it."""
 
-    __slots__ = ("id", "values", "parent", "children", "state", "slice_state")
+    __slots__ = ("id", "values", "parent", "children", "state", "slice_state", "leader_state", "state_with_leader",
+                 "slice_state_with_leader")
 
     def __init__(self, domain_id: DomainId, values: tuple[str, ...]) -> None:
         self.id = domain_id
         self.values = values
         self.parent: Domain | None = None
         self.children: list[Domain] = []
-        self.state = 0
-        self.slice_state = 0
+        self.state = self.slice_state = self.leader_state = 0
+        self.state_with_leader = self.slice_state_with_leader = 0
 
 
 class Leaf(Domain):
