@@ -11,6 +11,7 @@ import pandas as pd
 
 from harness.drivers import contract, peers
 from harness.drivers.kueuebaseline import tabulating
+from harness.stats import fairness
 
 BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
           "time_to_admission_seconds[medium]": "lower", "time_to_admission_seconds[large]": "lower",
@@ -33,7 +34,28 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
             out.append(contract.Metric(f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), BETTER[metric]))
     for metric, value in ratios_to_kueue(frame, case).items():
         out.append(contract.Metric(f"kueue.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric]))
-    return out
+    return out + fairness_metrics(tables.get(tabulating.WORKLOADS_TABLE), case)
+
+
+def fairness_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:
+    """Jain's index, share error and longest starvation over the case's ClusterQueues (harness.stats.fairness),
+    each queue entitled alike: Kueue's configurations give every ClusterQueue the same nominal quota."""
+    if workloads is None or workloads.empty or "case" not in workloads.columns:
+        return []
+    rows = workloads[workloads["case"] == case]
+    spans = [fairness.WorkloadSpan(str(r.cluster_queue), int(r.cpu_milli), float(r.created_s), _seconds(r.admitted_s),
+                                   _seconds(r.finished_s))
+             for r in rows.itertuples(index=False) if pd.notna(r.created_s)]
+    result = fairness.fairness(spans, {})
+    figures = (("jain_index", result.jain_index, "ratio", "higher"),
+               ("share_error", result.share_error, "ratio", "lower"),
+               ("longest_starvation_seconds", result.longest_starvation_seconds if spans else None, "s", "lower"))
+    return [contract.Metric(f"kueue.fairness.{name}", float(value), unit, better)
+            for name, value, unit, better in figures if value is not None]
+
+
+def _seconds(value: object) -> float | None:
+    return None if pd.isna(value) else float(value)  # type: ignore[arg-type]
 
 
 def ratios_to_kueue(frame: pd.DataFrame, case: str) -> dict[str, float]:
