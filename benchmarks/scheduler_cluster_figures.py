@@ -13,11 +13,13 @@ from dataclasses import asdict, dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from harness.metrics import catalog
+
 MUTATING_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
 """apiserver_request_total verbs that write to etcd (APPLY: server-side apply)."""
 
-PENDING_GAUGES = {"reference": "kqbench_scheduler_pending_workloads", "kueue": "kueue_pending_workloads"}
-ADMITTED_COUNTERS = {"reference": "kqbench_scheduler_admitted_total", "kueue": "kueue_admitted_workloads_total"}
+PENDING_GAUGES = {"reference": catalog.PENDING[catalog.SCHEDULER], "kueue": catalog.PENDING[catalog.KUEUE]}
+ADMITTED_COUNTERS = {"reference": catalog.ADMITTED[catalog.SCHEDULER], "kueue": catalog.ADMITTED[catalog.KUEUE]}
 STATUS_WRITES_PER_PENDING = {"reference": 0, "kueue": 1}
 """Status writes an implementation makes to each Workload it finds pending (Kueue: the
 QuotaReserved=False/Pending condition; ours publishes positions through its own API only)."""

@@ -20,9 +20,8 @@ import pandas as pd
 from harness import kubeconfig, rest, schedulerproc
 from harness.clusters import kwok, processes, state
 from harness.faults import injecting, recovering
-from harness.metrics import scraping
+from harness.metrics import catalog, scraping
 
-ADMITTED = {"scheduler": "kqbench_scheduler_admitted_total", "kueue": "kueue_admitted_workloads_total"}
 """The admissions counter of each scheduler implementation's /metrics, by its source name."""
 _COMPONENT = {"restart-apiserver": ("kube-apiserver", signal.SIGTERM), "kill-etcd": ("etcd", signal.SIGKILL)}
 
@@ -151,10 +150,10 @@ class Injector:
     def _probes(self, fault) -> dict[str, Callable[[], bool]]:
         probes: dict[str, Callable[[], bool]] = {"apiserver": lambda: rest.get(self._creds, "/readyz", 2.0)[0] == 200}
         endpoint = self.targets.scheduler.metrics_endpoint() if self.targets.scheduler is not None else None
-        if endpoint is not None and endpoint.source in ADMITTED:
+        if endpoint is not None and endpoint.source in catalog.ADMITTED:
             target = (scraping.bearer_target(endpoint.source, endpoint.url, endpoint.bearer_token)
                       if endpoint.bearer_token else scraping.Target(endpoint.source, endpoint.url))
-            probes["admitting"] = self._admitting(target, ADMITTED[endpoint.source], fresh=fault.kind == "kill-scheduler")
+            probes["admitting"] = self._admitting(target, catalog.ADMITTED[endpoint.source], fresh=fault.kind == "kill-scheduler")
         if self.targets.positions_path:
             probes["positions"] = lambda: rest.get(self._creds, self.targets.positions_path, 5.0)[0] == 200
         return probes

@@ -45,6 +45,13 @@ class Family:
         return (self.name, *self.aliases)
 
 
+PENDING = {SCHEDULER: "kqbench_scheduler_pending_workloads", KUEUE: "kueue_pending_workloads"}
+"""Each scheduler's pending-Workloads gauge (per ClusterQueue), by source: the one spelling the drivers,
+the faults and the benchmarks read."""
+ADMITTED = {SCHEDULER: "kqbench_scheduler_admitted_total", KUEUE: "kueue_admitted_workloads_total"}
+"""Each scheduler's admissions counter as exposed (with `_total`), by source."""
+
+
 def _f(name, source, kind, by=(), aliases=()) -> Family:
     return Family(name, source, kind, tuple(by), tuple(aliases))
 
@@ -99,9 +106,9 @@ FAMILIES: tuple[Family, ...] = (
     _f("etcd_server_version", ETCD, GAUGE),
     # The scheduler under test: what it decided and wrote, and how old the positions users read are.
     # Counters carry prometheus_client's `_total` suffix as exposed.
-    _f("kqbench_scheduler_pending_workloads", SCHEDULER, GAUGE),
+    _f(PENDING[SCHEDULER], SCHEDULER, GAUGE),
     _f("kqbench_scheduler_admitted_workloads", SCHEDULER, GAUGE),
-    _f("kqbench_scheduler_admitted_total", SCHEDULER, COUNTER),
+    _f(ADMITTED[SCHEDULER], SCHEDULER, COUNTER),
     _f("kqbench_scheduler_evicted_total", SCHEDULER, COUNTER),
     _f("kqbench_scheduler_admission_latency_seconds", SCHEDULER, HISTOGRAM, ("cluster_queue",)),
     _f("kqbench_scheduler_unwritten_admissions", SCHEDULER, GAUGE),
@@ -125,10 +132,10 @@ FAMILIES: tuple[Family, ...] = (
     _f("kqbench_positions_first_too_large_bytes", SCHEDULER, GAUGE),
     # Real Kueue's own numbers (v0.17): admissions, what is pending and how long admission took.
     # Kueue's histograms carry cluster_queue and priority_class; replica_role is always "standalone" here.
-    _f("kueue_admitted_workloads_total", KUEUE, COUNTER),
+    _f(ADMITTED[KUEUE], KUEUE, COUNTER),
     _f("kueue_quota_reserved_workloads_total", KUEUE, COUNTER),
     _f("kueue_evicted_workloads_total", KUEUE, COUNTER),
-    _f("kueue_pending_workloads", KUEUE, GAUGE),
+    _f(PENDING[KUEUE], KUEUE, GAUGE),
     _f("kueue_admitted_active_workloads", KUEUE, GAUGE),
     _f("kueue_reserving_active_workloads", KUEUE, GAUGE),
     _f("kueue_admission_wait_time_seconds", KUEUE, HISTOGRAM, ("cluster_queue", "priority_class")),

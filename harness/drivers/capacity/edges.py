@@ -18,7 +18,6 @@ from harness.metrics import catalog, samples, sampling, scraping
 from scheduler.api import groups
 
 WORKLOADS = groups.PATH + "/namespaces/{namespace}/workloads"
-PENDING_METRIC = "kqbench_scheduler_pending_workloads"
 
 
 class ClusterEdges:
@@ -124,7 +123,7 @@ class ClusterEdges:
             return None
         from harness import schedulerproc
 
-        return schedulerproc.metric_sum(text, PENDING_METRIC)
+        return schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
 
     def run_load(self, pending: int, seconds: float, name: str) -> stepping.LoadOutcome:
         return self._run_load(self.cluster, self.scenario, pending, seconds, self.out_dir / name)

@@ -90,7 +90,7 @@ def from_scrapes(boundaries: Boundaries) -> dict[str, float | None]:
                          lambda labels: labels.get("code") == "429" and labels.get("verb") not in LONG_RUNNING),
                  counter(api_step, "apiserver_flowcontrol_rejected_requests_total")]
     return {
-        "pending": gauge(boundaries.end.get(catalog.SCHEDULER), "kqbench_scheduler_pending_workloads"),
+        "pending": gauge(boundaries.end.get(catalog.SCHEDULER), catalog.PENDING[catalog.SCHEDULER]),
         "refused_position_writes": counter(sched_step, "kqbench_positions_write_failures_total",
                                            lambda labels: labels.get("reason") in REFUSED_REASONS),
         "staleness_p99_seconds": histogram_quantile(sched_hold, "kqbench_positions_staleness_seconds", 0.99),
@@ -98,7 +98,7 @@ def from_scrapes(boundaries: Boundaries) -> dict[str, float | None]:
         "throttled_requests": None if throttled[0] is None else throttled[0] + (throttled[1] or 0.0),
         # Over the whole step: admissions come in waves as quota frees (runtimes end together after
         # a fill), and a hold of a minute or less would compare the phase of a wave, not a design.
-        "admissions_per_second": _rate(counter(sched_step, "kqbench_scheduler_admitted_total"),
+        "admissions_per_second": _rate(counter(sched_step, catalog.ADMITTED[catalog.SCHEDULER]),
                                        boundaries.seconds(catalog.SCHEDULER, whole_step=True)),
         "position_writes_per_second": per_second(writes),
         # status-field counts each position change it must write; the others coalesce by design,
