@@ -33,7 +33,7 @@ import orjson
 import scheduler_cluster_figures as figs
 import scheduler_cluster_reading as reading
 
-from harness import apiservice, kubeconfig, posting, rest
+from harness import apiservice, kubeconfig, posting, rest, waiting
 from harness.clusters import bringup, spec as specs, state
 from harness.implementations import registry as implementations
 from harness.implementations.kueue import starting as kueue_starting
@@ -139,17 +139,19 @@ class Bench:
 
     def wait(self, name: str, target: int, progress: Callable[[], float], bound: float) -> figs.Milestone:
         """Poll `progress` until it reaches `target` or `bound` seconds pass; record where it stood."""
-        t0, samples, reached = time.monotonic(), [], False
-        while True:
+        t0, samples = time.monotonic(), []
+
+        def at_target() -> bool:
             done = progress()
             samples.append((round(time.monotonic() - t0, 1), done))
             self.say(name, f"{done:.0f}/{target} after {samples[-1][0]:.0f}s")
-            if done >= target:
-                reached = True
-                break
-            if time.monotonic() - t0 >= bound:
-                break
-            time.sleep(POLL_SECONDS)
+            return done >= target
+
+        try:
+            waiting.poll(at_target, bound, POLL_SECONDS, lambda: f"{name} below {target} after {bound:.0f}s")
+            reached = True
+        except waiting.TimedOut:  # not reached within the bound: the milestone says how far it got
+            reached = False
         return figs.milestone(name, target, samples, reached)
 
     def process(self) -> None:

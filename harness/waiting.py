@@ -27,11 +27,15 @@ class NotYet(Exception):
     """Raised by a poll's check: the condition does not hold yet, and this is why (the error quotes it)."""
 
 
+class TimedOut(KqbenchError):
+    """A poll whose check never held within its timeout (not an error the check raised)."""
+
+
 def poll(check: Callable[[], T], timeout: float, interval: float, failure: Callable[[], str], *,
          retry_on: tuple[type[BaseException], ...] = (), clock: Callable[[], float] = time.monotonic,
          sleep: Callable[[float], None] = time.sleep) -> T:
     """Call check() every `interval` seconds until it returns something truthy (returned), for at most
-    `timeout` seconds; then KqbenchError(failure()) followed by the last answer, when the check gave one.
+    `timeout` seconds; then TimedOut (a KqbenchError): failure() followed by the last answer, when the check gave one.
 
     A check says "not yet" by returning something falsy or by raising NotYet(reason) or an exception of a
     `retry_on` type (a refused connection, a timeout); the last such reason ends the error as
@@ -61,9 +65,9 @@ def _not_yet(retry_on: tuple[type[BaseException], ...]) -> tenacity.retry_base:
     return tenacity.retry_if_result(lambda result: not result) | tenacity.retry_if_exception_type((NotYet, *retry_on))
 
 
-def _gave_up(error: tenacity.RetryError, failure: Callable[[], str]) -> KqbenchError:
+def _gave_up(error: tenacity.RetryError, failure: Callable[[], str]) -> TimedOut:
     last = _answer(error.last_attempt)
-    return KqbenchError(failure() + (f" (last answer: {last})" if last else ""))
+    return TimedOut(failure() + (f" (last answer: {last})" if last else ""))
 
 
 def _answer(attempt: tenacity.Future) -> str:

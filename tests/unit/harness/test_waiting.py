@@ -29,9 +29,9 @@ def test_poll_stops_at_once_on_an_error_of_the_check():
         calls.append(1)
         raise KqbenchError("died")
 
-    with pytest.raises(KqbenchError, match="died"):
+    with pytest.raises(KqbenchError, match="died") as raised:
         waiting.poll(check, timeout=10, interval=0, failure=lambda: "timeout")
-    assert len(calls) == 1
+    assert len(calls) == 1 and not isinstance(raised.value, waiting.TimedOut)
 
 
 @pytest.mark.parametrize("statuses, attempts, expected, sent", [
@@ -88,7 +88,7 @@ def test_poll_ends_its_error_with_the_last_reason_the_check_gave():
         raise waiting.NotYet(next(reasons, "503 etcd not ready"))
 
     time = FakeTime()
-    with pytest.raises(KqbenchError, match=r"^not ready after 2s \(last answer: 503 etcd not ready\)$"):
+    with pytest.raises(waiting.TimedOut, match=r"^not ready after 2s \(last answer: 503 etcd not ready\)$"):
         waiting.poll(check, timeout=2, interval=0.5, failure=lambda: "not ready after 2s", clock=time.clock,
                      sleep=time.sleep)
     assert time.now == pytest.approx(2.0)
