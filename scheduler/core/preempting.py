@@ -28,7 +28,7 @@ only while its queue, and every Cohort between it and the one where it was found
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler.core import fairpreempting
@@ -92,14 +92,16 @@ def find_targets(
     admitted: Iterable[AdmittedWorkload],
     quotas: QuotaBook,
     fair_sharing: FairSharing = FAIR_SHARING_OFF,
+    nodes_fit: Callable[[Sequence[AdmittedWorkload]], bool] | None = None,
 ) -> list[PreemptionTarget]:
     """The workloads to evict so ``request`` (the whole workload's usage) fits in ``cq``; empty when
-    no set works. ``admitted``: the workloads admitted in ``cq``'s cohort tree. Pure: ``quotas`` is
-    not changed."""
+    no set works. ``admitted``: the workloads admitted in ``cq``'s cohort tree; ``nodes_fit``: whether
+    the workload's pods can be placed with some gone (topology-aware scheduling; classical preemption
+    only). Pure: ``quotas`` is not changed."""
     if fair_sharing.enabled:
         return fairpreempting.find_targets(preemptor, cq, request, needs_preemption, admitted, quotas.copy(),
                                            fair_sharing.strategies)
-    chosen = _classical(preemptor, cq, request, needs_preemption, admitted, quotas.copy())
+    chosen = _classical(preemptor, cq, request, needs_preemption, admitted, quotas.copy(), nodes_fit)
     return [PreemptionTarget(c.record.workload, c.record.cluster_queue, _REASONS[c.variant]) for c in chosen]
 
 
@@ -137,6 +139,7 @@ def _classical(
     needs_preemption: Collection[FlavorResource],
     admitted: Iterable[AdmittedWorkload],
     work: QuotaBook,
+    nodes_fit: Callable[[Sequence[AdmittedWorkload]], bool] | None = None,
 ) -> list[_Candidate]:
     """classicalPreemptions on ``work`` (left as it was): the passes, each a removal then a fill back."""
     candidates = _candidates(preemptor, cq, request, needs_preemption, admitted, work)
@@ -152,8 +155,9 @@ def _classical(
                 continue
             work.remove_usage(candidate.record.cluster_queue, candidate.record.usage)
             removed.append(candidate)
-            if work.fits(cq.name, request, allow_borrowing=borrowing):
-                kept = fill_back(cq.name, request, [c.record for c in removed], work, borrowing)
+            if work.fits(cq.name, request, allow_borrowing=borrowing) and (
+                    nodes_fit is None or nodes_fit([c.record for c in removed])):
+                kept = fill_back(cq.name, request, [c.record for c in removed], work, borrowing, nodes_fit)
                 restore(work, kept)
                 return [by_record[id(r)] for r in kept]
         restore(work, (c.record for c in removed))

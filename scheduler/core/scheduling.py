@@ -26,7 +26,7 @@ applies them in memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -101,6 +101,8 @@ class _Entry:
     assignment: FlavorAssignment
     blocked: bool
     targets: tuple[PreemptionTarget, ...] = ()
+    # Whether its pods can be placed once some workloads are gone (TAS pod sets only).
+    nodes_fit: Callable[[Sequence[AdmittedWorkload]], bool] | None = None
 
 
 def _refused(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> bool:
@@ -126,10 +128,12 @@ def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: 
     assignment = topologyassigning.place_workload(head, cq, manager.flavors, manager.topologies, assignment)
     if assignment.mode is not Mode.PREEMPT:
         return _Entry(cq, head, assignment, blocked)
+    nodes_fit = topologyassigning.fits_without(head, cq, manager.topologies, assignment)
     targets = tuple(find_targets(
         head, cq, assignment.usage, assignment.needs_preemption, manager.admitted_in(neighbours), quotas, fair,
+        nodes_fit,
     ))
-    return _Entry(cq, head, assignment, blocked, targets)
+    return _Entry(cq, head, assignment, blocked, targets, nodes_fit)
 
 
 def _order(entries: list[_Entry], quotas: QuotaBook, fair_sharing: FairSharing) -> Iterator[_Entry]:
@@ -157,8 +161,10 @@ def _admit_or_preempt(
     if any(t.workload.key in claimed for t in targets):
         return None if blocked else Wait(workload, cq.name, OVERLAPPING_TARGETS, blocks=False)
     # Kueue's fits also reads the nodes: an earlier entry of the cycle may have taken this one's.
-    if not _fits_once_gone(quotas, cq.name, assignment.usage, [*claimed.values(), *chosen]) or (
-            assignment.mode is Mode.FIT and assignment.admission and not placed.fits(assignment.admission)):
+    gone = [*claimed.values(), *chosen]
+    if not _fits_once_gone(quotas, cq.name, assignment.usage, gone) or (
+            assignment.mode is Mode.FIT and assignment.admission and not placed.fits(assignment.admission)) or (
+            assignment.mode is Mode.PREEMPT and entry.nodes_fit is not None and not entry.nodes_fit(gone)):
         return None if blocked else Wait(workload, cq.name, NO_LONGER_FITS, blocks=False)
     claimed.update((r.workload.key, r) for r in chosen)
     # Hold the request back so no later entry takes the quota being freed.

@@ -8,7 +8,7 @@ that each imports it and neither imports the other.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler.core.kinds import FlavorResource, PreemptionPolicy
@@ -81,13 +81,16 @@ def candidate_order(record: AdmittedWorkload, preemptor_cq: str) -> tuple[bool, 
 
 
 def fill_back(cq_name: str, request: Mapping[FlavorResource, int], removed: list[AdmittedWorkload],
-              work: QuotaBook, borrowing: bool) -> list[AdmittedWorkload]:
-    """fillBackWorkloads: add back, newest removal first, each target the request fits without.
-    The last removal is needed by construction. ``work`` keeps the kept ones removed."""
+              work: QuotaBook, borrowing: bool,
+              nodes_fit: Callable[[Sequence[AdmittedWorkload]], bool] | None = None) -> list[AdmittedWorkload]:
+    """fillBackWorkloads: add back, newest removal first, each target the request fits without (on the
+    nodes too, when ``nodes_fit`` says so for the ones still gone). The last removal is needed by
+    construction. ``work`` keeps the kept ones removed."""
     kept = list(removed)
     for record in reversed(removed[:-1]):
         work.add_usage(record.cluster_queue, record.usage)
-        if work.fits(cq_name, request, allow_borrowing=borrowing):
+        if work.fits(cq_name, request, allow_borrowing=borrowing) and (
+                nodes_fit is None or nodes_fit([r for r in kept if r is not record])):
             kept.remove(record)
         else:
             work.remove_usage(record.cluster_queue, record.usage)

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from scheduler.core import kinds, topologies, workloads
-from scheduler.core.decisions import Admit, Park, Wait
+from scheduler.core.decisions import Admit, Park, Preempt, Wait
 from scheduler.core.scheduling import run_cycle
 from scheduler.core.topologies import HOSTNAME_LABEL, DomainAssignment, TopologyAssignment
 from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, manager_with, q
@@ -166,3 +166,53 @@ def test_a_node_that_goes_away_takes_its_capacity_and_a_new_one_brings_some():
     manager.topology_changed()
     [assignment] = _only(run_cycle(manager, now=2), Admit).admission.pod_set_assignments
     assert assignment.topology_assignment == _on(("x9", 1))
+
+
+def _admitted_on(manager, name: str, priority: int, cpu: str, host: str) -> None:
+    workload = WorkloadBuilder(name).priority(priority).request(1, "one", cpu=cpu).topology(required=HOSTNAME_LABEL).obj()
+    psa = workloads.PodSetAssignment("one", {"cpu": "tas-default"}, {"cpu": q(cpu)}, 1, _on((host, 1)))
+    manager.add_workload(dataclasses.replace(workload, admission=workloads.Admission("tas-main", (psa,)),
+                                             admitted_at=1.0))
+
+
+def _preempting_queue():
+    return (ClusterQueueBuilder("tas-main").flavors(("tas-default", {"cpu": "50", "memory": "50Gi"}))
+            .preemption(within="LowerPriority").obj())
+
+
+def test_a_lower_priority_workload_is_preempted_when_the_nodes_are_fragmented():
+    """TestScheduleForTASPreemption "low priority workload is preempted even though there is enough
+    capacity, but fragmented": two nodes 4/5 full leave 2 CPU, but both pods need one node."""
+    manager = _manager(_preempting_queue(), nodes=[_node("x1", cpu="5", memory="5Gi"), _node("y1", cpu="5", memory="5Gi")])
+    _admitted_on(manager, "mid-priority-admitted", 2, "4", "x1")
+    _admitted_on(manager, "low-priority-admitted", 1, "4", "y1")
+    manager.add_workload(WorkloadBuilder("foo").priority(3).request(2, "one", cpu="1")
+                         .topology(required=HOSTNAME_LABEL).obj())
+    decision = _only(run_cycle(manager, now=2), Preempt)
+    assert [t.workload.name for t in decision.targets] == ["low-priority-admitted"]
+    # The controller adds ". Pending the preemption of 1 workload(s)", as Kueue writes it.
+    assert decision.message == ("couldn't assign flavors to pod set one: topology \"tas-single-level\" allows to "
+                                "fit only 1 out of 2 pod(s)")
+
+
+def test_no_target_of_lower_priority_frees_a_node_and_nothing_is_preempted():
+    manager = _manager(_preempting_queue(), nodes=[_node("x1", cpu="5", memory="5Gi"), _node("y1", cpu="5", memory="5Gi")])
+    _admitted_on(manager, "mid-x", 2, "4", "x1")
+    _admitted_on(manager, "mid-y", 2, "4", "y1")
+    manager.add_workload(WorkloadBuilder("foo").priority(2).request(2, "one", cpu="1")
+                         .topology(required=HOSTNAME_LABEL).obj())
+    decision = _only(run_cycle(manager, now=2), Park)
+    assert "allows to fit only 1 out of 2 pod(s)" in decision.message
+
+
+def test_targets_are_the_ones_whose_going_frees_a_node_not_the_first_in_order():
+    """Quota alone would take the lowest priority first; its node would still hold only one pod, so the
+    next candidate goes, and the first is filled back."""
+    manager = _manager(_preempting_queue(), nodes=[_node("x1", cpu="5", memory="5Gi"), _node("y1", cpu="5", memory="5Gi")])
+    _admitted_on(manager, "small-low", 0, "500m", "x1")
+    _admitted_on(manager, "big-high", 2, "3500m", "x1")
+    _admitted_on(manager, "big-mid", 1, "4", "y1")
+    manager.add_workload(WorkloadBuilder("foo").priority(3).request(2, "one", cpu="1")
+                         .topology(required=HOSTNAME_LABEL).obj())
+    decision = _only(run_cycle(manager, now=2), Preempt)
+    assert [t.workload.name for t in decision.targets] == ["big-mid"]
