@@ -1,0 +1,101 @@
+"""kueue-large-scale: the shipped scenario is Kueue v0.19.2's large-scale configuration, number for number,
+its rangespec is read from the module, and a scaled-down copy plans and lists its case (no cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from harness.drivers.kueuebaseline import rangespecs
+from harness.load import arrivals
+from harness.scenarios import loading
+
+KUEUE_V0_19_2 = Path.home() / "go/pkg/mod/sigs.k8s.io/kueue@v0.19.2"
+KUEUE_V0_17_0 = Path.home() / "go/pkg/mod/sigs.k8s.io/kueue@v0.17.0"
+
+
+def _module(path: Path) -> Path:
+    if not (path / rangespecs.CONFIGS).is_dir():
+        pytest.skip(f"{path} is not in the Go module cache (kqbench toolchain build fetches it)")
+    return path
+
+
+def test_the_scenario_is_kueues_large_scale_generator():
+    generator = yaml.safe_load((_module(KUEUE_V0_19_2) / rangespecs.CONFIGS / "large-scale/generator.yaml").read_text())
+    [cohorts] = generator["cohorts"]
+    [queues] = cohorts["queuesSets"]
+    scenario = loading.load("kueue-large-scale").scenario
+    plan = arrivals.from_scenario(scenario)
+    assert len({cohort for cq in scenario.queues.cluster_queues for _, cohort in cq.expanded()}) == cohorts["count"]
+    assert len(plan.queues) == cohorts["count"] * queues["count"]
+    assert set(plan.nominal_milli.values()) == {queues["nominalQuota"] * 1000}
+    quota = scenario.queues.cluster_queues[0].resource_groups[0].flavors[0].resources[0]
+    assert quota.borrowing_limit == queues["borrowingLimit"]
+    preemption = scenario.queues.cluster_queues[0].preemption
+    assert (preemption.reclaim_within_cohort, preemption.within_cluster_queue) == (
+        queues["reclaimWithinCohort"], queues["withinClusterQueue"])
+    want = [(w["className"], s["count"], w["request"] * 1000, w["runtimeMs"] / 1000, w["priority"],
+             s["creationIntervalMs"] / 1000) for s in queues["workloadsSets"] for w in s["workloads"]]
+    assert [(c.name, c.count, c.cpu_milli, c.runtime_seconds, c.priority, c.interval_seconds)
+            for c in plan.classes] == want
+    assert plan.total == 50_000
+
+
+def test_rangespec_of_large_scale_from_the_module():
+    bounds = {b.metric: b for b in rangespecs.load("large-scale", _module(KUEUE_V0_19_2))}
+    assert bounds["wall_seconds"].limit == 1416 and bounds["wall_seconds"].average == pytest.approx(1179.411)
+    assert not bounds["cq_usage_percent"].upper and bounds["cq_usage_percent"].limit == 31.6
+    assert bounds["cq_usage_percent"].average == pytest.approx(38.64)
+    assert {m: (b.limit, b.average) for m, b in bounds.items() if m.startswith("time_to_admission")} == {
+        "time_to_admission_seconds[large]": (128, 105.604), "time_to_admission_seconds[medium]": (308, 256.413),
+        "time_to_admission_seconds[small]": (841, 700.379)}
+
+
+def test_rangespec_of_the_baseline_gives_the_averages_the_driver_quotes():
+    from harness.drivers.kueuebaseline import figures
+
+    bounds = {b.metric: b for b in rangespecs.load("baseline", _module(KUEUE_V0_17_0))}
+    assert bounds["wall_seconds"].limit == 425
+    assert {m: b.average for m, b in bounds.items()} == pytest.approx(figures.KUEUE_RANGESPEC)
+
+
+def test_verdicts_judge_both_directions_and_a_missing_figure():
+    bounds = rangespecs.parse("cmd:\n  maxWallMs: 1_000\nclusterQueueClassesMinUsage:\n  cq: 50 #%\n"
+                              "wlClassesMaxAvgTimeToAdmissionMs:\n  small: 2_000\n")
+    verdicts = {v.bound.metric: v.passed for v in rangespecs.verdicts(
+        bounds, {"wall_seconds": 1.5, "cq_usage_percent": 50.0})}
+    assert verdicts == {"wall_seconds": False, "cq_usage_percent": True, "time_to_admission_seconds[small]": None}
+
+
+def _scaled(tmp_path: Path) -> Path:
+    """The shipped scenario at 2 cohorts x 3 ClusterQueues, one minute's bound: the same classes per queue."""
+    data = yaml.safe_load((Path(loading.__file__).parent / "kueue-large-scale.yaml").read_text())
+    data["name"] = "kueue-large-scale-scaled"
+    data["queues"]["cohorts"][0]["each"] = {"c": 2}
+    data["queues"]["cluster_queues"][0]["each"] = {"c": 2, "q": 3}
+    data["queues"]["local_queues"][0]["each"] = {"c": 2, "q": 3}
+    data["phases"]["churn"]["seconds"] = 60
+    path = tmp_path / "kueue-large-scale-scaled.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_scaled_down_copy_plans_the_same_classes_for_fewer_queues(tmp_path):
+    scenario = loading.load(str(_scaled(tmp_path))).scenario
+    plan = arrivals.from_scenario(scenario)
+    assert len(plan.queues) == 6 and plan.total == 6 * 50
+    schedule = arrivals.schedule(plan)
+    one_queue = [c for c in schedule if c.queue.cluster_queue == "cq-1-2"]
+    assert [c.at for c in one_queue if c.workload_class.name == "small"][-1] == pytest.approx(35 * 0.06)
+    assert [c.at for c in one_queue if c.workload_class.name == "large"][-1] == pytest.approx(4 * 0.7)
+
+
+def test_dry_run_lists_the_case_and_starts_nothing(tmp_path):
+    from harness.cli import run
+
+    result = CliRunner().invoke(run.command, [str(_scaled(tmp_path)), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert result.output.split() == ["r0"]  # one case, one repeat
