@@ -10,6 +10,7 @@ inactive), Workloads 1.1 s apart so creation order decides, then the flavor make
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,12 +55,12 @@ def _decisions(creds) -> dict[str, object]:
     return out
 
 
-def _settled(creds, quiet_seconds: float = 6.0, timeout: float = 120.0) -> dict[str, object]:
+def _settled(creds, total: int, quiet_seconds: float = 6.0, timeout: float = 120.0) -> dict[str, object]:
     deadline = time.monotonic() + timeout
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
         now = _decisions(creds)
-        if now != last or any(v is None for v in now.values()) or len(now) < len(WORKLOADS):
+        if now != last or any(v is None for v in now.values()) or len(now) < total:
             last, since = now, time.monotonic()
         elif time.monotonic() - since >= quiet_seconds:
             return now
@@ -67,7 +68,9 @@ def _settled(creds, quiet_seconds: float = 6.0, timeout: float = 120.0) -> dict[
     raise AssertionError(f"decisions did not settle within {timeout:.0f}s; last: {last}")
 
 
-def decide(implementation: str, log_dir: Path) -> dict[str, object]:
+def decide(implementation: str, log_dir: Path, workloads: list[dict] = WORKLOADS,
+           then: Callable[[kubeconfig.Credentials], object] | None = None, preemption: dict | None = None):
+    """Decisions once settled, and what ``then`` returns when given the cluster after that."""
     name = unique_name(f"tas-{implementation[:3]}")
     handle = None
     try:
@@ -81,9 +84,11 @@ def decide(implementation: str, log_dir: Path) -> dict[str, object]:
         topology = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": TOPOLOGY},
                     "spec": {"levels": [{"nodeLabel": label} for label in nodetopologies.LEVELS]}}
         rest.apply(creds, f"{BASE}/topologies/{TOPOLOGY}", topology)
-        flavor, *queues = tas_objects()
-        create(creds, queues)
-        for obj in WORKLOADS:
+        flavor, cq, *queues = tas_objects()
+        if preemption:
+            cq["spec"]["preemption"] = preemption
+        create(creds, [cq, *queues])
+        for obj in workloads:
             create(creds, [obj])
             time.sleep(1.1)
         if implementation == "kueue":
@@ -94,7 +99,8 @@ def decide(implementation: str, log_dir: Path) -> dict[str, object]:
         assert not any(isinstance(v, tuple) for v in _decisions(creds).values()), "admitted without its flavor"
         create(creds, [flavor])
         assert wait_for(lambda: any(isinstance(v, tuple) for v in _decisions(creds).values()), timeout=60)
-        return _settled(creds)
+        settled = _settled(creds, len(workloads))
+        return settled, then(creds) if then else None
     finally:
         if handle is not None:
             handle.stop()
@@ -103,11 +109,40 @@ def decide(implementation: str, log_dir: Path) -> dict[str, object]:
 
 def test_reference_and_kueue_place_alike(binaries, state_dir, tmp_path):
     building.ensure_kueue(LineProgress(interval=10.0))
-    ours = decide("reference", tmp_path)
-    kueue = decide("kueue", tmp_path)
+    ours, _ = decide("reference", tmp_path)
+    kueue, _ = decide("kueue", tmp_path)
     # The input exercises what it claims: a pod set no rack holds is pending, the others are placed.
     assert isinstance(ours["w-2-rack-9"], str) and "allows to fit only" in ours["w-2-rack-9"], ours
     assert sum(isinstance(v, tuple) for v in ours.values()) == len(WORKLOADS) - 1, ours
     differences = [f"{name}:\n  reference {ours.get(name)}\n  kueue     {kueue.get(name)}"
                    for name in sorted(set(ours) | set(kueue)) if ours.get(name) != kueue.get(name)]
     assert not differences, "decisions differ:\n" + "\n".join(differences)
+
+
+def _evicted(creds) -> list[str]:
+    return sorted(w["metadata"]["name"] for w in listed(creds, "workloads")
+                  if any(c["type"] == "Evicted" and c["status"] == "True" for c in (w.get("status") or {}).get("conditions") or ()))
+
+
+def _preempt_for_a_rack(creds) -> list[str]:
+    """A higher-priority Workload wanting a rack when every rack is full: who is evicted for it."""
+    create(creds, [{**tas_workload("high-rack-4", 4, required=nodetopologies.RACK_LABEL),
+                    **{"spec": {**tas_workload("high-rack-4", 4, required=nodetopologies.RACK_LABEL)["spec"],
+                                "priority": 10}}}])
+    return wait_for(lambda: _evicted(creds), timeout=60)
+
+
+FULL_RACKS = [{**w, "spec": {**w["spec"], "priority": p}} for p, w in enumerate(
+    tas_workload(f"low-{p}-rack-8", 8, required=nodetopologies.RACK_LABEL) for p in range(4))]
+
+
+def test_reference_and_kueue_preempt_alike_for_a_rack(binaries, state_dir, tmp_path):
+    """Every rack full (quota is not: 36 of 100 CPU): the newcomer of priority 10 needs a rack, so the
+    lowest-priority Workload holding one is preempted, in both."""
+    building.ensure_kueue(LineProgress(interval=10.0))
+    preemption = {"withinClusterQueue": "LowerPriority"}
+    ours, ours_evicted = decide("reference", tmp_path, FULL_RACKS, _preempt_for_a_rack, preemption)
+    kueue, kueue_evicted = decide("kueue", tmp_path, FULL_RACKS, _preempt_for_a_rack, preemption)
+    assert sum(isinstance(v, tuple) for v in ours.values()) == 4, ours
+    assert ours == kueue
+    assert ours_evicted == kueue_evicted == ["low-0-rack-8"]
