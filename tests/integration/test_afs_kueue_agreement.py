@@ -47,8 +47,11 @@ def queue_objects():
 
 
 def admitted(creds) -> set[str]:
-    return {w["metadata"]["name"] for w in listed(creds, "workloads")
-            if any(c["type"] == "Admitted" and c["status"] == "True" for c in (w.get("status") or {}).get("conditions") or [])}
+    def is_admitted(w) -> bool:
+        conditions = (w.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Admitted" and c["status"] == "True" for c in conditions)
+
+    return {w["metadata"]["name"] for w in listed(creds, "workloads") if is_admitted(w)}
 
 
 def pending(creds) -> list[str]:
