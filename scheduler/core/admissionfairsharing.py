@@ -20,9 +20,9 @@ What Kueue keeps per LocalQueue, and who changes it:
 A LocalQueue's *usage* is the sum over resources of weight x (consumed + penalty), in units, divided
 by its ``fairSharing.weight``. In a ClusterQueue with admissionMode UsageBasedAdmissionFairSharing the
 pending workloads are ordered by that usage first, then as usual (priority, queue-order timestamp,
-uid); Kueue's sticky preemptor comes first only among equal usages. Preemption candidates of the
-preemptor's own ClusterQueue from different LocalQueues go higher usage first, after the candidates
-of other queues and before priority.
+uid); Kueue's sticky preemptor comes first only among equal usages. Preemption candidates of one
+ClusterQueue from different LocalQueues go higher usage first, after "other queues first" and before
+priority (``candidate_usage_key``; not yet part of the preemption searches here).
 """
 
 from __future__ import annotations
@@ -302,11 +302,13 @@ def _folded(usage: Mapping[FlavorResource, int], sign: int) -> Resources:
     return folded
 
 
-def candidate_usage_key(candidate_queue: str, preemptor_queue: str, candidate_usage: float | None) -> float:
+def candidate_usage_key(candidate_usage: float | None) -> float:
     """The part of a preemption candidate's order that admission fair sharing adds (CandidatesOrdering
-    step 2): within the preemptor's ClusterQueue, candidates of a LocalQueue with higher usage go first
-    (ascending key). Kueue compares it only between two candidates of that ClusterQueue and different
-    LocalQueues; candidates of one LocalQueue share their usage, so the key ties them anyway."""
-    if candidate_queue != preemptor_queue or candidate_usage is None or math.isnan(candidate_usage):
+    step 2, after "other ClusterQueues first" and before priority): a candidate of a LocalQueue with
+    higher usage goes first (ascending key); ``None`` for a candidate whose ClusterQueue does not order
+    by usage. Kueue compares it only between two candidates of one ClusterQueue and different
+    LocalQueues (one LocalQueue's share a usage, so the key ties them anyway); a key gives exactly that
+    where the candidates before priority all come from one ClusterQueue, as the preemptor's own do."""
+    if candidate_usage is None or math.isnan(candidate_usage):
         return 0.0
     return -candidate_usage

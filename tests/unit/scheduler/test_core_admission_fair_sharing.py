@@ -212,11 +212,10 @@ def test_admitted_for_an_unknown_queue_starts_from_now():
 # -- preemption candidates (CandidatesOrdering step 2) ---------------------------------------------
 
 
-def test_candidates_of_the_preemptors_queue_with_higher_local_queue_usage_go_first():
-    keys = {name: afs.candidate_usage_key("cq", "cq", usage) for name, usage in (("low", 1.0), ("high", 5.0))}
-    assert sorted(keys, key=keys.get) == ["high", "low"]
-    assert afs.candidate_usage_key("other", "cq", 5.0) == 0.0
-    assert afs.candidate_usage_key("cq", "cq", None) == 0.0
+def test_preemption_candidates_of_a_local_queue_with_higher_usage_go_first():
+    keys = {name: afs.candidate_usage_key(usage) for name, usage in (("low", 1.0), ("high", 5.0), ("off", None))}
+    assert sorted(keys, key=keys.get) == ["high", "low", "off"]
+    assert afs.candidate_usage_key(math.nan) == 0.0
 
 
 def test_configuration_is_validated_as_kueue_does():
