@@ -1,2 +1,2 @@
 """The schedulers under test (the reference scheduler and real Kueue), started one way, found through
-`registry` by implementation name."""
+`registry` by implementation name; each implements `contract` and imports nothing else of this package."""
