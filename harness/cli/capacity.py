@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -11,51 +10,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from harness.drivers.capacity import phases as capacityphases, searching, stepping, tabulating
-from harness.errors import KqbenchError
+from harness.drivers.capacity import commanding
 from harness.results import runs, tables as tidy
 from harness.running import adapters, runner
 from harness.scenarios import loading, models
 
 STRATEGY_CHOICES = click.Choice(list(models.STRATEGIES))
-
-
-def capacity_phase(scenario: models.Scenario) -> tuple[str, capacityphases.CapacityPhase]:
-    found = [(name, phase) for name, phase in scenario.phases.items() if isinstance(phase, capacityphases.CapacityPhase)]
-    if len(found) != 1:
-        raise KqbenchError(f"scenario {scenario.name!r} has {len(found)} capacity phases: give it exactly one "
-                           "(`phases: {capacity: {from: 1000, to: 32000}}`)")
-    return found[0]
-
-
-def overrides_for(scenario: models.Scenario, vary: str | None, start: int | None, stop: int | None,
-                  strategies: tuple[str, ...]) -> list[str]:
-    """--set items that carry the command's options into the scenario (so run.json records them)."""
-    name, _ = capacity_phase(scenario)
-    items = []
-    for key, value in (("vary", vary), ("from", start), ("to", stop)):
-        if value is not None:
-            items.append(f"phases.{name}.{key}={value}")
-    if strategies:
-        section = scenario.scheduler
-        items.append("sweep.scheduler=" + json.dumps(tabulating.variants(strategies, section.qps, section.burst)))
-    return items
-
-
-def estimate(loaded: loading.Loaded) -> tuple[float, float]:
-    """(seconds if every design holds to `to`, seconds if every design breaks at its last geometric step)."""
-    low = high = 0.0
-    for case in loaded.cases:
-        _, phase = capacity_phase(case.scenario)
-        settings = stepping.StepSettings("capacity", phase.hold_seconds, phase.fill_timeout_seconds,
-                                         case.scenario.load.rates.create_per_second, "", phase.thresholds)
-        plan = phase.plan()
-        geometric = plan.geometric_loads()
-        bisections = searching.steps_needed(plan) - len(geometric)
-        middle = (geometric[-2] + geometric[-1]) // 2 if len(geometric) > 1 else geometric[-1]
-        low += stepping.estimate_seconds(settings, geometric)
-        high += stepping.estimate_seconds(settings, [*geometric, *[middle] * max(0, bisections)])
-    return low, high
 
 
 @click.command("capacity")
@@ -86,26 +46,20 @@ def command(scenario, vary, start, stop, strategies, overrides, out_parent, dry_
         raise click.BadParameter(f"{', '.join(unknown)} is not a strategy: use {', '.join(models.STRATEGIES)}",
                                  param_hint="--strategies")
     base = loading.load(scenario, list(overrides))
-    loaded = loading.load(scenario, [*overrides, *overrides_for(base.scenario, vary, start, stop, chosen)])
-    low, high = estimate(loaded)
+    loaded = loading.load(scenario, [*overrides, *commanding.overrides_for(base.scenario, vary, start, stop, chosen)])
+    low, high = commanding.estimate(loaded)
     console = Console(stderr=True)
     console.print(f"{len(loaded.cases)} design(s); estimated {low / 60:.0f}-{high / 60:.0f} min of steps "
                   "(holds to `to` .. breaks near it), plus about 1 min per design to start its cluster", highlight=False)
     if dry_run:
         for case in loaded.cases:
-            _, phase = capacity_phase(case.scenario)
+            _, phase = commanding.capacity_phase(case.scenario)
             click.echo(f"{case.id}: {phase.plan().describe()}")
         return
     result = runner.run(loaded, adapters.hooks_for(loaded.scenario), runner.RunOptions(out_parent, True),
                         say=lambda text: console.print(text, highlight=False, markup=False))
-    tables = tidy.read(result.folder)
-    capacity = tabulating.capacity(tables)
     stopped = {c.id for c in result.record.cases if c.status in ("interrupted", "skipped")}
-    if stopped and not capacity.empty:
-        steps = tables[tabulating.STEPS]
-        designs = set(steps.loc[steps["case"].isin(stopped), "design"])
-        capacity.loc[capacity["design"].isin(designs), "conclusion"] = searching.INTERRUPTED
-    capacity.to_csv(result.folder / tabulating.CAPACITY_CSV, index=False)
+    capacity = commanding.write_capacity(tidy.read(result.folder), stopped, result.folder)
     _print(console, capacity)
     click.echo(f"results: {result.folder}")
     if result.report:

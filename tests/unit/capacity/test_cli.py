@@ -5,18 +5,18 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from harness.cli import capacity as cli
-from harness.drivers.capacity import running, searching
+from harness.drivers.capacity import commanding, running, searching
 from harness.scenarios import loading
 
 
 def test_options_become_overrides_recorded_in_the_run():
     base = loading.load("capacity-positions").scenario
-    items = cli.overrides_for(base, "queue.pending", 500, 4000, ("single-object", "status-field"))
+    items = commanding.overrides_for(base, "queue.pending", 500, 4000, ("single-object", "status-field"))
     loaded = loading.load("capacity-positions", items)
     assert [c.id for c in loaded.cases] == ["strategy=single-object,r0",
                                             "strategy=status-field,qps=50.0,burst=100,no_client_limit=False,r0",
                                             "strategy=status-field,no_client_limit=True,r0"]
-    _, phase = cli.capacity_phase(loaded.cases[0].scenario)
+    _, phase = commanding.capacity_phase(loaded.cases[0].scenario)
     assert (phase.start, phase.stop) == (500, 4000)
 
 
@@ -25,8 +25,8 @@ def test_dry_run_lists_designs_and_an_estimate_that_grows_with_the_range():
                                               "--to", "4000", "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "strategy=aggregated-indexed,r0: geometric x4 from 1000 to 4000" in result.output
-    small = cli.estimate(loading.load("capacity-positions", ["phases.capacity.to=4000"]))
-    large = cli.estimate(loading.load("capacity-positions"))
+    small = commanding.estimate(loading.load("capacity-positions", ["phases.capacity.to=4000"]))
+    large = commanding.estimate(loading.load("capacity-positions"))
     assert small[0] < large[0] and large[0] <= large[1]
 
 
