@@ -48,6 +48,7 @@ def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
     for cohort in queues.cohorts:
         for expanded in models._expand(cohort.each, name=cohort.name, parent=cohort.parent):
             spec = {"parentName": expanded["parent"]} if expanded["parent"] else {}
+            spec |= _fair_sharing(cohort.fair_sharing_weight)
             out.append((f"{BASE}/cohorts/{expanded['name']}",
                         {"apiVersion": API, "kind": "Cohort", "metadata": {"name": expanded["name"]}, "spec": spec}))
     for cq in queues.cluster_queues:
@@ -59,14 +60,22 @@ def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
             if cq.preemption is not None:
                 spec["preemption"] = {"withinClusterQueue": cq.preemption.within_cluster_queue,
                                       "reclaimWithinCohort": cq.preemption.reclaim_within_cohort}
+            spec |= _fair_sharing(cq.fair_sharing_weight)
+            if cq.admission_mode is not None:
+                spec["admissionScope"] = {"admissionMode": cq.admission_mode}
             out.append((f"{BASE}/clusterqueues/{name}",
                         {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}))
     for lq in queues.local_queues:
         for ns, name, cq in lq.expanded():
             out.append((f"{BASE}/namespaces/{ns}/localqueues/{name}",
                         {"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": name, "namespace": ns},
-                         "spec": {"clusterQueue": cq}}))
+                         "spec": {"clusterQueue": cq, **_fair_sharing(lq.fair_sharing_weight)}}))
     return out
+
+
+def _fair_sharing(weight: float | None) -> dict:
+    """spec.fairSharing with the weight as a quantity string; nothing when unset (Kueue's default 1)."""
+    return {} if weight is None else {"fairSharing": {"weight": f"{weight:g}"}}
 
 
 def install(cluster: state.ClusterInfo, queues: models.QueuesSection) -> int:

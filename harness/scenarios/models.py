@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
@@ -141,6 +141,8 @@ class ClusterSection(_Model):
 
 # -- queues -------------------------------------------------------------------------------
 
+FairSharingWeight = Annotated[float, Field(ge=0)]
+"""0 or more; Kueue also refuses a weight in (0, 1e-9] (our CRDs do too)."""
 Each = dict[str, PositiveInt]
 """Template ranges: {c: 5, q: 6} makes 30 objects, `{c}` and `{q}` formatted into names."""
 
@@ -212,6 +214,11 @@ class ClusterQueueSpec(_Model):
     queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
     preemption: PreemptionSpec | None = None
     resource_groups: list[ResourceGroupSpec] = Field(min_length=1)
+    fair_sharing_weight: FairSharingWeight | None = None
+    """spec.fairSharing.weight (Kueue's default 1): its share under fair sharing is divided by it."""
+    admission_mode: Literal["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"] | None = None
+    """spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing orders its pending Workloads by
+    their LocalQueue's usage when scheduler.admission_fair_sharing is on."""
 
     def expanded(self) -> list[tuple[str, str | None]]:
         return [(e["name"], e["cohort"]) for e in _expand(self.each, name=self.name, cohort=self.cohort)]
@@ -222,6 +229,8 @@ class LocalQueueSpec(_Model):
     cluster_queue: str
     namespace: str = "kqbench-churn"
     each: Each = {}
+    fair_sharing_weight: FairSharingWeight | None = None
+    """spec.fairSharing.weight: its usage under admission fair sharing is divided by it."""
 
     def expanded(self) -> list[tuple[str, str, str]]:
         return [(e["namespace"], e["name"], e["cq"])
@@ -232,6 +241,8 @@ class CohortSpec(_Model):
     name: str
     parent: str | None = None
     each: Each = {}
+    fair_sharing_weight: FairSharingWeight | None = None
+    """spec.fairSharing.weight: its share among its parent's children is divided by it."""
 
 
 class PriorityClassSpec(_Model):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.running import queueobjects
 from harness.scenarios import loading
 from scheduler.core import conversion
@@ -30,3 +32,39 @@ def test_scheduler_core_reads_the_cluster_queues():
     cq = next(obj for _, obj in objects if obj["kind"] == "ClusterQueue")
     converted = conversion.cluster_queue_from_dict(cq)
     assert converted.name == "cq-0" and converted.cohort == "all"
+
+
+WEIGHTED = """\
+name: weighted
+queues:
+  flavors: [{name: default}]
+  cohorts: [{name: top, fair_sharing_weight: 2.5}]
+  cluster_queues:
+    - name: cq
+      cohort: top
+      fair_sharing_weight: 0
+      admission_mode: UsageBasedAdmissionFairSharing
+      resource_groups:
+        - covered_resources: [cpu]
+          flavors: [{flavor: default, resources: [{name: cpu, nominal: 4}]}]
+  local_queues: [{name: lq, cluster_queue: cq, fair_sharing_weight: 0.5}]
+phases:
+  churn: {seconds: 5}
+"""
+
+
+def test_fair_sharing_weights_and_admission_mode_reach_the_objects_and_read_back(tmp_path):
+    path = tmp_path / "weighted.yaml"
+    path.write_text(WEIGHTED)
+    objects = [obj for _, obj in queueobjects.manifests(loading.load(str(path)).scenario.queues)]
+    cohort = next(o for o in objects if o["kind"] == "Cohort")
+    assert conversion.cohort_from_dict(cohort).fair_weight == 2.5
+    cq = conversion.cluster_queue_from_dict(next(o for o in objects if o["kind"] == "ClusterQueue"))
+    assert cq.fair_weight == 0.0 and cq.usage_based_admission
+    lq = conversion.local_queue_from_dict(next(o for o in objects if o["kind"] == "LocalQueue"))
+    assert lq.fair_weight == 0.5
+    plain = [obj for _, obj in queueobjects.manifests(loading.load("tiny").scenario.queues)]
+    assert not any("fairSharing" in o.get("spec", {}) or "admissionScope" in o.get("spec", {}) for o in plain)
+    path.write_text(WEIGHTED.replace("fair_sharing_weight: 0\n", "fair_sharing_weight: -1\n"))
+    with pytest.raises(loading.ScenarioError, match="fair_sharing_weight"):
+        loading.load(str(path))
