@@ -99,3 +99,14 @@ def test_dry_run_lists_the_case_and_starts_nothing(tmp_path):
     result = CliRunner().invoke(run.command, [str(_scaled(tmp_path)), "--dry-run"])
     assert result.exit_code == 0, result.output
     assert result.output.split() == ["r0"]  # one case, one repeat
+
+
+def test_the_peers_run_has_both_implementations_both_arms_two_repeats_and_the_same_shape():
+    peers = loading.load(str(Path(__file__).parents[3] / "results/large-scale/kueue-large-scale-peers.yaml"))
+    assert len(peers.cases) == 8
+    plan = arrivals.from_scenario(peers.scenario)
+    shipped = arrivals.from_scenario(loading.load("kueue-large-scale").scenario)
+    assert len(plan.queues) == len(shipped.queues) and plan.total == shipped.total
+    assert plan.classes == shipped.classes
+    weights = [cq.fair_sharing_weight for cq in peers.scenario.queues.cluster_queues]
+    assert weights == [None, 2]
