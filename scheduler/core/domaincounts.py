@@ -56,7 +56,9 @@ class ShapeCounts:
         self.limiting: dict[Leaf, str] = {}
         # Leaves with no room, by the resource that ran out (eligible leaves only).
         self.full_by_resource: dict[str, int] = {}
-        self.excluded: set[Leaf] = set()
+        # Leaves the pods cannot use, with why: a taint's text, or "" for the nodeSelector.
+        self.excluded: dict[Leaf, str] = {}
+        self.node_selector, self.tolerations = node_selector, tolerations
         self.by_node_selector = 0
         self.by_taint: dict[str, int] = {}
         # Slices per domain by (slice level, slice size), for the slicings placement asked for.
@@ -65,24 +67,75 @@ class ShapeCounts:
         # single domain found by bisection instead of a sort of the level.
         self.ranked: dict[int, SortedList] = {}
         self.position = 0
-        self._exclude(node_selector, tolerations)
+        for leaf in tree.leaves.values():
+            self._exclude(leaf)
         self._count_all()
 
-    def _exclude(self, node_selector: tuple[tuple[str, str], ...], tolerations: tuple[Toleration, ...]) -> None:
-        """Nodes the pods cannot go to at all; only a leaf that is a node is looked at, as in Kueue."""
+    def _exclude(self, leaf: Leaf) -> bool:
+        """Whether the pods cannot go to this leaf at all (recorded if so); only a leaf that is a node is
+        looked at, as in Kueue."""
         if not self.tree.lowest_is_node:
+            return False
+        node = leaf.node
+        assert node is not None
+        taint = untolerated(node.taints, self.tolerations)
+        if taint is not None:
+            text = taint_text(taint)
+            self.by_taint[text] = self.by_taint.get(text, 0) + 1
+            self.excluded[leaf] = text
+        elif any(node.labels.get(k) != v for k, v in self.node_selector):
+            self.by_node_selector += 1
+            self.excluded[leaf] = ""
+        return leaf in self.excluded
+
+    def node_added(self, leaf: Leaf, created: list[Domain]) -> None:
+        """A node joined ``leaf``; ``created``: the domains made for it, leaf first."""
+        for domain in created:
+            self._enter(domain)
+        if (created and created[0] is leaf and self._exclude(leaf)) or leaf in self.excluded:
             return
-        for leaf in self.tree.leaves.values():
-            node = leaf.node
-            assert node is not None
-            taint = untolerated(node.taints, tolerations)
-            if taint is not None:
-                text = taint_text(taint)
-                self.by_taint[text] = self.by_taint.get(text, 0) + 1
-                self.excluded.add(leaf)
-            elif any(node.labels.get(k) != v for k, v in node_selector):
-                self.by_node_selector += 1
-                self.excluded.add(leaf)
+        self._recount(leaf, None)
+
+    def node_removed(self, leaf: Leaf, removed: list[Domain]) -> None:
+        """A node left ``leaf``; ``removed``: the domains left empty, leaf first (then the leaf is gone)."""
+        if not removed:
+            if leaf not in self.excluded:
+                self._recount(leaf, None)
+            return
+        reason = self.excluded.pop(leaf, None)
+        if reason == "":
+            self.by_node_selector -= 1
+        elif reason is not None:
+            self.by_taint[reason] -= 1
+            if not self.by_taint[reason]:
+                del self.by_taint[reason]
+        else:
+            old = self.count[leaf]
+            self.count[leaf] = 0
+            limiting = self.limiting.pop(leaf, "")
+            if limiting:
+                self.full_by_resource[limiting] -= 1
+            if old:
+                self._carry(leaf, -old)
+        for domain in removed:
+            self._leave(domain)
+
+    def _enter(self, domain: Domain) -> None:
+        depth = len(domain.values) - 1
+        self.count[domain] = 0
+        if depth in self.ranked:
+            self.ranked[depth].add((0, domain.values, domain.id))
+        for (level, _), kept in self.slices.items():
+            if depth <= level:
+                kept[domain] = 0
+
+    def _leave(self, domain: Domain) -> None:
+        depth = len(domain.values) - 1
+        if depth in self.ranked:
+            self.ranked[depth].remove((self.count[domain], domain.values, domain.id))
+        del self.count[domain]
+        for kept in self.slices.values():
+            kept.pop(domain, None)
 
     def _count_all(self) -> None:
         tree = self.tree

@@ -40,12 +40,13 @@ class Domain:
 
 
 class Leaf(Domain):
-    __slots__ = ("free", "node")
+    __slots__ = ("free", "node", "nodes")
 
     def __init__(self, domain_id: DomainId, values: tuple[str, ...], node: Node | None) -> None:
         super().__init__(domain_id, values)
         self.free: dict[str, int] = {}
         self.node = node
+        self.nodes = 0  # nodes whose allocatable ``free`` sums
 
 
 def domain_id(values: Iterable[str]) -> DomainId:
@@ -121,42 +122,73 @@ class DomainTree:
         self.usage = usage if usage is not None else DomainUsage()
         self.leaves: dict[DomainId, Leaf] = {}
         self.per_level: list[dict[DomainId, Domain]] = [{} for _ in self.levels]
-        self.roots: list[Domain] = []
         # Pods that fit per domain, by pod shape (kept by ``domaincounts``).
         self.shapes: dict = {}
-        self._build(nodes)
-
-    def _build(self, nodes: Iterable[Node]) -> None:
-        levels = self.levels
-        if not levels:
-            return
         for node in nodes:
-            if not node_matches(node, self.node_labels, levels):
-                continue
-            values = tuple(node.labels[level] for level in levels)
-            leaf_id = node.labels[levels[-1]] if self.lowest_is_node else domain_id(values)
-            leaf = self.leaves.get(leaf_id)
-            if leaf is None:
-                leaf = self.leaves[leaf_id] = Leaf(leaf_id, values, node if self.lowest_is_node else None)
-            add_into(leaf.free, node.allocatable)
-        domains: dict[DomainId, Domain] = {}
-        for leaf in self.leaves.values():
-            self.per_level[-1][leaf.id] = leaf
+            self.add_node(node)
+
+    def add_node(self, node: Node) -> tuple[Leaf, list[Domain]] | None:
+        """Put a node in the tree: its leaf and the domains made for it (leaf first, then up), or None when
+        the node is not one of the flavor's."""
+        levels = self.levels
+        if not levels or not node_matches(node, self.node_labels, levels):
+            return None
+        values = tuple(node.labels[level] for level in levels)
+        leaf_id = node.labels[levels[-1]] if self.lowest_is_node else domain_id(values)
+        leaf = self.leaves.get(leaf_id)
+        created: list[Domain] = []
+        if leaf is None:
+            leaf = self.leaves[leaf_id] = Leaf(leaf_id, values, node if self.lowest_is_node else None)
+            self.per_level[-1][leaf_id] = leaf
+            created.append(leaf)
             child: Domain = leaf
             for depth in range(len(levels) - 1, 0, -1):
                 parent_values = child.values[:depth]
                 parent_id = domain_id(parent_values)
-                parent = domains.get(parent_id)
-                created = parent is None
+                parent = self.per_level[depth - 1].get(parent_id)
+                made = parent is None
                 if parent is None:
-                    parent = domains[parent_id] = Domain(parent_id, parent_values)
-                    self.per_level[depth - 1][parent_id] = parent
+                    parent = self.per_level[depth - 1][parent_id] = Domain(parent_id, parent_values)
+                    created.append(parent)
                 child.parent = parent
                 parent.children.append(child)
-                if not created:
+                if not made:
                     break
                 child = parent
-        self.roots = list(self.per_level[0].values())
+        add_into(leaf.free, node.allocatable)
+        leaf.nodes += 1
+        return leaf, created
+
+    def remove_node(self, node: Node) -> tuple[Leaf, list[Domain]] | None:
+        """Take a node (as it was added) out: its leaf and the domains left empty (leaf first, then up;
+        they keep their parent links), or None when the node was not in the tree."""
+        levels = self.levels
+        if not levels or not node_matches(node, self.node_labels, levels):
+            return None
+        values = tuple(node.labels[level] for level in levels)
+        leaf = self.leaves.get(node.labels[levels[-1]] if self.lowest_is_node else domain_id(values))
+        if leaf is None:
+            return None
+        add_into(leaf.free, node.allocatable, -1)
+        leaf.nodes -= 1
+        if leaf.nodes > 0:
+            return leaf, []
+        del self.leaves[leaf.id], self.per_level[-1][leaf.id]
+        removed: list[Domain] = [leaf]
+        child: Domain = leaf
+        while child.parent is not None:
+            parent = child.parent
+            parent.children.remove(child)
+            if parent.children:
+                break
+            del self.per_level[len(parent.values) - 1][parent.id]
+            removed.append(parent)
+            child = parent
+        return leaf, removed
+
+    @property
+    def roots(self) -> list[Domain]:
+        return list(self.per_level[0].values()) if self.levels else []
 
     def leaf_id(self, values: tuple[str, ...]) -> DomainId:
         """The leaf an assignment's domain names: its hostname, or all its level values."""

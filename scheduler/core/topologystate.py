@@ -1,8 +1,8 @@
 """The TAS world the scheduler keeps: Topologies, Ready nodes, TAS flavors, and where admitted pods are.
 
 Kueue's tasCache (pkg/cache/scheduler/tas_cache.go) in memory: a ResourceFlavor with ``topologyName``
-is a TAS flavor once its Topology exists; its tree (``domaintrees``) is rebuilt only after a node,
-the flavor or its Topology changed, at the next read, while the usage of admitted workloads is kept
+is a TAS flavor once its Topology exists; its tree (``domaintrees``) is rebuilt only after the flavor or
+its Topology changed, at the next read (a node is added to or taken from it in place), while the usage of admitted workloads is kept
 per flavor as they are admitted and leave. A cycle reads trees and adds what it admits to a
 ``CycleUsage`` so later entries of the same cycle see it (Kueue's snapshot after assume).
 """
@@ -52,15 +52,24 @@ class TopologyState:
         self._stale.add(name)
 
     def set_node(self, name: str, node: Node | None) -> None:
-        """A node as it is now; None when it is not Ready or not schedulable (out of every tree)."""
-        if node is None:
-            if self.nodes.pop(name, None) is None:
-                return
-        elif self.nodes.get(name) == node:
+        """A node as it is now; None when it is not Ready or not schedulable (out of every tree). Built
+        trees take it in place, with their kept counts (a bulk of node events costs no rebuild)."""
+        old = self.nodes.get(name)
+        if old == node:
             return
+        if node is None:
+            del self.nodes[name]
         else:
             self.nodes[name] = node
-        self._stale.update(self.flavors)
+        for flavor, tree in self._trees.items():
+            if flavor in self._stale:
+                continue
+            if old is not None and (gone := tree.remove_node(old)) is not None:
+                for counts in tree.shapes.values():
+                    counts.node_removed(*gone)
+            if node is not None and (added := tree.add_node(node)) is not None:
+                for counts in tree.shapes.values():
+                    counts.node_added(*added)
 
     # -- reading --------------------------------------------------------------------------------
 

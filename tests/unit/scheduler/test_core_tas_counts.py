@@ -1,13 +1,14 @@
 """The counts kept per pod shape (and slicing) give every placement Kueue's full count gives, as workloads
-come and go."""
+and nodes come and go."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from scheduler.core import placing
+from scheduler.core import kinds, placing
 from scheduler.core.domaintrees import DomainTree
 from scheduler.core.kinds import Taint, Toleration
+from scheduler.core.topologystate import TopologyState
 from scheduler.core.topologies import HOSTNAME_LABEL, Node, Topology, TopologyRequest
 
 LEVELS = ("block", "rack", HOSTNAME_LABEL)
@@ -65,3 +66,38 @@ def test_kept_counts_place_as_the_full_count_does(tree, steps):
             admitted.append(key)
         if finish_oldest and admitted:
             tree.usage.remove_workload(admitted.pop(0))
+
+
+node_ops = st.lists(st.tuples(
+    st.sampled_from(["add", "remove", "change"]), st.integers(0, 11), st.integers(0, 2), st.integers(0, 2),
+    st.integers(1, 6), st.booleans()), min_size=1, max_size=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(node_ops, st.lists(requests, min_size=1, max_size=3), st.sampled_from([HOSTNAME_LABEL, "rack"]))
+def test_nodes_coming_and_going_update_the_tree_and_its_counts_in_place(ops, shapes, lowest):
+    """A tree kept through node events places as a tree built anew from the nodes there are then."""
+    levels = LEVELS if lowest == HOSTNAME_LABEL else LEVELS[:2]
+    state = TopologyState()
+    state.set_topology(Topology("dc", levels))
+    state.set_flavor(kinds.ResourceFlavor("tas", topology_name="dc"))
+    for step, (op, host, block, rack, cpu, tainted) in enumerate(ops):
+        name = f"h{host}"
+        if op == "remove":
+            state.set_node(name, None)
+        elif op == "add" and name in state.nodes:
+            continue
+        else:
+            labels = {"block": f"b{block}", "rack": f"r{rack}", HOSTNAME_LABEL: name, "zone": "a"}
+            state.set_node(name, Node(name, labels, {"cpu": cpu * 1000, "pods": 8000},
+                                      (GPU_TAINT,) if tainted else ()))
+        tree = state.tree("tas")
+        if not tree.leaves:
+            continue
+        fresh = DomainTree(tree.topology, state.nodes.values(), usage=tree.usage)
+        for request in shapes:
+            kept = placing.place_pod_sets(tree, [request])
+            assert kept == placing.place_pod_sets(fresh, [request], full_count=True)
+            if kept[0].assignment is not None and step % 2:
+                tree.usage.add_workload(("ns", f"w{step}"), [
+                    (tree.leaf_id(d.values), dict(request.per_pod), d.count) for d in kept[0].assignment.domains])
