@@ -22,7 +22,7 @@ by its ``fairSharing.weight``. In a ClusterQueue with admissionMode UsageBasedAd
 pending workloads are ordered by that usage first, then as usual (priority, queue-order timestamp,
 uid); Kueue's sticky preemptor comes first only among equal usages. Preemption candidates of one
 ClusterQueue from different LocalQueues go higher usage first, after "other queues first" and before
-priority (``candidate_usage_key``; not yet part of the preemption searches here).
+priority (``candidate_usage_key``; victims.candidate_order uses it for the preemptor's own candidates).
 """
 
 from __future__ import annotations

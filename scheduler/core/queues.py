@@ -32,7 +32,8 @@ which ClusterQueue selects which namespace (``namespaces``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from scheduler.core import admissionfairsharing
 from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
@@ -331,8 +332,21 @@ class QueueManager:
         return bool(self.heads())
 
     def admitted_in(self, cluster_queues: Iterable[str]) -> Iterator[AdmittedWorkload]:
+        """The admitted workloads of these queues, with their LocalQueue's usage where it orders them."""
+        fairness = self.admission_fairness
         for name in cluster_queues:
-            yield from self._admitted_by_cq.get(name, {}).values()
+            records = self._admitted_by_cq.get(name, {}).values()
+            if not fairness.applies(self.quotas.cluster_queues.get(name)):
+                yield from records
+                continue
+            usage = self._usage_now()
+            for record in records:
+                yield dataclasses.replace(record, local_queue_usage=usage(record.workload.local_queue))
+
+    def _usage_now(self) -> Callable[[LocalQueueKey], float]:
+        """Each LocalQueue's usage now, read once per LocalQueue (as Kueue's snapshot reads it per cycle)."""
+        usage = self.admission_fairness.usage_of(self.local_queues)
+        return functools.cache(usage)
 
     def admitted(self, key: WorkloadKey) -> AdmittedWorkload | None:
         return self._admitted.get(key)

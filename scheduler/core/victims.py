@@ -11,6 +11,7 @@ import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from scheduler.core import admissionfairsharing
 from scheduler.core.kinds import FlavorResource, PreemptionPolicy
 from scheduler.core.quotas import QuotaBook, Usage
 from scheduler.core.workloads import Workload
@@ -43,6 +44,9 @@ class AdmittedWorkload:
     cluster_queue: str
     usage: Usage
     evicting: bool = False
+    # Its LocalQueue's usage as the cycle reads it, when its ClusterQueue orders by usage (admission
+    # fair sharing; Kueue's workload.Info.LocalQueueFSUsage), else None.
+    local_queue_usage: float | None = None
 
     @property
     def evicted(self) -> bool:
@@ -73,11 +77,17 @@ def uses_any(record: AdmittedWorkload, frs: Collection[FlavorResource]) -> bool:
     return any(fr in record.usage for fr in frs)
 
 
-def candidate_order(record: AdmittedWorkload, preemptor_cq: str) -> tuple[bool, bool, int, float, str]:
+def candidate_order(record: AdmittedWorkload, preemptor_cq: str) -> tuple[bool, bool, float, int, float, str]:
     """preemptioncommon.CandidatesOrdering: evicted first, other queues' before the preemptor's own,
-    lower priority, most recently admitted, uid."""
+    (admission fair sharing) higher LocalQueue usage, lower priority, most recently admitted, uid.
+
+    Kueue compares usage only between two candidates of one ClusterQueue from different LocalQueues,
+    which is no total order once the other queues' candidates come from several ClusterQueues; a key
+    is exact for the preemptor's own candidates (one ClusterQueue), so usage counts for those only."""
     wl = record.workload
-    return (not record.evicted, record.cluster_queue == preemptor_cq, wl.priority, -wl.admitted_at, wl.uid)
+    own = record.cluster_queue == preemptor_cq
+    usage = admissionfairsharing.candidate_usage_key(record.local_queue_usage) if own else 0.0
+    return (not record.evicted, own, usage, wl.priority, -wl.admitted_at, wl.uid)
 
 
 def fill_back(cq_name: str, request: Mapping[FlavorResource, int], removed: list[AdmittedWorkload],

@@ -355,3 +355,53 @@ def test_admitted_usage_is_folded_per_local_queue_and_released_when_the_workload
     assert manager.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": q("4")}
     manager.mark_finished(("default", "a1"))
     assert manager.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": 0}
+
+
+# -- preemption candidates (TestCandidatesOrdering) -------------------------------------------------
+
+
+def _record(name, cq, lq, priority, usage, admitted_at=NOW):
+    from scheduler.core.victims import AdmittedWorkload
+
+    workload = WorkloadBuilder(name, "default").queue(lq).priority(priority).obj()
+    workload.admitted_at = admitted_at
+    return AdmittedWorkload(workload, cq, {}, local_queue_usage=usage)
+
+
+@pytest.mark.parametrize(("records", "want"), [
+    pytest.param([("low_lq_usage", "preemptor", "low_usage_lq", 1, 0.1),
+                  ("mid_lq_usage", "preemptor", "mid_usage_lq", 10, 0.5)],
+                 ["mid_lq_usage", "low_lq_usage"], id="workloads with higher LQ usage first"),
+    pytest.param([("mid_lq_usage", "preemptor", "mid_usage_lq", 10, 0.5),
+                  ("high_lq_usage_different_cq", "different_cq", "high_usage_lq_different_cq", 1, 1.0)],
+                 ["high_lq_usage_different_cq", "mid_lq_usage"],
+                 id="workloads from different CQ are sorted based on priority and timestamp"),
+])
+def test_candidates_ordering(records, want):
+    from scheduler.core.victims import candidate_order
+
+    candidates = [_record(*r) for r in records]
+    assert [c.workload.name for c in sorted(candidates, key=lambda c: candidate_order(c, "preemptor"))] == want
+
+
+def test_within_cluster_queue_preemption_takes_from_the_busier_local_queue_first():
+    """Same priority: classically the most recently admitted goes first (y); by usage, lq-a's x."""
+    from scheduler.core import decisions, scheduling
+    from scheduler.core.queues import QueueManager
+    from scheduler_builders import ClusterQueueBuilder, admit
+
+    manager = QueueManager(requeue_batch_seconds=0.0, admission_fair_sharing=AFS_SCHEDULE)
+    manager.add_resource_flavor(kinds.ResourceFlavor("default"))
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).preemption(within="LowerPriority").obj()
+    manager.add_cluster_queue(kinds.ClusterQueue(**{**{f: getattr(cq, f) for f in cq.__slots__},
+                                                    "usage_based_admission": True}))
+    for lq in ("lq-a", "lq-b", "lq-c"):
+        manager.add_local_queue(kinds.LocalQueue("default", lq, "cq"))
+    manager.admission_fairness.usages.initialize(("default", "lq-a"), {"cpu": q("30")}, NOW)
+    # admit() dates the admission at creation: y is the most recently admitted
+    admit(manager, WorkloadBuilder("x", "default").queue("lq-a").created(NOW).request(cpu="2").obj(), "cq")
+    admit(manager, WorkloadBuilder("y", "default").queue("lq-b").created(NOW + 5).request(cpu="2").obj(), "cq")
+    manager.add_workload(WorkloadBuilder("p", "default").queue("lq-c").priority(10).request(cpu="2").obj())
+    [decision] = scheduling.decide_cycle(manager)
+    assert isinstance(decision, decisions.Preempt)
+    assert [t.workload.name for t in decision.targets] == ["x"]
