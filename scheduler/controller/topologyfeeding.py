@@ -30,6 +30,7 @@ class TopologyFeed:
         self.manager, self.client, self.topologies_path, self.touch = manager, client, topologies_path, touch
         self._nodes: set[str] = set()
         self._topologies: set[str] = set()
+        self._reported: set[str] = set()
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -42,6 +43,7 @@ class TopologyFeed:
         for topology in listed:
             state.set_topology(topology)
         self._changed()
+        self._report_flavors_without_nodes()
 
     def _topology_event(self, kind: str, obj: dict) -> None:
         topology = topologyconversion.topology_from_dict(obj)
@@ -52,6 +54,7 @@ class TopologyFeed:
             self._topologies.add(topology.name)
             self.manager.topologies.set_topology(topology)
         self._changed()
+        self._report_flavors_without_nodes()
 
     def _list_nodes(self, items: list[dict]) -> None:
         state = self.manager.topologies
@@ -64,6 +67,7 @@ class TopologyFeed:
             state.set_node(gone, None)
         self._nodes = listed
         self._changed()
+        self._report_flavors_without_nodes()
 
     def _node_event(self, kind: str, obj: dict) -> None:
         name = obj["metadata"]["name"]
@@ -78,6 +82,19 @@ class TopologyFeed:
     def _changed(self) -> None:
         self.manager.topology_changed()
         self.touch()
+
+    def _report_flavors_without_nodes(self) -> None:
+        """Log each TAS flavor whose Topology's levels no node has, once until that changes (Kueue says
+        nothing: its pod sets get "no topology domains at level")."""
+        state = self.manager.topologies
+        empty = set(state.flavors_without_nodes())
+        for name in sorted(empty - self._reported):
+            rf = state.flavors[name]
+            levels = state.topologies[rf.topology_name].levels
+            log.warning("ResourceFlavor %s: no Ready node has every level of Topology %s (%s)%s", name,
+                        rf.topology_name, ", ".join(levels),
+                        f" and its nodeLabels {rf.node_labels}" if rf.node_labels else "")
+        self._reported = empty
 
     # -- running -------------------------------------------------------------------------------
 

@@ -88,6 +88,13 @@ class TopologyState:
                 self._trees[flavor] = DomainTree(topology, self.nodes.values(), rf.tolerations, rf.node_labels, usage)
         return self._trees.get(flavor)
 
+    def flavors_without_nodes(self) -> list[str]:
+        """TAS flavors none of whose nodes carries every level of its Topology (and its nodeLabels) while
+        nodes exist: their pod sets can only be told there are no domains."""
+        if not self.nodes:
+            return []
+        return sorted(f for f in self.flavors if (tree := self.tree(f)) is not None and not tree.leaves)
+
     def tas_only(self, cq: ClusterQueue) -> bool:
         """Kueue's isTASOnly: every flavor of the queue is a TAS flavor (its pod sets get TAS implied)."""
         return all(fq.name in self.flavors for group in cq.resource_groups for fq in group.flavors)

@@ -216,3 +216,11 @@ def test_targets_are_the_ones_whose_going_frees_a_node_not_the_first_in_order():
                          .topology(required=HOSTNAME_LABEL).obj())
     decision = _only(run_cycle(manager, now=2), Preempt)
     assert [t.workload.name for t in decision.targets] == ["big-mid"]
+
+
+def test_a_flavor_whose_topology_levels_no_node_has_is_named():
+    manager = _manager(_tas_queue("tas-default"), topology_list=(topologies.Topology("tas-single-level",
+                                                                                    ("cloud.com/missing",)),))
+    assert manager.topologies.flavors_without_nodes() == ["tas-default"]
+    manager.topologies.set_topology(SINGLE_LEVEL)
+    assert manager.topologies.flavors_without_nodes() == []
