@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.metrics import catalog
+from harness.stats import intervals
 
 MUTATING_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
 """apiserver_request_total verbs that write to etcd (APPLY: server-side apply)."""
@@ -31,14 +32,15 @@ def quantile(values: list[float], q: float) -> float:
 
 
 def latency_summary(latencies: list[float], seconds: float) -> dict:
-    """Requests, rate and latency quantiles (ms) of one read arm; empty arms say so."""
+    """Requests, rate and latency quantiles (ms) of one read arm over the `seconds` its requests took;
+    empty arms say so, and a p99 of fewer than 100 requests is None (`max_ms` is the slowest)."""
     if not latencies:
         return {"requests": 0, "per_second": 0.0}
     ms = [v * 1e3 for v in latencies]
+    p99 = round(quantile(ms, 0.99), 2) if intervals.has_quantile(0.99, len(ms)) else None
     return {"requests": len(ms), "per_second": round(len(ms) / seconds, 1),
             "p50_ms": round(quantile(ms, 0.5), 2), "p90_ms": round(quantile(ms, 0.9), 2),
-            "p99_ms": round(quantile(ms, 0.99), 2), "max_ms": round(max(ms), 2),
-            "mean_ms": round(statistics.fmean(ms), 2)}
+            "p99_ms": p99, "max_ms": round(max(ms), 2), "mean_ms": round(statistics.fmean(ms), 2)}
 
 
 def metric_sum(text: str, name: str, **labels: str) -> float:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from harness.errors import KqbenchError
 from harness.readmes import markdown
+from harness.stats import intervals
 
-MIN_SAMPLES_FOR_P99 = 100
 READ_ARMS = ("cq_page_idle", "cq_page_churn", "cq_page_idle_no_page_cache", "cq_page_churn_no_page_cache")
 
 
@@ -37,7 +37,7 @@ def _ms(value: float) -> str:
 
 def _p99(arm: dict) -> str:
     """p99 in ms, or the slowest request when there are too few for a p99."""
-    if arm["requests"] < MIN_SAMPLES_FOR_P99:
+    if not intervals.has_quantile(0.99, arm["requests"]) or arm.get("p99_ms") is None:
         return f"{_ms(arm['max_ms'])} (slowest of {arm['requests']}, too few for a p99)"
     return _ms(arm["p99_ms"])
 

@@ -66,6 +66,12 @@ def enough_requests(q: float, n: int) -> bool:
     return n * (1.0 - q) >= MIN_TAIL_REQUESTS
 
 
+def has_quantile(q: float, n: int) -> bool:
+    """Whether n requests have a q-quantile apart from their maximum: at least one request above it
+    (100 for a p99). With fewer, a "p99" is the slowest request and is shown as that."""
+    return n * (1.0 - q) >= 1.0 - 1e-9
+
+
 def locust_quantiles(values: np.ndarray, counts: np.ndarray, q: float) -> np.ndarray:
     """Locust's nearest-rank q-quantile of each row of `counts` over ascending `values`.
 

@@ -43,6 +43,15 @@ def test_latency_quantiles_are_in_milliseconds_and_an_empty_arm_says_so():
     assert figs.latency_summary([], 10) == {"requests": 0, "per_second": 0.0}
 
 
+def test_fewer_than_100_requests_have_no_p99_but_their_slowest():
+    # Kueue's arm at 100k pending: 50 pages, each slower than the 20 s arm
+    arm = figs.latency_summary([24.5] * 49 + [24.77], seconds=29.0)
+    assert arm["p99_ms"] is None and arm["max_ms"] == 24770.0 and arm["per_second"] == 1.7
+    assert figs.latency_summary([0.001] * 99, seconds=1.0)["p99_ms"] is None
+    assert figs.latency_summary([0.001] * 100, seconds=1.0)["p99_ms"] == 1.0
+    assert figs.ratio(85.8, None) is None  # so no ratio ours / Kueue rests on such an arm
+
+
 def result(churn_p99, ceiling_p99, admissions, rss, processed_seconds, reached=True, no_cache_p99=None):
     arms = {"cq_page_churn": {"p99_ms": churn_p99}, "cq_page_idle": {"p99_ms": churn_p99 / 2},
             "proxy_ceiling": {"p99_ms": ceiling_p99}}
