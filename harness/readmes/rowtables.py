@@ -5,6 +5,9 @@ Spec of a `rows` block (paths relative to the README):
     file: full-size/watchcache.csv
     records: runs                              # JSON only: the dotted key of the list (default: the document)
     only: {metric: [wall_seconds, evictions]}  # these records, in this order (default: all, in file order)
+    files: {POSTs 10k: a.json, bulk: b.json}   # instead of file: one record per JSON document, nested keys
+                                               # joined by _, its label as `label` (a key another file
+                                               # lacks is missing in this one)
     columns:                                   # header -> a template over the row's columns
       arm: "{arm}"
       p50 s: "{p50_ms / 1000:.1f}"
@@ -37,9 +40,14 @@ class _Missing(Exception):
     """A field's value is absent in this row."""
 
 
-def _read(path: Path, key: str | None = None) -> list[dict]:
+def _existing(path: Path) -> Path:
     if not path.is_file():
         raise KqbenchError(f"{path} does not exist")
+    return path
+
+
+def _read(path: Path, key: str | None = None) -> list[dict]:
+    _existing(path)
     if path.suffix == ".parquet":
         return pd.read_parquet(path).to_dict(orient="records")
     if path.suffix == ".json":
@@ -50,6 +58,19 @@ def _read(path: Path, key: str | None = None) -> list[dict]:
             raise KqbenchError(f"{path}{f' at {key!r}' if key else ''} is not a JSON list of records")
         return records
     return pd.read_csv(path, keep_default_na=False, na_values=[""]).to_dict(orient="records")
+
+
+def _flat(record: dict, prefix: str = "") -> dict:
+    """Nested keys joined by `_`, `-` and `.` made `_`: processes.kube-apiserver.cpu_seconds ->
+    processes_kube_apiserver_cpu_seconds (a name a template can use)."""
+    out = {}
+    for key, value in record.items():
+        name = prefix + str(key).replace("-", "_").replace(".", "_")
+        if isinstance(value, dict):
+            out |= _flat(value, name + "_")
+        else:
+            out[name] = value
+    return out
 
 
 def _value(node: ast.AST, row: dict):
@@ -98,7 +119,13 @@ def cell(template: str, row: dict) -> str:
 
 def rows(spec: dict, folder: Path) -> str:
     """One line per record of the file, one column per template."""
-    records = _read(folder / spec["file"], spec.get("records"))
+    if "files" in spec:  # one record per JSON document, nested keys flattened, `label` its name in the spec
+        records = [{**_flat(json.loads(_existing(folder / name).read_text())), "label": label}
+                   for label, name in spec["files"].items()]
+        names = {key for record in records for key in record}
+        records = [{name: record.get(name) for name in sorted(names)} for record in records]
+    else:
+        records = _read(folder / spec["file"], spec.get("records"))
     for column, values in (spec.get("only") or {}).items():
         kept = [r for r in records if r.get(column) in values]
         if missing := set(values) - {r.get(column) for r in kept}:

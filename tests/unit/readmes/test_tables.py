@@ -148,10 +148,10 @@ TYPED_TABLES = {
     "results/baselines/README.md": (1, "typed: verdict counts of a compare printout"),
     "results/benchmarks/scheduler-cluster/README.md": (1, "typed: an earlier JSON layout of the benchmark"),
     "results/benchmarks/scheduler-core/README.md": (2, "typed: the cycle and memory figures, before/after timings"),
-    "results/bringup/README.md": (2, "typed: the 10k/bulk phases of bench_bringup, a figure (how) table"),
     "results/capacity/README.md": (1, "typed: the spread between two runs (two folders)"),
     "results/examples/README.md": (1, "not figures: which report is which"),
     "results/faults/README.md": (1, "typed: faults.csv with the load and invariant tables beside it"),
+    "results/large-scale/README.md": (1, "typed: Kueue's rangespec figures (kueuebaseline/rangespecs.py has them)"),
     "results/peer/README.md": (5, "typed: the headline ratios across sections, the first kueue-baseline runs"),
     "results/tas/README.md": (1, "typed: the object-size model"),
 }
@@ -174,3 +174,13 @@ def test_no_readme_has_a_typed_table_beyond_the_known_ones():
     assert typed == {name: count for name, (count, _) in TYPED_TABLES.items()}, \
         ("a README table of figures is written by `kqbench readme` from its files; after rendering one of "
          "the typed tables, lower its count in TYPED_TABLES here")
+
+
+def test_rows_of_json_documents_name_nested_keys_and_miss_what_a_file_lacks(tmp_path):
+    (tmp_path / "a.json").write_text('{"bench": {"ready-s": 4.6}, "processes": {"kube-apiserver": {"cpu": 3.2}}}')
+    (tmp_path / "b.json").write_text('{"processes": {"kube-apiserver": {"cpu": 500}}}')
+    spec = ("files: {bulk: a.json, POSTs: b.json}\n"
+            "columns: {phase: '{label}', ready: '{bench_ready_s:.1f} s', cpu: '{processes_kube_apiserver_cpu:.0f}'}")
+    text = f"<!-- table: rows\n{spec}\n-->\n<!-- end table -->"
+    assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
+        "| phase | ready | cpu |\n|---|---|---|\n| bulk | 4.6 s | 3 |\n| POSTs | - | 500 |\n<!-- end table -->")
