@@ -105,6 +105,11 @@ def queue_status(kind: str, name: str, namespace: str | None, status: queuestatu
     if kind == "ClusterQueue":
         flavors = flavors_usage(status.usage)
         body |= {"flavorsUsage": flavors, "flavorsReservation": flavors}
+    if status.consumed is not None:
+        consumed = status.consumed
+        body["fairSharing"] = {"admissionFairSharingStatus": {
+            "consumedResources": {name: format_quantity(milli) for name, milli in consumed.resources},
+            "lastUpdate": rfc3339(consumed.last_update)}}
     return {"apiVersion": GROUP_VERSION, "kind": kind, "metadata": metadata, "status": body}
 
 

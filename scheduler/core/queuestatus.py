@@ -51,6 +51,18 @@ class QueueStatus:
     active: Active
     usage: tuple[ResourceUsage, ...] = ()
     """ClusterQueues only: per flavor and resource, in spec order."""
+    consumed: ConsumedResources | None = None
+    """LocalQueues of a ClusterQueue that orders by usage (admission fair sharing) only."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedResources:
+    """A LocalQueue's status.fairSharing.admissionFairSharingStatus: its decayed usage at its last sample."""
+
+    resources: tuple[tuple[str, int], ...]
+    """(resource, milli-units), sorted by resource."""
+    last_update: float
+    """POSIX seconds of the sample."""
 
 
 def cluster_queue_usage(cq: ClusterQueue, used: Mapping[tuple[str, str], int]) -> tuple[ResourceUsage, ...]:
@@ -117,5 +129,17 @@ def queue_statuses(manager: QueueManager) -> tuple[dict[str, QueueStatus], dict[
             continue  # admitted through a LocalQueue since deleted: counted in its ClusterQueue only
         cq_status = cluster_queues.get(lq.cluster_queue)
         local_queues[key] = QueueStatus(0 if lq.stopped else pending, admitted,
-                                        local_queue_active(lq, cq_status.active if cq_status else None))
+                                        local_queue_active(lq, cq_status.active if cq_status else None),
+                                        consumed=_consumed(manager, lq))
     return cluster_queues, local_queues
+
+
+def _consumed(manager: QueueManager, lq: LocalQueue) -> ConsumedResources | None:
+    """What Kueue's LocalQueue reconciler writes at each sample, once the LocalQueue has been sampled."""
+    fairness = manager.admission_fairness
+    if not fairness.applies(manager.quotas.cluster_queues.get(lq.cluster_queue)):
+        return None
+    consumed = fairness.usages.consumed((lq.namespace, lq.name))
+    if consumed is None:
+        return None
+    return ConsumedResources(tuple(sorted(consumed.resources.items())), consumed.last_update)

@@ -405,3 +405,38 @@ def test_within_cluster_queue_preemption_takes_from_the_busier_local_queue_first
     [decision] = scheduling.decide_cycle(manager)
     assert isinstance(decision, decisions.Preempt)
     assert [t.workload.name for t in decision.targets] == ["x"]
+
+
+# -- the LocalQueue status Kueue writes at each sample -----------------------------------------------
+
+
+def test_local_queue_status_carries_its_consumed_resources_once_sampled():
+    from scheduler.controller import statuses
+    from scheduler.core import queuestatus
+
+    manager = _afs_manager({"lq-a": "8"})
+    _, before = queuestatus.queue_statuses(manager)
+    assert before[("default", "lq-a")].consumed.resources == (("cpu", 8000),)
+    assert before[("default", "lq-b")].consumed is None  # not sampled yet
+    manager.sample_local_queues(NOW + 1.0)
+    _, after = queuestatus.queue_statuses(manager)
+    status = after[("default", "lq-a")]
+    assert status.consumed == queuestatus.ConsumedResources((("cpu", 7464),), NOW + 1.0)
+    assert status != before[("default", "lq-a")]  # a sample is a change: the status is written again
+    body = statuses.queue_status("LocalQueue", "lq-a", "default", status, None, NOW + 2)["status"]
+    assert body["fairSharing"] == {"admissionFairSharingStatus": {
+        "consumedResources": {"cpu": "7464m"}, "lastUpdate": statuses.rfc3339(NOW + 1.0)}}
+    cq_status, _ = queuestatus.queue_statuses(manager)
+    cq_body = statuses.queue_status("ClusterQueue", "cq1", None, cq_status["cq1"], None, NOW)["status"]
+    assert "fairSharing" not in cq_body
+
+
+def test_no_fair_sharing_status_where_the_cluster_queue_does_not_order_by_usage():
+    from scheduler.core import queuestatus
+
+    manager = _afs_manager({"lq-a": "8"})
+    cq = manager.quotas.cluster_queues["cq1"]
+    manager.add_cluster_queue(kinds.ClusterQueue(**{**{f: getattr(cq, f) for f in cq.__slots__},
+                                                    "usage_based_admission": False}))
+    _, local_queues = queuestatus.queue_statuses(manager)
+    assert all(status.consumed is None for status in local_queues.values())
