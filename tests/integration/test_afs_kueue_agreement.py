@@ -70,6 +70,13 @@ def until(read, done, timeout=90.0):
     raise AssertionError(f"not reached within {timeout:.0f}s; last: {value}")
 
 
+def consumed_cpu(creds, lq: str) -> str | None:
+    """The cpu of a LocalQueue's status.fairSharing.admissionFairSharingStatus.consumedResources."""
+    obj = rest.get_json(creds, f"{BASE}/namespaces/default/localqueues/{lq}")
+    afs = ((obj.get("status") or {}).get("fairSharing") or {}).get("admissionFairSharingStatus") or {}
+    return (afs.get("consumedResources") or {}).get("cpu")
+
+
 def decide(implementation: str, log_dir: Path) -> tuple[list[str], set[str], list[str]]:
     """(pending order while a0 runs, admitted after it is deleted, pending order then)."""
     name = unique_name(f"afs-{implementation[:3]}")
@@ -93,6 +100,8 @@ def decide(implementation: str, log_dir: Path) -> tuple[list[str], set[str], lis
             create(creds, [workload(wl_name, lq, priority, 4)])
             time.sleep(1.1)
         before = until(lambda: pending(creds), lambda names: len(names) == len(WAITING))
+        # both write lq-a's sampled usage to its status (the value depends on when it was sampled)
+        until(lambda: consumed_cpu(creds, "lq-a"), lambda cpu: cpu not in (None, "0"))
         status, body = rest.request(creds, "DELETE", f"{BASE}/namespaces/default/workloads/a0")
         assert status in (200, 202), body[:300]
         after = until(lambda: admitted(creds), lambda names: "a0" not in names and len(names) == 1)
