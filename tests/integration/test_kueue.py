@@ -142,6 +142,19 @@ def test_another_kueue_version_admits_and_serves_positions_as_shipped(version, b
         status, body = rest.get(creds, f"{VISIBILITY}/namespaces/default/localqueues/lq-v/pendingworkloads?limit=5&offset=3")
         assert status == 200, body[:300]
         assert [i["positionInLocalQueue"] for i in json.loads(body)["items"]] == [3, 4, 5, 6, 7]
+        # v0.17.0's visibility API panics on a pending Workload without spec.priority (kqbench's
+        # generator always writes one for that reason); later versions serve it at priority 0
+        unprioritised = workload("w-no-priority", "lq-v", priority=0, cpu=1)
+        del unprioritised["spec"]["priority"]
+        create(creds, [unprioritised])
+
+        def listed_without_priority():
+            status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/cq-v/pendingworkloads")
+            items = json.loads(body)["items"] if status == 200 else []
+            return [i for i in items if i["metadata"]["name"] == "w-no-priority"] or None
+
+        found = wait_for(listed_without_priority, timeout=60)
+        assert found and found[0]["priority"] == 0, f"Kueue {version} did not serve it; log:\n{handle.process.log_tail()}"
     finally:
         if handle is not None:
             handle.stop()
