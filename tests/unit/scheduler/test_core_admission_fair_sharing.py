@@ -9,6 +9,8 @@ localqueue_controller_test.go), TestScheduleForAFS (pkg/scheduler/scheduler_afs_
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.core import admissionfairsharing as afs
 from scheduler.core import kinds
@@ -440,3 +442,27 @@ def test_no_fair_sharing_status_where_the_cluster_queue_does_not_order_by_usage(
                                                     "usage_based_admission": False}))
     _, local_queues = queuestatus.queue_statuses(manager)
     assert all(status.consumed is None for status in local_queues.values())
+
+
+# -- the head and the positions tell the same order --------------------------------------------------
+
+_PENDING = st.lists(st.tuples(st.sampled_from(["lq-a", "lq-b", "lq-c"]), st.integers(0, 2), st.integers(0, 5)),
+                    min_size=1, max_size=12)
+_USAGE = st.dictionaries(st.sampled_from(["lq-a", "lq-b", "lq-c"]), st.sampled_from(["0", "1", "2", "500m"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(pending=_PENDING, usage=_USAGE, positions=st.sampled_from(["indexed", "snapshot"]))
+def test_the_head_is_the_first_of_the_positions_and_pages_agree(pending, usage, positions):
+    manager = _afs_manager(usage, positions=positions)
+    for i, (lq, priority, created) in enumerate(pending):
+        manager.add_workload(WorkloadBuilder(f"w{i}", "default").queue(lq).priority(priority).created(NOW + created)
+                             .uid(f"u{i:02d}").request(cpu="16").obj())
+    order = [w.name for w in manager.pending_in_order("cq1")]
+    [(_, head)] = manager.heads()
+    assert head.name == order[0]
+    assert [i.name for i in manager.summary_for_cluster_queue("cq1")] == order
+    for lq in ("lq-a", "lq-b", "lq-c"):
+        mine = [i.name for i in manager.summary_for_local_queue("default", lq)]
+        assert mine == [name for name in order if manager.workload(("default", name)).queue_name == lq]
+    assert [manager.position_of(("default", name))[0] for name in order] == list(range(len(order)))
