@@ -14,6 +14,7 @@ is an exact sum over those intervals, no sampling step. At a time t:
   sum of the entitlements of the active ClusterQueues: what it would get if the capacity in use were
   divided among the queues that want some, in proportion to their entitlement (the fair share of a
   backlogged queue; a queue that wants nothing is owed nothing).
+  "All" is the queue's pool when pools are given (its cohort: cohorts share no capacity).
 
 Figures:
 
@@ -77,9 +78,12 @@ def jain_index(values: Iterable[float]) -> float | None:
     return sum(xs) ** 2 / (len(xs) * squares)
 
 
-def fairness(spans: Iterable[WorkloadSpan], entitlements: Mapping[str, float], end: float | None = None) -> Fairness:
+def fairness(spans: Iterable[WorkloadSpan], entitlements: Mapping[str, float], end: float | None = None,
+             pools: Mapping[str, str] | None = None) -> Fairness:
     """The figures of the module docstring; ``end`` closes Workloads still running (default: the last event).
-    ClusterQueues missing from ``entitlements`` weigh 1."""
+    ClusterQueues missing from ``entitlements`` weigh 1. ``pools`` (ClusterQueue -> pool, e.g. its
+    cohort) divides the capacity: shares and entitled shares are taken within each pool (a queue not
+    listed is a pool of its own); None: one pool."""
     spans = list(spans)
     events = sorted({t for s in spans for t in (s.created, s.admitted, s.finished) if t is not None})
     if end is None:
@@ -87,6 +91,7 @@ def fairness(spans: Iterable[WorkloadSpan], entitlements: Mapping[str, float], e
     events = [t for t in events if t <= end] + ([end] if not events or events[-1] < end else [])
     names = sorted({s.cluster_queue for s in spans})
     weight = {name: float(entitlements.get(name, 1.0)) for name in names}
+    pool = {name: ("" if pools is None else pools.get(name, f"\0{name}")) for name in names}
     # per interval deltas, applied at event times
     delta_use: dict[float, dict[str, int]] = {}
     delta_live: dict[float, dict[str, int]] = {}
@@ -129,10 +134,15 @@ def fairness(spans: Iterable[WorkloadSpan], entitlements: Mapping[str, float], e
             break
         length = events[index + 1] - t
         active = [name for name in names if live[name] > 0]
-        total_use = sum(use.values())
-        total_weight = sum(weight[name] for name in active)
+        pool_use: dict[str, int] = {}
+        pool_weight: dict[str, float] = {}
+        for name in names:
+            pool_use[pool[name]] = pool_use.get(pool[name], 0) + use[name]
+        for name in active:
+            pool_weight[pool[name]] = pool_weight.get(pool[name], 0.0) + weight[name]
         for name in active:
             active_time[name] += length
+            total_use, total_weight = pool_use[pool[name]], pool_weight[pool[name]]
             if total_use == 0 or total_weight == 0:
                 continue
             share, entitled = use[name] / total_use, weight[name] / total_weight

@@ -99,3 +99,15 @@ def test_kueue_baseline_summary_carries_the_fairness_figures_of_its_case():
     assert metrics["kueue.fairness.share_error"].value == pytest.approx((0.5 * 10 + 0.25 * 20) / 30)
     assert metrics["kueue.fairness.jain_index"].better == "higher"
     assert summarising.fairness_metrics(None, "c1") == []
+
+
+def test_pools_divide_the_capacity():
+    # a and b share cohort x fairly; c alone in y holds as much as both: fair within pools, not across
+    spans = [W("a", 1000, 0, 0, 10), W("b", 1000, 0, 0, 10), W("c", 2000, 0, 0, 10)]
+    pooled = fair.fairness(spans, {}, pools={"a": "x", "b": "x", "c": "y"})
+    assert pooled.share_error == pytest.approx(0.0) and pooled.jain_index == pytest.approx(1.0)
+    assert _queue(pooled, "c").mean_share == pytest.approx(1.0)
+    one_pool = fair.fairness(spans, {})
+    assert one_pool.share_error == pytest.approx((1 / 12 + 1 / 12 + 1 / 6) / 3)
+    # a queue missing from pools is a pool of its own
+    assert fair.fairness(spans, {}, pools={"a": "x", "b": "x"}).share_error == pytest.approx(0.0)
