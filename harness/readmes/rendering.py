@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.readmes import (baselinetables, blocks, bringuptables, capacitytables, clustertables, jobstables,
-                             pyperftables, rowtables)
+from harness.readmes import (baselinetables, blocks, bringuptables, capacitytables, clustertables, faulttables,
+                             jobstables, pyperftables, rowtables)
 
 BUILDERS: dict[str, blocks.Builder] = {
     "bringup-records": bringuptables.records,
     "capacity-breaks": capacitytables.breaks,
     "capacity-steps": capacitytables.steps,
+    "faults": faulttables.faults,
     "jobs-cases": jobstables.cases,
     "kueue-baseline": baselinetables.cases,
     "pyperf-pairs": pyperftables.pairs,

@@ -150,7 +150,6 @@ TYPED_TABLES = {
     "results/benchmarks/scheduler-core/README.md": (2, "typed: the cycle and memory figures, before/after timings"),
     "results/capacity/README.md": (1, "typed: the spread between two runs (two folders)"),
     "results/examples/README.md": (1, "not figures: which report is which"),
-    "results/faults/README.md": (1, "typed: faults.csv with the load and invariant tables beside it"),
     "results/large-scale/README.md": (1, "typed: Kueue's rangespec figures (kueuebaseline/rangespecs.py has them)"),
     "results/peer/README.md": (5, "typed: the headline ratios across sections, the first kueue-baseline runs"),
     "results/tas/README.md": (1, "typed: the object-size model"),
