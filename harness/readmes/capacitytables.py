@@ -57,3 +57,24 @@ def steps(spec: dict, folder: Path) -> str:
     return markdown.table(["design", "step", "load", "stage", "held", "pending", "admissions/s",
                            "position writes/s (demanded)", "staleness p99 s", "query p99 s", "bystander p99 s",
                            "largest object", "apiserver RSS"], rows)
+
+
+def _verdict(row) -> str:
+    held = "-" if _missing(row.max_held) else f"{row.max_held:,.0f}"
+    broke = "-" if _missing(row.first_broken) else f"{row.first_broken:,.0f}"
+    why = row.detail if row.conclusion == "broke" and not _missing(row.detail) else row.conclusion
+    return f"{held} / {broke} ({why})"
+
+
+def spread(spec: dict, folder: Path) -> str:
+    """Where each design broke in several runs side by side: `runs: {label: [folder, ...]}`, a design
+    taken from the first of a label's folders whose capacity.csv has it (a design run on its own)."""
+    columns: dict[str, list[str]] = spec["runs"]
+    found: dict[str, dict[str, str]] = {}
+    for label, folders in columns.items():
+        for name in folders:
+            for row in _read(folder / name / "capacity.csv").itertuples():
+                found.setdefault(row.design, {}).setdefault(label, f"{_verdict(row)}"
+                                                            + ("" if name == folders[0] else f", `{name}/`"))
+    rows = [[design, *(cells.get(label, "-") for label in columns)] for design, cells in found.items()]
+    return markdown.table(["design", *(f"{label}: held / broke" for label in columns)], rows)

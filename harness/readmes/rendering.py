@@ -11,6 +11,7 @@ from harness.readmes import (baselinetables, blocks, bringuptables, capacitytabl
 BUILDERS: dict[str, blocks.Builder] = {
     "bringup-records": bringuptables.records,
     "capacity-breaks": capacitytables.breaks,
+    "capacity-spread": capacitytables.spread,
     "capacity-steps": capacitytables.steps,
     "faults": faulttables.faults,
     "jobs-cases": jobstables.cases,

@@ -148,7 +148,6 @@ TYPED_TABLES = {
     "results/baselines/README.md": (1, "typed: verdict counts of a compare printout"),
     "results/benchmarks/scheduler-cluster/README.md": (1, "typed: an earlier JSON layout of the benchmark"),
     "results/benchmarks/scheduler-core/README.md": (2, "typed: the cycle and memory figures, before/after timings"),
-    "results/capacity/README.md": (1, "typed: the spread between two runs (two folders)"),
     "results/examples/README.md": (1, "not figures: which report is which"),
     "results/large-scale/README.md": (1, "typed: Kueue's rangespec figures (kueuebaseline/rangespecs.py has them)"),
     "results/peer/README.md": (5, "typed: the headline ratios across sections, the first kueue-baseline runs"),
