@@ -36,7 +36,9 @@ def run(context: contract.PhaseContext) -> None:
               "cq_usage_from_flavors_usage": float(figures.cq_usage_source == "flavorsUsage")}
     frame = tabulating.figures_frame(figures, api_metrics, extras)
     classes = tabulating.classes_frame(figures)
-    workloads = tabulating.workloads_frame(outcome.records, outcome.api_times, outcome.start)
+    workloads = tabulating.with_entitlements(tabulating.workloads_frame(outcome.records, outcome.api_times,
+                                                                        outcome.start),
+                                             context.scenario, plan.nominal_milli)
     evictions = tabulating.evictions_frame(outcome.evictions, outcome.records, outcome.start)
     out = Path(context.out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -39,14 +39,18 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
 
 def fairness_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:
     """Jain's index, share error and longest starvation over the case's ClusterQueues (harness.stats.fairness),
-    each queue entitled alike: Kueue's configurations give every ClusterQueue the same nominal quota."""
+    within each cohort and by each queue's entitlement (tabulating.with_entitlements); tables written
+    before those columns: one pool, every queue alike (Kueue's configurations give each the same quota)."""
     if workloads is None or workloads.empty or "case" not in workloads.columns:
         return []
     rows = workloads[workloads["case"] == case]
     spans = [fairness.WorkloadSpan(str(r.cluster_queue), int(r.cpu_milli), float(r.created_s), _seconds(r.admitted_s),
                                    _seconds(r.finished_s))
              for r in rows.itertuples(index=False) if pd.notna(r.created_s)]
-    result = fairness.fairness(spans, {})
+    queues = rows.drop_duplicates("cluster_queue")
+    pools = dict(zip(queues["cluster_queue"], queues["cohort"])) if "cohort" in rows.columns else None
+    entitlements = dict(zip(queues["cluster_queue"], queues["entitlement"])) if "entitlement" in rows.columns else {}
+    result = fairness.fairness(spans, entitlements, pools=pools)
     figures = (("jain_index", result.jain_index, "ratio", "higher"),
                ("share_error", result.share_error, "ratio", "lower"),
                ("longest_starvation_seconds", result.longest_starvation_seconds if spans else None, "s", "lower"))

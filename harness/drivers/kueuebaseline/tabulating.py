@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from harness.drivers.kueuebaseline import figures as figs
+
+if TYPE_CHECKING:
+    from harness.scenarios import models
 
 FIGURES_TABLE = "kueue_baseline"
 CLASSES_TABLE = "kueue_classes"
@@ -61,6 +65,19 @@ def classes_frame(figures: figs.Figures) -> pd.DataFrame:
         "p50_time_to_admission_s": c.p50_time_to_admission_seconds,
         "p90_time_to_admission_s": c.p90_time_to_admission_seconds,
         "mean_time_to_finish_s": c.mean_time_to_finish_seconds} for c in figures.classes])
+
+
+def with_entitlements(workloads: pd.DataFrame, scenario: models.Scenario, nominal_milli: dict[str, int]) -> pd.DataFrame:
+    """Each Workload's ClusterQueue's cohort and entitlement (what the fairness figures divide by): its
+    spec.fairSharing.weight with fair sharing on (Kueue's default 1), else its nominal cpu quota."""
+    cohorts, weights = {}, {}
+    for cq in scenario.queues.cluster_queues:
+        for name, cohort in cq.expanded():
+            cohorts[name] = cohort or ""
+            weights[name] = 1.0 if cq.fair_sharing_weight is None else cq.fair_sharing_weight
+    entitled = weights if scenario.scheduler.fair_sharing else {k: v / 1000 for k, v in nominal_milli.items()}
+    return workloads.assign(cohort=workloads["cluster_queue"].map(lambda q: cohorts.get(q, "")),
+                            entitlement=workloads["cluster_queue"].map(lambda q: entitled.get(q, 1.0)))
 
 
 def workloads_frame(records: dict[str, figs.WorkloadRecord], api_times: dict[str, list[str]], start: float) -> pd.DataFrame:

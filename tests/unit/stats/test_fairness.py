@@ -1,6 +1,7 @@
 """Fairness figures from a run's per-Workload spans, on cases worked out by hand."""
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +112,35 @@ def test_pools_divide_the_capacity():
     assert one_pool.share_error == pytest.approx((1 / 12 + 1 / 12 + 1 / 6) / 3)
     # a queue missing from pools is a pool of its own
     assert fair.fairness(spans, {}, pools={"a": "x", "b": "x"}).share_error == pytest.approx(0.0)
+
+
+def test_the_summary_takes_cohorts_and_entitlements_from_the_table_when_it_has_them():
+    import pandas as pd
+
+    from harness.drivers.kueuebaseline import summarising
+
+    columns = ["case", "cluster_queue", "cpu_milli", "created_s", "admitted_s", "finished_s", "cohort", "entitlement"]
+    # a and b share cohort x 2:1 as entitled; c alone in y: exactly fair within cohorts
+    frame = pd.DataFrame([("c1", "a", 2000, 0.0, 0.0, 10.0, "x", 2.0),
+                          ("c1", "b", 1000, 0.0, 0.0, 10.0, "x", 1.0),
+                          ("c1", "c", 5000, 0.0, 0.0, 10.0, "y", 1.0)], columns=columns)
+    metrics = {m.name: m.value for m in summarising.fairness_metrics(frame, "c1")}
+    assert metrics["kueue.fairness.share_error"] == pytest.approx(0.0)
+    old = {m.name: m.value for m in summarising.fairness_metrics(frame.drop(columns=["cohort", "entitlement"]), "c1")}
+    assert old["kueue.fairness.share_error"] > 0.1
+
+
+def test_entitlements_are_weights_with_fair_sharing_else_nominal_quota():
+    import pandas as pd
+
+    from harness.drivers.kueuebaseline import tabulating
+    from harness.scenarios import loading
+
+    peers = loading.load(str(Path(__file__).parents[3] / "results/large-scale/kueue-large-scale-peers.yaml"))
+    fair_case = next(c for c in peers.cases if "fair_sharing=True" in c.id).scenario
+    classical = next(c for c in peers.cases if "fair_sharing=False" in c.id).scenario
+    frame = pd.DataFrame({"cluster_queue": ["cq-0-0", "cq-3-h7"]})
+    nominal = {"cq-0-0": 20_000, "cq-3-h7": 20_000}
+    fair_rows = tabulating.with_entitlements(frame, fair_case, nominal)
+    assert list(fair_rows["entitlement"]) == [1.0, 2.0] and list(fair_rows["cohort"]) == ["cohort-0", "cohort-3"]
+    assert list(tabulating.with_entitlements(frame, classical, nominal)["entitlement"]) == [20.0, 20.0]
