@@ -26,6 +26,10 @@ class AssumptionsViolated(Exception):
     """Pods left after every domain (Kueue logs "code assumptions violated" and assigns nothing)."""
 
 
+VIOLATED = "topology assignment failed: code assumptions violated"
+"""The reason such a pod set gets here: refused, where Kueue v0.17.0 admits it on no domain at all."""
+
+
 @dataclass(slots=True)
 class Exclusions:
     """Why nodes were left out (Kueue's ExclusionStats), for the no-fit message."""

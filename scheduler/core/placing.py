@@ -178,7 +178,7 @@ def _search(tree: DomainTree, workers: PlacementRequest, leader: PlacementReques
         leaves = domainchoosing.descend(tree, chosen, fit_level, slice_level, workers.count, leaders, slice_size,
                                         unconstrained, load)
     except domainchoosing.AssumptionsViolated as error:
-        return {}, f"topology assignment failed: code assumptions violated ({error})"
+        return {}, f"{domainchoosing.VIOLATED} ({error})"
     if leader is None:
         return {workers.pod_set: domainchoosing.build_assignment(tree, leaves)}, ""
     return {leader.pod_set: domainchoosing.build_assignment(tree, [d for d in leaves if d.leader_state > 0],
