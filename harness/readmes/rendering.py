@@ -17,6 +17,7 @@ BUILDERS: dict[str, blocks.Builder] = {
     "jobs-cases": jobstables.cases,
     "kueue-baseline": baselinetables.cases,
     "pyperf-pairs": pyperftables.pairs,
+    "record": rowtables.record,
     "rows": rowtables.rows,
     "scheduler-cluster": clustertables.cases,
 }

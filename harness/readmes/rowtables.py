@@ -80,7 +80,8 @@ def _value(node: ast.AST, row: dict):
         return node.value
     if isinstance(node, ast.Name):
         if node.id not in row:
-            raise KqbenchError(f"no column {node.id!r} (columns: {', '.join(row)})")
+            near = [name for name in row if node.id.split("_")[0] in name][:12] or list(row)[:12]
+            raise KqbenchError(f"no column {node.id!r} ({len(row)} columns, e.g. {', '.join(near)})")
         value = row[node.id]
         if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
             raise _Missing
@@ -133,3 +134,13 @@ def rows(spec: dict, folder: Path) -> str:
         records = sorted(kept, key=lambda r: values.index(r[column]))
     columns: dict[str, str] = spec["columns"]
     return markdown.table(list(columns), [[cell(t, r) for t in columns.values()] for r in records])
+
+
+def record(spec: dict, folder: Path) -> str:
+    """A table about a few JSON documents, a line per figure: `files: {prefix: file}` (each document's
+    nested keys flattened under its prefix: `main_admissions_per_second`), `header: [...]`, and `lines:`
+    a list of rows, every cell a template over all the documents' keys (plain text stays as it is)."""
+    keys: dict = {}
+    for prefix, name in spec["files"].items():
+        keys |= _flat(json.loads(_existing(folder / name).read_text()), f"{prefix}_")
+    return markdown.table(list(spec["header"]), [[cell(str(t), keys) for t in line] for line in spec["lines"]])

@@ -146,7 +146,6 @@ TYPED_TABLES = {
     "README.md": (4, "not figures: backends, verdicts, drivers; one agreement figures table still typed"),
     "results/agreement/kueue-replay/README.md": (1, "typed: replay verdict counts (replay.json holds them)"),
     "results/baselines/README.md": (1, "typed: verdict counts of a compare printout"),
-    "results/benchmarks/scheduler-cluster/README.md": (1, "typed: an earlier JSON layout of the benchmark"),
     "results/benchmarks/scheduler-core/README.md": (2, "typed: the cycle and memory figures, before/after timings"),
     "results/examples/README.md": (1, "not figures: which report is which"),
     "results/large-scale/README.md": (1, "typed: Kueue's rangespec figures (kueuebaseline/rangespecs.py has them)"),
@@ -182,3 +181,15 @@ def test_rows_of_json_documents_name_nested_keys_and_miss_what_a_file_lacks(tmp_
     text = f"<!-- table: rows\n{spec}\n-->\n<!-- end table -->"
     assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
         "| phase | ready | cpu |\n|---|---|---|\n| bulk | 4.6 s | 3 |\n| POSTs | - | 500 |\n<!-- end table -->")
+
+
+def test_a_record_table_fills_each_line_from_documents_under_their_prefixes(tmp_path):
+    (tmp_path / "a.json").write_text('{"admissions": {"per_second": 505.4}, "startup_seconds": 7.98}')
+    (tmp_path / "b.json").write_text('{"admissions": {"per_second": 474.2}}')
+    spec = ("files: {r: a.json, again: b.json}\nheader: [measurement, figure, goal]\n"
+            "lines: [[start-up, '{r_startup_seconds:.1f} s', '<= 60 s'],"
+            " [admissions, '{r_admissions_per_second:.0f} /s; again {again_admissions_per_second:.0f} /s', '']]")
+    text = f"<!-- table: record\n{spec}\n-->\n<!-- end table -->"
+    assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
+        "| measurement | figure | goal |\n|---|---|---|\n| start-up | 8.0 s | <= 60 s |\n"
+        "| admissions | 505 /s; again 474 /s | |\n<!-- end table -->")
