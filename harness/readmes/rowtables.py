@@ -28,6 +28,7 @@ import string
 from pathlib import Path
 
 import pandas as pd
+import pyperf
 
 from harness.errors import KqbenchError
 from harness.readmes import markdown
@@ -136,11 +137,18 @@ def rows(spec: dict, folder: Path) -> str:
     return markdown.table(list(columns), [[cell(t, r) for t in columns.values()] for r in records])
 
 
+def _is_pyperf(document) -> bool:
+    return isinstance(document, dict) and {"benchmarks", "metadata", "version"} <= set(document)
+
+
 def record(spec: dict, folder: Path) -> str:
     """A table about a few JSON documents, a line per figure: `files: {prefix: file}` (each document's
     nested keys flattened under its prefix: `main_admissions_per_second`), `header: [...]`, and `lines:`
     a list of rows, every cell a template over all the documents' keys (plain text stays as it is)."""
     keys: dict = {}
     for prefix, name in spec["files"].items():
-        keys |= _flat(json.loads(_existing(folder / name).read_text()), f"{prefix}_")
+        document = json.loads(_existing(folder / name).read_text())
+        if _is_pyperf(document):  # a pyperf suite: each benchmark's mean in seconds, by its name
+            document = {b.get_name(): b.mean() for b in pyperf.BenchmarkSuite.load(str(folder / name)).get_benchmarks()}
+        keys |= _flat(document, f"{prefix}_")
     return markdown.table(list(spec["header"]), [[cell(str(t), keys) for t in line] for line in spec["lines"]])

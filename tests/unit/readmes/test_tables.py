@@ -147,7 +147,7 @@ TYPED_TABLES = {
     "results/agreement/tas-placement-random/README.md": (1, "typed: the random placements' agreement counts"),
     "results/agreement/kueue-replay/README.md": (1, "typed: replay verdict counts (replay.json holds them)"),
     "results/baselines/README.md": (1, "typed: verdict counts of a compare printout"),
-    "results/benchmarks/scheduler-core/README.md": (2, "typed: the cycle and memory figures, before/after timings"),
+    "results/benchmarks/scheduler-core/README.md": (1, "typed: before/after cycle timings (a text file of two checkouts)"),
     "results/examples/README.md": (1, "not figures: which report is which"),
     "results/large-scale/README.md": (1, "typed: Kueue's rangespec figures (kueuebaseline/rangespecs.py has them)"),
     "results/peer/README.md": (5, "typed: the headline ratios across sections, the first kueue-baseline runs"),
