@@ -226,14 +226,32 @@ def _class_order(name: str) -> tuple[int, str]:
     return (known.index(name), name) if name in known else (len(known), name)
 
 
-def comparison(figures: Figures) -> list[dict]:
-    """One row per metric: ours, the published Kueue figure, the rangespec average, ours / published."""
+@dataclass(frozen=True, slots=True)
+class KueueReference:
+    """What a run is set beside: Kueue's published figures, its rangespec's averages and limits."""
+
+    published: dict[str, float] = field(default_factory=dict)
+    averages: dict[str, float] = field(default_factory=dict)
+    limits: dict[str, tuple[float, bool]] = field(default_factory=dict)
+    """metric -> (limit, True when the figure must not exceed it; False: not fall below it)."""
+
+
+BASELINE = KueueReference(KUEUE_PUBLISHED, KUEUE_RANGESPEC)
+"""The baseline configuration's figures as quoted above (limits: from the module, when it is at hand)."""
+
+
+def comparison(figures: Figures, reference: KueueReference = BASELINE) -> list[dict]:
+    """One row per metric: ours, the published Kueue figure, the rangespec average and limit, whether
+    ours is within it, ours / published."""
     ours = figures.metrics()
     rows = []
-    for metric in dict.fromkeys([*KUEUE_PUBLISHED, *ours]):
+    for metric in dict.fromkeys([*reference.published, *reference.limits, *ours]):
         value = ours.get(metric)
-        published = KUEUE_PUBLISHED.get(metric)
+        published = reference.published.get(metric)
+        limit, upper = reference.limits.get(metric, (None, True))
+        within = None if value is None or limit is None else (value <= limit if upper else value >= limit)
         rows.append({"metric": metric, "unit": UNITS.get(metric, "s"), "kqbench": value, "kueue_published": published,
-                     "kueue_rangespec_average": KUEUE_RANGESPEC.get(metric),
+                     "kueue_rangespec_average": reference.averages.get(metric),
+                     "kueue_rangespec_limit": limit, "within_rangespec": within,
                      "ratio_to_published": (value / published) if value is not None and published else None})
     return rows

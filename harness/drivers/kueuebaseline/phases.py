@@ -16,6 +16,10 @@ class KueueBaselinePhase(base.Model):
     kind: Literal["kueue-baseline"] = "kueue-baseline"
     seconds: PositiveFloat = 900
     """Bound on the whole generation; an unfinished run is reported as incomplete."""
+    kueue_config: Literal["baseline", "large-scale", "tas"] = "baseline"
+    """Which configuration of Kueue's scheduler performance test the scenario ports: its rangespec
+    (read from the Kueue module it comes from, kueuebaseline.rangespecs) judges the run, and only
+    `baseline` has published figures beside it."""
 
 
 PHASES = (KueueBaselinePhase,)

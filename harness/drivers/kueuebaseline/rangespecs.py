@@ -11,12 +11,18 @@ Kueue does (``figures``). ``parse`` is pure; ``load`` reads the file from the Ku
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from harness.drivers.kueuebaseline import figures
+
 CONFIGS = "test/performance/scheduler/configs"
+MODULE = "sigs.k8s.io/kueue"
+CONFIG_VERSIONS = {"baseline": "v0.17.0", "tas": "v0.17.0", "large-scale": "v0.19.2"}
+"""The Kueue module each configuration was ported from (v0.17.0's has no large-scale)."""
 _MEAN = re.compile(r"(?:mean=|Average value )([0-9][0-9_.]*)")
 
 
@@ -68,6 +74,23 @@ def verdicts(bounds: tuple[Bound, ...], figures: dict[str, float]) -> list[Verdi
 def load(config: str, kueue_module: Path) -> tuple[Bound, ...]:
     """The bounds of ``config`` (baseline, large-scale, tas) in a Kueue module's source tree."""
     return parse((kueue_module / CONFIGS / config / "rangespec.yaml").read_text())
+
+
+def reference(config: str, bounds: tuple[Bound, ...]) -> figures.KueueReference:
+    """What a run of ``config`` is set beside: for the baseline its published figures and quoted averages,
+    else none; the bounds' limits (and averages where the figures module quotes none)."""
+    base = figures.BASELINE if config == "baseline" else figures.KueueReference()
+    averages = {b.metric: b.average for b in bounds if b.average is not None}
+    return figures.KueueReference(dict(base.published), {**averages, **base.averages},
+                                  {b.metric: (b.limit, b.upper) for b in bounds})
+
+
+def shipped(config: str, module_dir: Callable[[str, str], Path]) -> tuple[Bound, ...]:
+    """The bounds of ``config`` from the module it was ported from; none when that module is not in the
+    Go module cache (the toolchain fetches it when it builds Kueue)."""
+    module = module_dir(MODULE, CONFIG_VERSIONS[config])
+    path = module / CONFIGS / config / "rangespec.yaml"
+    return parse(path.read_text()) if path.is_file() else ()
 
 
 def _comment_means(text: str) -> dict[str, float]:

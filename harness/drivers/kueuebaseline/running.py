@@ -7,8 +7,9 @@ from pathlib import Path
 
 from harness import kubeconfig
 from harness.drivers import contract
-from harness.drivers.kueuebaseline import figures as figs, generating, tabulating
+from harness.drivers.kueuebaseline import figures as figs, generating, rangespecs, tabulating
 from harness.load import arrivals
+from harness.toolchain import building
 
 
 def run(context: contract.PhaseContext) -> None:
@@ -34,7 +35,12 @@ def run(context: contract.PhaseContext) -> None:
               "creation_lag_p50_seconds": lags[len(lags) // 2],
               "creation_lag_max_seconds": lags[-1],
               "cq_usage_from_flavors_usage": float(figures.cq_usage_source == "flavorsUsage")}
-    frame = tabulating.figures_frame(figures, api_metrics, extras)
+    config = context.phase.kueue_config
+    bounds = rangespecs.shipped(config, building.module_dir)
+    if not bounds:
+        say(f"    kueue-baseline: no rangespec for {config} (Kueue {rangespecs.CONFIG_VERSIONS[config]} not in the "
+            "Go module cache): no verdicts")
+    frame = tabulating.figures_frame(figures, api_metrics, extras, rangespecs.reference(config, bounds))
     classes = tabulating.classes_frame(figures)
     workloads = tabulating.with_entitlements(tabulating.workloads_frame(outcome.records, outcome.api_times,
                                                                         outcome.start),

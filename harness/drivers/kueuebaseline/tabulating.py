@@ -43,18 +43,20 @@ def api_wall_seconds(api_times: dict[str, list[str]]) -> float | None:
     return max(finished) - min(created) if created and finished else None
 
 
-def figures_frame(figures: figs.Figures, api_metrics: dict[str, float], extras: dict[str, float]) -> pd.DataFrame:
+def figures_frame(figures: figs.Figures, api_metrics: dict[str, float], extras: dict[str, float],
+                  reference: figs.KueueReference = figs.BASELINE) -> pd.DataFrame:
     """Ours (our clock; the API's 1 s timestamps) next to Kueue's published and rangespec figures, plus run facts."""
     rows = []
-    for row in figs.comparison(figures):
+    for row in figs.comparison(figures, reference):
         rows.append({**row, "kqbench_api_1s": api_metrics.get(row["metric"])})
     for metric, value in extras.items():
         rows.append({"metric": metric, "unit": "count" if metric.endswith(("s_count", "failures", "evictions",
                                                                         "workloads", "finished", "complete"))
                      else "s", "kqbench": value, "kueue_published": None, "kueue_rangespec_average": None,
+                     "kueue_rangespec_limit": None, "within_rangespec": None,
                      "ratio_to_published": None, "kqbench_api_1s": None})
     columns = ["metric", "unit", "kqbench", "kqbench_api_1s", "kueue_published", "kueue_rangespec_average",
-               "ratio_to_published"]
+               "kueue_rangespec_limit", "within_rangespec", "ratio_to_published"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -121,7 +123,7 @@ def evictions_frame(evictions: list[figs.Eviction], records: dict[str, figs.Work
 def markdown(frame: pd.DataFrame) -> str:
     """A small GitHub table of the figures frame (no tabulate dependency)."""
     shown = ["metric", "unit", "kqbench", "kqbench_api_1s", "kueue_published", "kueue_rangespec_average",
-             "ratio_to_published"]
+             "kueue_rangespec_limit", "within_rangespec", "ratio_to_published"]
 
     def cell(v) -> str:
         if v is None or (isinstance(v, float) and pd.isna(v)):

@@ -110,3 +110,32 @@ def test_the_peers_run_has_both_implementations_both_arms_two_repeats_and_the_sa
     assert plan.classes == shipped.classes
     weights = [cq.fair_sharing_weight for cq in peers.scenario.queues.cluster_queues]
     assert weights == [None, 2]
+
+
+def test_a_large_scale_run_is_set_beside_its_own_rangespec_not_the_baselines():
+    from harness.drivers.kueuebaseline import figures as figs, tabulating
+    from harness.toolchain import building
+
+    assert loading.load("kueue-large-scale").scenario.phases["churn"].kueue_config == "large-scale"
+    assert loading.load("kueue-baseline").scenario.phases["churn"].kueue_config == "baseline"
+    _module(KUEUE_V0_19_2)
+    bounds = rangespecs.shipped("large-scale", building.module_dir)
+    record = figs.WorkloadRecord("w", "cq-0-0", "large", 20_000, created=0.0, admitted=130.0, finished=131.0)
+    result = figs.compute([record], {"cq-0-0": 20_000}, start=0.0)
+    frame = tabulating.figures_frame(result, {}, {}, rangespecs.reference("large-scale", bounds)).set_index("metric")
+    assert frame.loc["wall_seconds", "kueue_rangespec_limit"] == 1416 and frame.loc["wall_seconds", "within_rangespec"]
+    large = frame.loc["time_to_admission_seconds[large]"]
+    assert (large["kueue_rangespec_average"], large["kueue_rangespec_limit"]) == (pytest.approx(105.604), 128)
+    assert not large["within_rangespec"]  # 130 s > 128 s
+    assert frame["kueue_published"].isna().all()  # Kueue published figures for its baseline only
+    baseline = tabulating.figures_frame(result, {}, {}, rangespecs.reference(
+        "baseline", rangespecs.shipped("baseline", building.module_dir))).set_index("metric")
+    assert baseline.loc["wall_seconds", "kueue_published"] == 351.0
+    assert baseline.loc["wall_seconds", "kueue_rangespec_limit"] == 425
+
+
+def test_without_the_module_there_are_no_limits_and_the_baseline_keeps_its_quoted_figures(tmp_path):
+    assert rangespecs.shipped("large-scale", lambda module, version: tmp_path) == ()
+    reference = rangespecs.reference("baseline", ())
+    assert reference.limits == {} and reference.published["wall_seconds"] == 351.0
+    assert rangespecs.reference("large-scale", ()).averages == {}
