@@ -8,13 +8,14 @@ test added to a copy of its module (``kueue_tas_oracle_test.go.txt``: its TAS ca
 case's Node objects and usage, as its own tests build it); ours runs ``scheduler.core.placing`` on the
 same objects. They agree when every pod set gets the same domains and counts, or the same reason.
 
-    .venv/bin/python -m harness.agreeing.topologyplacements --cases 200 --seed 1 \\
+    .venv/bin/python -m harness.agreeing.topologyplacements --cases 1000 --seed 1 \\
         --out results/agreement/tas-placement-random
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import random
 import shutil
@@ -24,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.toolchain import building, versions
+from harness.toolchain import building, layout, versions
 from scheduler.core import domainchoosing, placing, topologyconversion
 from scheduler.core.domaintrees import DomainTree, DomainUsage
 from scheduler.core.topologies import HOSTNAME_LABEL, Topology
@@ -129,14 +130,16 @@ def _milli(requests: dict[str, int]) -> dict[str, int]:
 
 
 def kueue(cases: list[dict], version: str) -> list[list[dict]]:
-    """Kueue's own placement of every case (one ``go test`` in a copy of its module)."""
-    source = building.module_dir("sigs.k8s.io/kueue", version)
-    with tempfile.TemporaryDirectory(prefix="kqbench-tas-oracle-") as work:
-        module = Path(work) / "kueue"
-        shutil.copytree(source, module)
+    """Kueue's own placement of every case (one ``go test`` in a copy of its module, kept in the cache so
+    that Go's build cache makes the next run quick)."""
+    module = layout.cache_root() / "tas-oracle" / f"kueue-{version}"
+    if not (module / "go.mod").exists():
+        shutil.rmtree(module, ignore_errors=True)
+        shutil.copytree(building.module_dir("sigs.k8s.io/kueue", version), module)
         for path in module.rglob("*"):
             path.chmod(path.stat().st_mode | 0o200)
-        shutil.copy(ORACLE, module / "pkg" / "cache" / "scheduler" / "zz_oracle_test.go")
+    shutil.copy(ORACLE, module / "pkg" / "cache" / "scheduler" / "zz_oracle_test.go")
+    with tempfile.TemporaryDirectory(prefix="kqbench-tas-oracle-") as work:
         given, answered = Path(work) / "cases.jsonl", Path(work) / "kueue.jsonl"
         given.write_text("".join(json.dumps(c) + "\n" for c in cases))
         env = building.go_env({"TAS_ORACLE_IN": str(given), "TAS_ORACLE_OUT": str(answered),
@@ -193,7 +196,8 @@ def main() -> None:
     summary = {**summarize(cases, differing, theirs, version), "seconds": round(time.time() - started, 1),
                "command": " ".join([".venv/bin/python -m harness.agreeing.topologyplacements", *sys.argv[1:]])}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cases.jsonl").write_text("".join(json.dumps(c, sort_keys=True) + "\n" for c in cases))
+    with gzip.open(args.out / "cases.jsonl.gz", "wt") as written:
+        written.write("".join(json.dumps(c, sort_keys=True) + "\n" for c in cases))
     (args.out / "differing.json").write_text(json.dumps(differing, indent=1) + "\n")
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
