@@ -1,10 +1,10 @@
 """The TAS world the scheduler keeps: Topologies, Ready nodes, TAS flavors, and where admitted pods are.
 
 Kueue's tasCache (pkg/cache/scheduler/tas_cache.go) in memory: a ResourceFlavor with ``topologyName``
-is a TAS flavor once its Topology exists; its tree (``domaintrees``) is rebuilt only after the flavor or
-its Topology changed, at the next read (a node is added to or taken from it in place), while the usage of admitted workloads is kept
-per flavor as they are admitted and leave. A cycle reads trees and adds what it admits to a
-``CycleUsage`` so later entries of the same cycle see it (Kueue's snapshot after assume).
+is a TAS flavor once its Topology exists. Its tree (``domaintrees``) is rebuilt only after the flavor or
+its Topology changed, at the next read; a node is added to or taken from it in place. The usage of
+admitted workloads is kept per flavor as they are admitted and leave. A cycle reads trees and adds what
+it admits to a ``CycleUsage`` so later entries of the same cycle see it (Kueue's snapshot after assume).
 """
 
 from __future__ import annotations
