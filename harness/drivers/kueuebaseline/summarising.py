@@ -34,6 +34,10 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
             out.append(contract.Metric(f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), BETTER[metric]))
     for metric, value in ratios_to_kueue(frame, case).items():
         out.append(contract.Metric(f"kueue.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric]))
+    if "within_rangespec" in mine.columns and mine["within_rangespec"].notna().any():
+        # Kueue's checker: how many of its rangespec's bounds the run breaks (0 passes)
+        failed = int((~mine["within_rangespec"].dropna().astype(bool)).sum())
+        out.append(contract.Metric("kueue.rangespec_failures", float(failed), "count", "lower"))
     return out + fairness_metrics(tables.get(tabulating.WORKLOADS_TABLE), case)
 
 

@@ -139,3 +139,18 @@ def test_without_the_module_there_are_no_limits_and_the_baseline_keeps_its_quote
     reference = rangespecs.reference("baseline", ())
     assert reference.limits == {} and reference.published["wall_seconds"] == 351.0
     assert rangespecs.reference("large-scale", ()).averages == {}
+
+
+def test_the_summary_counts_the_rangespec_bounds_a_case_breaks():
+    import pandas as pd
+
+    from harness.drivers.kueuebaseline import summarising, tabulating
+
+    frame = pd.DataFrame([("c1", "wall_seconds", "s", 1500.0, False), ("c1", "cq_usage_percent", "%", 40.0, True),
+                          ("c1", "evictions", "count", 3.0, None), ("c2", "wall_seconds", "s", 100.0, True)],
+                         columns=["case", "metric", "unit", "kqbench", "within_rangespec"])
+    tables = {tabulating.FIGURES_TABLE: frame}
+    by_case = {case: {m.name: m.value for m in summarising.metrics(tables, case)} for case in ("c1", "c2")}
+    assert by_case["c1"]["kueue.rangespec_failures"] == 1 and by_case["c2"]["kueue.rangespec_failures"] == 0
+    no_limits = {tabulating.FIGURES_TABLE: frame.assign(within_rangespec=None)}
+    assert "kueue.rangespec_failures" not in {m.name for m in summarising.metrics(no_limits, "c1")}
