@@ -26,7 +26,7 @@ applies them in memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -88,6 +88,8 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
                 # Kueue holds back what this head waits for when it cannot be sure to reclaim it
                 # later (CanAlwaysReclaim), so lower-priority neighbours do not borrow it first.
                 quotas.add_usage(cq.name, _reservation(cq, assignment, quotas))
+                if assignment.admission is not None:
+                    placed.assume(assignment.admission)  # and the nodes it would take on empty ones
             decision = _cannot_fit(entry)
         if decision is not None:
             decisions.append(decision)
@@ -101,8 +103,6 @@ class _Entry:
     assignment: FlavorAssignment
     blocked: bool
     targets: tuple[PreemptionTarget, ...] = ()
-    # Whether its pods can be placed once some workloads are gone (TAS pod sets only).
-    nodes_fit: Callable[[Sequence[AdmittedWorkload]], bool] | None = None
 
 
 def _refused(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> bool:
@@ -133,7 +133,10 @@ def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: 
         head, cq, assignment.usage, assignment.needs_preemption, manager.admitted_in(neighbours), quotas, fair,
         nodes_fit,
     ))
-    return _Entry(cq, head, assignment, blocked, targets, nodes_fit)
+    if nodes_fit is not None:
+        gone = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
+        assignment = topologyassigning.placed_for_preemption(head, cq, manager.topologies, assignment, gone)
+    return _Entry(cq, head, assignment, blocked, targets)
 
 
 def _order(entries: list[_Entry], quotas: QuotaBook, fair_sharing: FairSharing) -> Iterator[_Entry]:
@@ -160,18 +163,18 @@ def _admit_or_preempt(
     chosen = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
     if any(t.workload.key in claimed for t in targets):
         return None if blocked else Wait(workload, cq.name, OVERLAPPING_TARGETS, blocks=False)
-    # Kueue's fits also reads the nodes: an earlier entry of the cycle may have taken this one's.
     gone = [*claimed.values(), *chosen]
+    # Kueue's fits also reads the nodes, less what the cycle's preempted workloads hold.
     if not _fits_once_gone(quotas, cq.name, assignment.usage, gone) or (
-            assignment.mode is Mode.FIT and assignment.admission and not placed.fits(assignment.admission)) or (
-            assignment.mode is Mode.PREEMPT and entry.nodes_fit is not None and not entry.nodes_fit(gone)):
+            assignment.admission and not placed.fits(assignment.admission, (r.workload.admission for r in gone
+                                                                           if r.workload.admission))):
         return None if blocked else Wait(workload, cq.name, NO_LONGER_FITS, blocks=False)
     claimed.update((r.workload.key, r) for r in chosen)
-    # Hold the request back so no later entry takes the quota being freed.
+    # Hold the request back so no later entry takes the quota (and the nodes) being freed.
     quotas.add_usage(cq.name, assignment.usage)
     assert assignment.admission is not None
+    placed.assume(assignment.admission)
     if assignment.mode is Mode.FIT:
-        placed.assume(assignment.admission)
         return Admit(workload, cq.name, assignment.admission, assignment.borrows)
     if blocked and all(r.evicted for r in chosen):
         return None  # Kueue's IssuePreemptions skips targets already evicted

@@ -53,6 +53,28 @@ def place_workload(workload: Workload, cq: ClusterQueue, flavors: Mapping[str, R
     return dataclasses.replace(assignment, needs_preemption=assignment.needs_preemption | tas)
 
 
+def placed_for_preemption(workload: Workload, cq: ClusterQueue, state: TopologyState, assignment: FlavorAssignment,
+                          targets: Sequence[AdmittedWorkload]) -> FlavorAssignment:
+    """Kueue's updateAssignmentForTAS for a preemptor: its pods placed as if its targets were gone (or,
+    without targets, on empty nodes), so what it will take can be held back in the cycle."""
+    if assignment.admission is None:
+        return assignment
+    requests, error = _requests(workload, cq, state, assignment.admission)
+    if error or not requests:
+        return assignment
+    removed = [(r.workload.key, r.workload.admission) for r in targets if r.workload.admission is not None]
+    for key, _ in removed:
+        state.remove_workload(key)
+    try:
+        placed, failure = _place(requests, state, simulate_empty=not targets)
+    finally:
+        for key, admission in removed:
+            state.add_workload(key, admission)
+    if failure is not None:
+        return assignment
+    return dataclasses.replace(assignment, admission=_with_assignments(assignment.admission, placed))
+
+
 def fits_without(workload: Workload, cq: ClusterQueue, state: TopologyState,
                  assignment: FlavorAssignment) -> Callable[[Sequence[AdmittedWorkload]], bool] | None:
     """Whether the workload's TAS pod sets could be placed once the given workloads are gone (the TAS half

@@ -9,7 +9,7 @@ it admits to a ``CycleUsage`` so later entries of the same cycle see it (Kueue's
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 
 from scheduler.core.domaintrees import DomainTree, DomainUsage, add_into
 from scheduler.core.kinds import ClusterQueue, ResourceFlavor
@@ -129,26 +129,37 @@ class TopologyState:
 
 
 class CycleUsage:
-    """What a cycle admitted so far, per TAS flavor and leaf, on top of the admitted usage."""
+    """What a cycle admitted or reserved so far, per TAS flavor and leaf, on top of the admitted usage."""
 
     def __init__(self, state: TopologyState) -> None:
         self.state = state
         self._assumed: dict[str, dict[DomainId, dict[str, int]]] = {}
 
-    def fits(self, admission: Admission) -> bool:
+    def fits(self, admission: Admission, gone: Iterable[Admission] = ()) -> bool:
+        """Whether the admission's pods still fit where it places them, the ``gone`` admissions' pods
+        taken away (Kueue's fits on its snapshot less the cycle's preempted workloads)."""
+        freed: dict[str, dict[DomainId, dict[str, int]]] = {}
+        for other in gone:
+            self._add(freed, other, -1)
         for flavor, domains in self.state.domain_requests(admission):
             tree = self.state.tree(flavor)
-            if tree is None or not tree.fits(domains, self._assumed.get(flavor)):
+            extra = {leaf: dict(u) for leaf, u in self._assumed.get(flavor, {}).items()}
+            for leaf, u in freed.get(flavor, {}).items():
+                add_into(extra.setdefault(leaf, {}), u)
+            if tree is None or not tree.fits(domains, extra):
                 return False
         return True
 
     def assume(self, admission: Admission) -> None:
+        self._add(self._assumed, admission, 1)
+
+    def _add(self, into: dict[str, dict[DomainId, dict[str, int]]], admission: Admission, sign: int) -> None:
         for flavor, domains in self.state.domain_requests(admission):
-            per_leaf = self._assumed.setdefault(flavor, {})
+            per_leaf = into.setdefault(flavor, {})
             for leaf_id, per_pod, count in domains:
                 total = {r: v * count for r, v in per_pod.items()}
                 total["pods"] = total.get("pods", 0) + count * 1000
-                add_into(per_leaf.setdefault(leaf_id, {}), total)
+                add_into(per_leaf.setdefault(leaf_id, {}), total, sign)
 
 
 def _tas_flavor(psa: PodSetAssignment, flavors: Mapping[str, ResourceFlavor]) -> str | None:

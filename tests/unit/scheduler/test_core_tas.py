@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from scheduler.core import kinds, topologies, workloads
-from scheduler.core.decisions import Admit, Park, Preempt, Wait
+from scheduler.core.decisions import NO_LONGER_FITS, Admit, Park, Preempt, Wait
 from scheduler.core.scheduling import run_cycle
 from scheduler.core.topologies import HOSTNAME_LABEL, DomainAssignment, TopologyAssignment
 from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, manager_with, q
@@ -224,3 +224,28 @@ def test_a_flavor_whose_topology_levels_no_node_has_is_named():
     assert manager.topologies.flavors_without_nodes() == ["tas-default"]
     manager.topologies.set_topology(SINGLE_LEVEL)
     assert manager.topologies.flavors_without_nodes() == []
+
+
+def test_a_preemptor_holds_back_the_nodes_its_targets_free_from_a_later_entry():
+    """TestScheduleForTASCohorts "preempting workload with targets reserves capacity so that lower priority
+    workload cannot use it": a2 preempts a1 for 4 pods on y1; b1 (3 pods, another queue) would fit on y1
+    as the cycle found it, but not once a2's pods are held there."""
+    cq_a = (ClusterQueueBuilder("tas-cq-a").flavors(("tas-default", {"cpu": ("8", "0", None), "memory": ("4Gi", "0", None)}))
+            .cohort("tas-cohort-main").preemption(within="LowerPriority", reclaim="Any").obj())
+    cq_b = (ClusterQueueBuilder("tas-cq-b").flavors(("tas-default", {"cpu": "4", "memory": "4Gi"}))
+            .cohort("tas-cohort-main").preemption(reclaim="Any").obj())
+    manager = _manager(cq_a, nodes=[_node("y1", cpu="5", memory="3Gi")])
+    manager.add_cluster_queue(cq_b)
+    manager.add_local_queue(kinds.LocalQueue("ns", "lq-b", "tas-cq-b"))
+    a1 = WorkloadBuilder("a1-admitted").priority(1).request(2, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj()
+    psa = workloads.PodSetAssignment("one", {"cpu": "tas-default"}, {"cpu": q("2")}, 2, _on(("y1", 2)))
+    manager.add_workload(dataclasses.replace(a1, admission=workloads.Admission("tas-cq-a", (psa,)), admitted_at=1.0))
+    manager.add_workload(WorkloadBuilder("a2").priority(2).created(2).request(4, "one", cpu="1")
+                         .topology(preferred=HOSTNAME_LABEL).obj())
+    manager.add_workload(WorkloadBuilder("b1").priority(1).created(3).queue("lq-b").request(3, "one", cpu="1")
+                         .topology(preferred=HOSTNAME_LABEL).obj())
+    decisions = {d.workload.name: d for d in run_cycle(manager, now=5)}
+    assert isinstance(decisions["a2"], Preempt) and [t.workload.name for t in decisions["a2"].targets] == ["a1-admitted"]
+    assert decisions["a2"].message == ("couldn't assign flavors to pod set one: topology \"tas-single-level\" allows "
+                                       "to fit only 3 out of 4 pod(s)")
+    assert isinstance(decisions["b1"], Wait) and decisions["b1"].message == NO_LONGER_FITS
