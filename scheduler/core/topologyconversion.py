@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from scheduler.core.kinds import Taint
+from scheduler.core.kinds import Taint, Toleration
 from scheduler.core.quantities import parse_quantity
 from scheduler.core.topologies import DomainAssignment, Node, Topology, TopologyAssignment, TopologyRequest
 
@@ -35,6 +35,12 @@ def node_from_dict(obj: Obj) -> Node | None:
     allocatable = {r: parse_quantity(v) for r, v in (status.get("allocatable") or {}).items()}
     metadata = obj.get("metadata") or {}
     return Node(metadata.get("name", ""), dict(metadata.get("labels") or {}), allocatable, taints)
+
+
+def tolerations_from_list(items: list[Obj] | None) -> tuple[Toleration, ...]:
+    """core/v1 tolerations (an absent operator is Equal)."""
+    return tuple(Toleration(t.get("key", ""), t.get("operator", "Equal"), t.get("value", ""), t.get("effect", ""))
+                 for t in items or ())
 
 
 def topology_request_from_dict(obj: Obj | None) -> TopologyRequest | None:
