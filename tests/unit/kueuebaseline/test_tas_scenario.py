@@ -58,3 +58,12 @@ def test_nine_classes_of_15000_workloads_ask_for_racks_as_kueues_generator_does(
 def test_a_flavor_naming_a_topology_not_defined_is_refused():
     with pytest.raises(loading.ScenarioError, match="names topology 'dc', which is not in topologies"):
         loading.load("kueue-tas", ["queues.flavors=[{name: tas-flavor, topology_name: dc}]"])
+
+
+def test_the_run_is_judged_by_kueues_tas_rangespec_whose_classes_are_ours():
+    scenario = _scenario()
+    [phase] = scenario.phases.values() if isinstance(scenario.phases, dict) else scenario.phases
+    assert phase.kueue_config == "tas"
+    names = {c.name for c in arrivals.from_scenario(scenario).classes}
+    assert names == {f"{size}-{kind}-rack" for size in ("small", "medium", "large")
+                     for kind in ("required", "preferred", "balanced")}
