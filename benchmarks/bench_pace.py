@@ -8,7 +8,8 @@ reasons of turned-away heads in the cycle (--write-seconds each), as Kueue does.
 folder (a committed kueue-baseline run) adds its cases: the time between two cycles (wall / cycles,
 from the scheduler's own cycle counter: Kueue's admission attempts, ours its cycle histogram) and the
 evictions. Both are drawn per cohort, since cohorts share no quota. Writes pace.json (every point,
-the command, the git sha), pace.csv (one row per point) and pace.png into --out.
+the command, the git sha), pace.csv (the model's points), measured.csv (the runs' cases) and pace.png
+into --out.
 
     .venv/bin/python benchmarks/bench_pace.py --out results/peer/pace \
         --measured results/peer/kueue-baseline-1cohort-3x-batched --measured results/peer/kueue-baseline-full-3x-batched
@@ -71,7 +72,7 @@ def main() -> int:
         points.extend(_measured(folder))
     record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(), "points": points}
     (args.out / "pace.json").write_text(json.dumps(record, indent=1) + "\n")
-    _table(points, args.out / "pace.csv")
+    _table(points, args.out)
     _plot(points, args.out / "pace.png")
     return 0
 
@@ -104,23 +105,25 @@ def _interval_ms(point: dict) -> float:
     return point["wall_seconds"] / max(point["cycles"], 1) * 1000
 
 
-def _table(points: list[dict], path: Path) -> None:
-    fields = ["source", "scenario", "case", "cohorts", "cycle_ms", "write_ms", "cycles", "wall_seconds",
-              "between_cycles_ms", "evictions", "evictions_per_cohort", "admissions", "pending_writes", "complete"]
-    with path.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fields)
-        writer.writeheader()
-        for p in points:
-            pace = p.get("pace") or {}
-            writer.writerow({"source": p["source"], "scenario": Path(p["scenario"]).stem,
-                             "case": p.get("case", p.get("implementation", "")), "cohorts": p["cohorts"],
-                             "cycle_ms": pace.get("cycle_seconds", 0) * 1000 if pace else "",
-                             "write_ms": pace.get("write_seconds", 0) * 1000 if pace else "",
-                             "cycles": p["cycles"], "wall_seconds": p["wall_seconds"],
-                             "between_cycles_ms": round(_interval_ms(p), 2), "evictions": p["evictions"],
-                             "evictions_per_cohort": round(p["evictions"] / p["cohorts"], 1),
-                             "admissions": p.get("admissions", ""), "pending_writes": p.get("pending_writes", ""),
-                             "complete": p["complete"]})
+def _table(points: list[dict], folder: Path) -> None:
+    """pace.csv: the model's points; measured.csv: the runs' cases."""
+    model = [{"scenario": Path(p["scenario"]).stem, "cohorts": p["cohorts"],
+              "cycle_ms": p["pace"]["cycle_seconds"] * 1000, "write_ms": p["pace"]["write_seconds"] * 1000,
+              "cycles": p["cycles"], "wall_seconds": p["wall_seconds"], "between_cycles_ms": round(_interval_ms(p), 1),
+              "evictions": p["evictions"], "evictions_per_cohort": round(p["evictions"] / p["cohorts"], 1),
+              "pending_writes": p["pending_writes"], "complete": p["complete"]}
+             for p in points if p["source"] == "model"]
+    measured = [{"run": Path(p["scenario"]).name, "case": p["case"], "implementation": p["implementation"],
+                 "cohorts": p["cohorts"], "cycles": p["cycles"], "wall_seconds": p["wall_seconds"],
+                 "between_cycles_ms": round(_interval_ms(p), 1), "evictions": p["evictions"],
+                 "evictions_per_cohort": round(p["evictions"] / p["cohorts"], 1), "complete": p["complete"]}
+                for p in points if p["source"] == "measured"]
+    for name, rows in (("pace.csv", model), ("measured.csv", measured)):
+        if rows:
+            with (folder / name).open("w", newline="") as out:
+                writer = csv.DictWriter(out, list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
 
 
 def _plot(points: list[dict], path: Path) -> None:
