@@ -31,6 +31,8 @@ class TopologyFeed:
         self._nodes: set[str] = set()
         self._topologies: set[str] = set()
         self._reported: set[str] = set()
+        # Until the first node list, queues with TAS flavors wait instead of finding no nodes.
+        manager.topologies.nodes_known = False
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -66,6 +68,7 @@ class TopologyFeed:
         for gone in self._nodes - listed:
             state.set_node(gone, None)
         self._nodes = listed
+        state.nodes_known = True
         self._changed()
         self._report_flavors_without_nodes()
 

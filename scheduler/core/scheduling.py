@@ -55,7 +55,8 @@ from scheduler.core.workloads import Workload, WorkloadKey
 def decide_cycle(manager: QueueManager) -> list[Decision]:
     """Decisions for every schedulable head; reads ``manager`` and changes nothing."""
     quotas = manager.quotas.copy()
-    heads = manager.heads()
+    # A queue whose TAS flavor's nodes are still being listed decides nothing yet (its heads stay).
+    heads = [(cq, head) for cq, head in manager.heads() if not manager.topologies.awaiting_nodes(cq)]
     # Blocked heads (StrictFIFO heads that do not fit, preemptors waiting for their evictions)
     # take their place in the walk as Kueue's every-cycle retry of them does: they hold back
     # what they wait for and claim the targets they are waiting for.

@@ -28,6 +28,9 @@ class TopologyState:
         self._usage: dict[str, DomainUsage] = {}
         self._trees: dict[str, DomainTree] = {}
         self._stale: set[str] = set()
+        # False while the nodes are still to be listed (a feed that watches them only once a TAS flavor
+        # exists says so): queues with TAS flavors wait rather than decide on no nodes.
+        self.nodes_known = True
 
     # -- objects --------------------------------------------------------------------------------
 
@@ -94,6 +97,10 @@ class TopologyState:
         if not self.nodes:
             return []
         return sorted(f for f in self.flavors if (tree := self.tree(f)) is not None and not tree.leaves)
+
+    def awaiting_nodes(self, cq: ClusterQueue) -> bool:
+        """Whether ``cq`` has a TAS flavor whose nodes are not listed yet (its heads wait a cycle)."""
+        return not self.nodes_known and any(fq.name in self.flavors for g in cq.resource_groups for fq in g.flavors)
 
     def tas_only(self, cq: ClusterQueue) -> bool:
         """Kueue's isTASOnly: every flavor of the queue is a TAS flavor (its pod sets get TAS implied)."""

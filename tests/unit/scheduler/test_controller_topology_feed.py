@@ -7,7 +7,10 @@ import logging
 
 from scheduler.controller import topologyfeeding
 from scheduler.core import kinds
+from scheduler.core.decisions import Admit
 from scheduler.core.queues import QueueManager
+from scheduler.core.scheduling import run_cycle
+from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder
 
 
 def _node(name: str, ready: bool = True, **labels: str) -> dict:
@@ -53,3 +56,15 @@ def test_a_flavor_whose_levels_no_node_has_is_logged_once(caplog):
                         "(block, kubernetes.io/hostname)"]
     feed._topology_event("MODIFIED", _topology("rack", "kubernetes.io/hostname"))
     assert manager.topologies.flavors_without_nodes() == []
+
+
+def test_a_queue_with_a_tas_flavor_waits_for_the_first_node_list_rather_than_deciding_on_no_nodes():
+    manager, feed, _ = _feed()
+    manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("tas", {"cpu": "10"})).obj())
+    manager.add_local_queue(kinds.LocalQueue("ns", "lq", "cq"))
+    feed._list_topologies([_topology("rack", "kubernetes.io/hostname")])
+    manager.add_workload(WorkloadBuilder("w").request(2, "main", cpu="1").topology(required="rack").obj())
+    assert run_cycle(manager, now=1) == []
+    feed._list_nodes([_node("a", rack="r1")])
+    [decision] = run_cycle(manager, now=2)
+    assert isinstance(decision, Admit)
