@@ -70,6 +70,17 @@ def main() -> int:
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
     for folder in args.measured:
         points.extend(_measured(folder))
+        for case, profile in _kueue_profiles(folder).items():
+            # The model at Kueue's own spread of cycle times, as measured in this run's Kueue case.
+            scenario = loading.load(args.scenario[0] if args.scenario else SCENARIOS[0]).scenario
+            outcome = pacing.run(scenario, pacing.Pace(profile=profile))
+            points.append({"source": "model", "scenario": f"{Path(folder).name}/{case}", "cohorts": _cohorts(scenario),
+                           "pace": dataclasses.asdict(pacing.Pace(profile=profile)),
+                           "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
+                           "admissions": outcome.admissions, "evictions": outcome.evictions,
+                           "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
+                           "complete": outcome.complete})
+            print(f"{Path(folder).name} {case}: Kueue's cycle times drawn: evictions {outcome.evictions}", flush=True)
     record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(), "points": points}
     (args.out / "pace.json").write_text(json.dumps(record, indent=1) + "\n")
     _table(points, args.out)
@@ -100,6 +111,22 @@ def _measured(folder: Path) -> list[dict]:
     return out
 
 
+def _kueue_profiles(folder: Path) -> dict[str, tuple]:
+    """Each Kueue case's cycle times as a pace profile (its admission-attempt histogram, both results)."""
+    observed = pd.read_parquet(folder / "tables" / "observations.parquet")
+    rows = observed[(observed["metric"] == "kueue_admission_attempt_duration_seconds_bucket")
+                    & observed["case"].str.contains("implementation=kueue")]
+    out = {}
+    for case, group in rows.groupby("case"):
+        buckets: dict[float, float] = {}
+        for labels, value in group.groupby("labels")["value"].max().items():
+            bound = json.loads(labels)["le"]
+            if bound != "+Inf":
+                buckets[float(bound)] = buckets.get(float(bound), 0.0) + value
+        out[case] = pacing.profile_of(buckets)
+    return out
+
+
 def _interval_ms(point: dict) -> float:
     """Time between two cycles: what a run can measure of its scheduler's pace."""
     return point["wall_seconds"] / max(point["cycles"], 1) * 1000
@@ -108,7 +135,8 @@ def _interval_ms(point: dict) -> float:
 def _table(points: list[dict], folder: Path) -> None:
     """pace.csv: the model's points; measured.csv: the runs' cases."""
     model = [{"scenario": Path(p["scenario"]).stem, "cohorts": p["cohorts"],
-              "cycle_ms": p["pace"]["cycle_seconds"] * 1000, "write_ms": p["pace"]["write_seconds"] * 1000,
+              "cycle_ms": "Kueue's, drawn" if p["pace"]["profile"] else p["pace"]["cycle_seconds"] * 1000,
+              "write_ms": p["pace"]["write_seconds"] * 1000,
               "cycles": p["cycles"], "wall_seconds": p["wall_seconds"], "between_cycles_ms": round(_interval_ms(p), 1),
               "evictions": p["evictions"], "evictions_per_cohort": round(p["evictions"] / p["cohorts"], 1),
               "pending_writes": p["pending_writes"], "complete": p["complete"]}
@@ -130,7 +158,9 @@ def _plot(points: list[dict], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(7.5, 4.5))
     for scenario in dict.fromkeys(p["scenario"] for p in points if p["source"] == "model"):
         swept = sorted((p for p in points if p["scenario"] == scenario and p["source"] == "model"
-                        and not p["pace"]["write_seconds"]), key=_interval_ms)
+                        and not p["pace"]["write_seconds"] and not p["pace"]["profile"]), key=_interval_ms)
+        if not swept:
+            continue
         axis.plot([_interval_ms(p) for p in swept], [max(p["evictions"] / p["cohorts"], 0.5) for p in swept],
                   marker="o", alpha=0.6, label=f"model: the core at a fixed cycle time ({Path(scenario).stem})")
     markers = {"kueue": "s", "reference": "^"}

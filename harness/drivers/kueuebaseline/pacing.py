@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -41,6 +42,9 @@ MAX_CYCLES = 200_000
 @dataclass(frozen=True, slots=True)
 class Pace:
     cycle_seconds: float = 0.003
+    profile: tuple[tuple[float, float], ...] = ()
+    """(seconds, share) pairs: each cycle lasts one of these, drawn by share with a fixed seed, instead of
+    `cycle_seconds` (a measured scheduler's spread of cycle times; see `profile_of`)."""
     write_seconds: float = 0.0
     start_seconds: float = 0.02
     finish_seconds: float = 0.02
@@ -58,6 +62,19 @@ class Outcome:
     finished: int = 0
     evictions_by_class: dict[str, int] = field(default_factory=dict)
     complete: bool = False
+
+
+def profile_of(buckets: dict[float, float]) -> tuple[tuple[float, float], ...]:
+    """A pace profile from a cumulative histogram of cycle durations (upper bound -> count, Prometheus
+    style, +Inf left out): each bucket's share at its midpoint."""
+    out, low, below = [], 0.0, 0.0
+    for bound in sorted(buckets):
+        count = buckets[bound]
+        if count > below:
+            out.append(((low + bound) / 2, count - below))
+        low, below = bound, count
+    total = sum(share for _, share in out)
+    return tuple((seconds, share / total) for seconds, share in out)
 
 
 def run(scenario: models.Scenario, pace: Pace, bound_seconds: float = 900.0) -> Outcome:
@@ -80,6 +97,7 @@ class _Run:
         self.epoch: dict[tuple[str, str], int] = {}  # admission epoch each running Workload's timer is for
         self.said: dict[tuple[str, str], str] = {}  # the reason last written on each Workload
         self.releasing: set[tuple[str, str]] = set()
+        self._random = random.Random(0)
         for creation in arrivals.schedule(plan):
             self.classes[creation.name] = creation.workload_class
             self._at(creation.at, "create", creation)
@@ -105,13 +123,19 @@ class _Run:
                 continue
             self.outcome.cycles += 1
             writes = self._decided(decisions, now)
-            now += self.pace.cycle_seconds + writes * self.pace.write_seconds
+            now += self._cycle_seconds() + writes * self.pace.write_seconds
             admitted = any(isinstance(d, Admit) for d in decisions)
             slow_down = 0.0 if admitted else next_slow_down(slow_down, ControllerSettings().slow_down_seconds)
             now += slow_down
         self.outcome.wall_seconds = now
         self.outcome.complete = self.outcome.finished == self.total
         return self.outcome
+
+    def _cycle_seconds(self) -> float:
+        if not self.pace.profile:
+            return self.pace.cycle_seconds
+        seconds, shares = zip(*self.pace.profile)
+        return self._random.choices(seconds, shares)[0]
 
     def _idle_until(self, now: float) -> float:
         """Nothing to try: on to the next event or batched retry."""

@@ -27,3 +27,15 @@ def test_pending_reasons_are_counted_only_when_written():
     assert _run(0.003).pending_writes == 0
     written = _run(0.003, write_seconds=0.004)
     assert written.pending_writes > 0 and written.complete
+
+
+def test_a_profile_is_each_buckets_share_at_its_midpoint():
+    profile = pacing.profile_of({0.005: 6.0, 0.01: 6.0, 0.1: 8.0, 1.0: 10.0})
+    assert profile == ((0.0025, 0.6), (0.055, 0.2), (0.55, 0.2))  # the empty 5-10 ms bucket is left out
+
+
+def test_a_profile_paces_the_run_like_its_mean():
+    profiled = pacing.run(loading.load("results/peer/kueue-baseline-1cohort-peers.yaml").scenario,
+                          pacing.Pace(profile=((0.05, 0.5), (0.15, 0.5))), bound_seconds=5.0)
+    assert profiled.cycles > 10
+    assert 0.05 <= profiled.wall_seconds / profiled.cycles <= 0.2
