@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.readmes import (baselinetables, blocks, bringuptables, capacitytables, clustertables, faulttables,
-                             jobstables, pyperftables, rowtables)
+from harness.readmes import (agreementtables, baselinetables, blocks, bringuptables, capacitytables, clustertables,
+                             faulttables, jobstables, pyperftables, rowtables)
 
 BUILDERS: dict[str, blocks.Builder] = {
+    "agreement-pairs": agreementtables.pairs,
     "bringup-records": bringuptables.records,
     "capacity-breaks": capacitytables.breaks,
     "capacity-spread": capacitytables.spread,

@@ -194,3 +194,12 @@ def test_a_record_table_fills_each_line_from_documents_under_their_prefixes(tmp_
     assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
         "| measurement | figure | goal |\n|---|---|---|\n| start-up | 8.0 s | <= 60 s |\n"
         "| admissions | 505 /s; again 474 /s | |\n<!-- end table -->")
+
+
+def test_agreement_pairs_are_the_runs_cross_and_self_agreement(tmp_path):
+    spec = (f"<!-- table: agreement-pairs\nrun: {ROOT / 'results' / 'agreement' / 'random-300'}\n"
+            "names: {kueue: Kueue v0.17.0}\n-->\n<!-- end table -->\n")
+    table = blocks.render(spec, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")
+    assert table[0] == "| pair | decisions | agreeing | rate | cases agreeing entirely |"
+    assert table[2].startswith("| reference / Kueue v0.17.0 |")
+    assert [line.split(" / itself")[0] for line in table[3:5]] == ["| reference", "| Kueue v0.17.0"]

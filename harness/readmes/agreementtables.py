@@ -1,0 +1,35 @@
+"""README tables of a differential run (`kqbench agree`), from its `summary.json`.
+
+Spec of an `agreement-pairs` block (paths relative to the README):
+
+    run: ../results/agreement/random-300
+    names: {reference: reference, kueue: Kueue v0.17.0}     # implementation -> how the table names it
+
+One row for the two implementations against each other, then one per implementation against its
+own repeat: decisions compared, agreeing, the rate, and the cases that agree entirely.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.errors import KqbenchError
+from harness.readmes import markdown
+
+
+def pairs(spec: dict, folder: Path) -> str:
+    path = folder / spec["run"] / "summary.json"
+    if not path.is_file():
+        raise KqbenchError(f"{path} does not exist")
+    summary = json.loads(path.read_text())
+    a, b = summary["implementations"]
+    names = {a: a, b: b, **(spec.get("names") or {})}
+
+    def row(label: str, figures: dict) -> list[str]:
+        return [label, markdown.number(figures["decisions"]), markdown.number(figures["agreeing"]),
+                f"{figures['rate'] * 100:.2f} %", f"{figures['cases_agreeing']} / {figures['cases']}"]
+
+    rows = [row(f"{names[a]} / {names[b]}", summary["cross"])]
+    rows += [row(f"{names[name]} / itself", summary["self"][name]) for name in (a, b) if name in summary["self"]]
+    return markdown.table(["pair", "decisions", "agreeing", "rate", "cases agreeing entirely"], rows)
