@@ -72,9 +72,10 @@ def main() -> int:
         points.extend(_measured(folder))
         for case, profile in _kueue_profiles(folder).items():
             # The model at Kueue's own spread of cycle times, as measured in this run's Kueue case.
-            scenario = loading.load(args.scenario[0] if args.scenario else SCENARIOS[0]).scenario
+            scenario = loading.load(path_of(args)).scenario
             outcome = pacing.run(scenario, pacing.Pace(profile=profile))
-            points.append({"source": "model", "scenario": f"{Path(folder).name}/{case}", "cohorts": _cohorts(scenario),
+            points.append({"source": "model", "scenario": path_of(args), "label": f"{Path(folder).name}: {case}",
+                           "cohorts": _cohorts(scenario),
                            "pace": dataclasses.asdict(pacing.Pace(profile=profile)),
                            "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
                            "admissions": outcome.admissions, "evictions": outcome.evictions,
@@ -111,6 +112,11 @@ def _measured(folder: Path) -> list[dict]:
     return out
 
 
+def path_of(args: argparse.Namespace) -> str:
+    """The scenario the measured profiles are drawn on: the first one swept."""
+    return (args.scenario or SCENARIOS)[0]
+
+
 def _kueue_profiles(folder: Path) -> dict[str, tuple]:
     """Each Kueue case's cycle times as a pace profile (its admission-attempt histogram, both results)."""
     observed = pd.read_parquet(folder / "tables" / "observations.parquet")
@@ -134,7 +140,7 @@ def _interval_ms(point: dict) -> float:
 
 def _table(points: list[dict], folder: Path) -> None:
     """pace.csv: the model's points; measured.csv: the runs' cases."""
-    model = [{"scenario": Path(p["scenario"]).stem, "cohorts": p["cohorts"],
+    model = [{"scenario": p.get("label") or Path(p["scenario"]).stem, "cohorts": p["cohorts"],
               "cycle_ms": "Kueue's, drawn" if p["pace"]["profile"] else p["pace"]["cycle_seconds"] * 1000,
               "write_ms": p["pace"]["write_seconds"] * 1000,
               "cycles": p["cycles"], "wall_seconds": p["wall_seconds"], "between_cycles_ms": round(_interval_ms(p), 1),
@@ -157,8 +163,8 @@ def _table(points: list[dict], folder: Path) -> None:
 def _plot(points: list[dict], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(7.5, 4.5))
     for scenario in dict.fromkeys(p["scenario"] for p in points if p["source"] == "model"):
-        swept = sorted((p for p in points if p["scenario"] == scenario and p["source"] == "model"
-                        and not p["pace"]["write_seconds"] and not p["pace"]["profile"]), key=_interval_ms)
+        swept = sorted((p for p in points if p["scenario"] == scenario and p["source"] == "model" and "label" not in p
+                        and not p["pace"]["write_seconds"]), key=_interval_ms)
         if not swept:
             continue
         axis.plot([_interval_ms(p) for p in swept], [max(p["evictions"] / p["cohorts"], 0.5) for p in swept],

@@ -143,7 +143,7 @@ def test_rows_keep_the_records_asked_for_in_that_order_and_read_keyword_columns(
 
 TYPED_TABLES = {
     # README path: (tables typed by hand, why they are not rendered yet)
-    "README.md": (4, "not figures: backends, verdicts, drivers; one agreement figures table still typed"),
+    "README.md": (3, "not figures: backends, verdicts, drivers"),
     "results/agreement/tas-placement-random/README.md": (1, "typed: the random placements' agreement counts"),
     "results/agreement/kueue-replay/README.md": (1, "typed: replay verdict counts (replay.json holds them)"),
     "results/baselines/README.md": (1, "typed: verdict counts of a compare printout"),
