@@ -8,19 +8,7 @@ import pytest
 
 from harness.errors import KqbenchError
 from harness.implementations.kueue import readiness
-
-
-class FakeTime:
-    """A clock that moves only when the wait sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
+from tests.unit.harness.faketime import FakeTime
 
 
 def answers(*values):

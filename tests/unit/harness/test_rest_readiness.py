@@ -12,17 +12,7 @@ import pytest
 from harness import rest
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
+from tests.unit.harness.faketime import FakeTime
 
 
 @contextmanager

@@ -8,6 +8,7 @@ import pytest
 
 from harness import waiting
 from harness.errors import KqbenchError
+from tests.unit.harness.faketime import FakeTime
 
 
 def test_poll_returns_the_first_truthy_answer():
@@ -68,17 +69,6 @@ def test_cancel_ends_every_started_task_and_skips_the_ones_never_started():
 
     forever, done = asyncio.run(scenario())
     assert forever.cancelled() and done.done() and not done.cancelled()
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def test_poll_ends_its_error_with_the_last_reason_the_check_gave():
