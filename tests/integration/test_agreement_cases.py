@@ -19,8 +19,11 @@ from .conftest import unique_name
 pytestmark = pytest.mark.integration
 
 CASE_DIR = Path(__file__).resolve().parents[1] / "agreement_cases"
-SAMPLE_SEEDS = (101, 102, 103, 104)
-"""A few random cases on every test run; the full search is a benchmark (results/agreement/)."""
+SAMPLE_SEEDS = (101, 103, 104, 105)
+"""A few random cases on every test run; the full search is a benchmark (results/agreement/). Seed 102 is
+left out: two of its Workloads are admitted in the same second and Kueue's preemption then orders them
+by a race (its cache holds the assumed object, with the exact time, until the API's echo, with whole
+seconds, replaces it), so which one Kueue evicts changes from run to run."""
 
 
 def _cases() -> list[tuple[str, cases.Case]]:
