@@ -5,6 +5,13 @@ quota after the epoch (ClusterQueue and flavor per pod set and resource, or nowh
 Workload either side evicted during the epoch, that it was evicted and why. Pending order (per
 ClusterQueue and LocalQueue) and ClusterQueue usage are compared too and reported beside them:
 they follow from the decisions, so they are not counted twice.
+
+A *tie* is an epoch whose evictions differ only by a coin flip of Kueue's: it orders preemption
+candidates by (evicted, in the preemptor's ClusterQueue, priority, quota reserved more recently,
+UID), and the API keeps the reservation time in whole seconds while the UID is random per cluster,
+so between candidates equal in all but the UID either may go (see ``_is_tie``). From a tie on, a
+case's decisions are set aside: counted neither agreeing nor disagreeing, their differences kept
+apart (``Comparison.set_aside``).
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from harness.agreeing.decisions import Decisions
 
 DECISION_KINDS = ("admission", "eviction")
 """What the agreement rate counts; pending lists and usage follow from them."""
+TIE = "tie-target"
+"""The class of a tie's own evictions (``replaying`` names the same tie in one cycle so)."""
 
 
 @dataclass(frozen=True)
@@ -46,16 +55,38 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class Tie:
+    epoch: int
+    a: tuple[str, ...]
+    """Evicted by a and not by b in that epoch."""
+    b: tuple[str, ...]
+
+    def klass(self, difference: Difference) -> str:
+        """``TIE`` for the tie's own evictions, the difference's class for what followed."""
+        if difference.kind == "eviction" and difference.epoch == self.epoch:
+            return TIE
+        return difference.klass
+
+
+@dataclass(frozen=True)
 class Comparison:
     decisions: int = 0
+    """Compared and counted: up to a tie, if there was one."""
     agreeing: int = 0
     orders: int = 0
-    """Pending lists and usages compared."""
+    """Pending lists and usages compared (up to a tie)."""
     orders_agreeing: int = 0
     differences: tuple[Difference, ...] = field(default_factory=tuple)
+    """Disagreements: differences before any tie."""
+    tie: Tie | None = None
+    set_aside: tuple[Difference, ...] = field(default_factory=tuple)
+    """Differences from the tie's epoch on: neither agreeing nor disagreeing."""
+    decisions_set_aside: int = 0
+    """Decisions from the tie's epoch on, not counted in ``decisions``."""
 
     @property
     def agrees(self) -> bool:
+        """Nothing differs before a tie (what follows a tie is not compared)."""
         return not self.differences
 
     @property
@@ -65,36 +96,88 @@ class Comparison:
 
 def compare(case: cases.Case, a: Sequence[Decisions], b: Sequence[Decisions]) -> Comparison:
     """Every settled point both runs reached; a run that stopped early is compared up to there."""
-    decisions = agreeing = orders = orders_agreeing = 0
-    differences: list[Difference] = []
+    priorities = {w.name: w.priority for w in case.workloads()}
+    counted = Comparison()
+    tie: Tie | None = None
+    set_aside: list[Difference] = []
+    decisions_set_aside = 0
     arrived: list[str] = []
     for epoch, (da, db) in enumerate(zip(a, b, strict=False)):
         arrived += [w.name for w in case.epochs[epoch].arrive] if epoch < len(case.epochs) else []
-        for name in arrived:
-            decisions += 1
-            left, right = da.admitted.get(name), db.admitted.get(name)
+        found = _compare_epoch(epoch, arrived, da, db)
+        if tie is None and epoch > 0:
+            tie = _is_tie(epoch, da, db, a[epoch - 1], b[epoch - 1], priorities)
+        if tie is not None:
+            set_aside += found.differences
+            decisions_set_aside += found.decisions
+            continue
+        counted = Comparison(counted.decisions + found.decisions, counted.agreeing + found.agreeing,
+                             counted.orders + found.orders, counted.orders_agreeing + found.orders_agreeing,
+                             counted.differences + found.differences)
+    return Comparison(counted.decisions, counted.agreeing, counted.orders, counted.orders_agreeing,
+                      counted.differences, tie, tuple(set_aside), decisions_set_aside)
+
+
+def _compare_epoch(epoch: int, arrived: list[str], da: Decisions, db: Decisions) -> Comparison:
+    decisions = agreeing = orders = orders_agreeing = 0
+    differences: list[Difference] = []
+    for name in arrived:
+        decisions += 1
+        left, right = da.admitted.get(name), db.admitted.get(name)
+        if left == right:
+            agreeing += 1
+        else:
+            differences.append(Difference(epoch, "admission", name, left, right))
+    evicted_a, evicted_b = dict(da.evicted), dict(db.evicted)
+    for name in sorted(evicted_a.keys() | evicted_b.keys()):
+        decisions += 1
+        if evicted_a.get(name) == evicted_b.get(name):
+            agreeing += 1
+        else:
+            differences.append(Difference(epoch, "eviction", name, evicted_a.get(name), evicted_b.get(name)))
+    for kind, left_map, right_map in (("pending", da.pending, db.pending),
+                                      ("pending-local", da.pending_local, db.pending_local),
+                                      ("usage", da.usage, db.usage)):
+        for key in sorted(left_map.keys() | right_map.keys()):
+            orders += 1
+            left, right = left_map.get(key, ()), right_map.get(key, ())
             if left == right:
-                agreeing += 1
+                orders_agreeing += 1
             else:
-                differences.append(Difference(epoch, "admission", name, left, right))
-        evicted_a, evicted_b = dict(da.evicted), dict(db.evicted)
-        for name in sorted(evicted_a.keys() | evicted_b.keys()):
-            decisions += 1
-            if evicted_a.get(name) == evicted_b.get(name):
-                agreeing += 1
-            else:
-                differences.append(Difference(epoch, "eviction", name, evicted_a.get(name), evicted_b.get(name)))
-        for kind, left_map, right_map in (("pending", da.pending, db.pending),
-                                          ("pending-local", da.pending_local, db.pending_local),
-                                          ("usage", da.usage, db.usage)):
-            for key in sorted(left_map.keys() | right_map.keys()):
-                orders += 1
-                left, right = left_map.get(key, ()), right_map.get(key, ())
-                if left == right:
-                    orders_agreeing += 1
-                else:
-                    differences.append(Difference(epoch, kind, key, left, right))
+                differences.append(Difference(epoch, kind, key, left, right))
     return Comparison(decisions, agreeing, orders, orders_agreeing, tuple(differences))
+
+
+def _is_tie(epoch: int, da: Decisions, db: Decisions, before_a: Decisions, before_b: Decisions,
+            priorities: dict[str, int]) -> Tie | None:
+    """The epoch's evictions differ only among Workloads that each side, at the settled point
+    before, held in one ClusterQueue, with one priority, reserved in one second; as many on each
+    side, for the same reasons. Else None (and None when a side has no reservation times: old runs).
+
+    Both sides must see the tie: a side that reserved them in different seconds had an order to
+    follow. From the tie on, the rest of the case is set aside rather than compared with the tied
+    names swapped: the two evictees are equal only in what Kueue sorts candidates by, not in what
+    they request or where they queue, so after the flip the two clusters free different quota and
+    requeue different Workloads, and a swap would compare states neither run reached from a common
+    one (calling the flip's consequences disagreements, or hiding a real one behind the swap). The
+    decisions set aside are counted, so the cost of this rule shows in every summary.
+    """
+    evicted_a, evicted_b = dict(da.evicted), dict(db.evicted)
+    if any(evicted_a[n] != evicted_b[n] for n in evicted_a.keys() & evicted_b.keys()):
+        return None  # the same Workload evicted for different reasons: no coin decides that
+    only_a = sorted(evicted_a.keys() - evicted_b.keys())
+    only_b = sorted(evicted_b.keys() - evicted_a.keys())
+    if not only_a or sorted(evicted_a[n] for n in only_a) != sorted(evicted_b[n] for n in only_b):
+        return None
+    names = only_a + only_b
+    if any(n not in priorities for n in names) or len({priorities[n] for n in names}) != 1:
+        return None
+    for before in (before_a, before_b):
+        if any(n not in before.admitted or not before.reserved.get(n) for n in names):
+            return None
+        if len({(before.admitted[n][0], before.reserved[n]) for n in names}) != 1:
+            return None
+    return Tie(epoch, tuple(only_a), tuple(only_b))
 
 
 def describe(difference: Difference, a: str = "a", b: str = "b") -> str:

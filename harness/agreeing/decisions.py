@@ -1,7 +1,9 @@
 """What an implementation decided for one case at one settled point, read from API objects.
 
 Pure: it turns listed Workloads, ClusterQueues and visibility pages (plain dicts) into a
-``Decisions`` value per case, in the case's own names, so two runs compare with ``==``.
+``Decisions`` value per case, in the case's own names, so two runs compare with ``==``. Beside the
+decisions it keeps when each admitted Workload's quota was reserved: not a decision (the two
+clusters' clocks differ), but what tells a tie between preemption candidates (``comparing``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ class Decisions:
     """namespace/LocalQueue -> its pending Workloads in order."""
     usage: dict[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
     """ClusterQueue -> ((flavor, resource, total), ...) from status.flavorsUsage, zeros left out."""
+    reserved: dict[str, str] = field(default_factory=dict, compare=False)
+    """Workload -> its QuotaReserved lastTransitionTime (whole seconds, as the API stores it), for every
+    admitted one; left out of ``==``. Empty in decisions written before it was recorded."""
 
 
 def admission_of(obj: Mapping) -> Admission | None:
@@ -74,6 +79,17 @@ def admitted_by_case(workloads: Iterable[Mapping], prefixes: Iterable[str]) -> d
     return out
 
 
+def reserved_by_case(workloads: Iterable[Mapping], prefixes: Iterable[str]) -> dict[str, dict[str, str]]:
+    """prefix -> {workload: QuotaReserved lastTransitionTime} for the Workloads that hold quota."""
+    out: dict[str, dict[str, str]] = {p: {} for p in prefixes}
+    for obj in workloads:
+        prefix, name = _owner(obj, out)
+        reserved = conditions.condition(obj, "QuotaReserved")
+        if prefix is not None and reserved is not None and admission_of(obj) is not None:
+            out[prefix][name] = reserved.get("lastTransitionTime", "")
+    return out
+
+
 def usage_of(cq_obj: Mapping, prefix: str) -> tuple[tuple[str, str, str], ...]:
     rows = []
     for flavor in (cq_obj.get("status") or {}).get("flavorsUsage") or ():
@@ -99,7 +115,8 @@ def _owner(obj: Mapping, prefixes: Mapping[str, object]) -> tuple[str | None, st
 
 
 def from_json(data: Mapping) -> Decisions:
-    """A Decisions value back from its JSON form (``dataclasses.asdict`` written by the run)."""
+    """A Decisions value back from its JSON form (``dataclasses.asdict`` written by the run; runs
+    written before ``reserved`` was recorded lack it)."""
     def admission(value) -> Admission:
         cq, pod_sets = value
         return cq, tuple((ps, tuple((r, f) for r, f in flavors)) for ps, flavors in pod_sets)
@@ -109,4 +126,5 @@ def from_json(data: Mapping) -> Decisions:
         evicted=tuple((name, reason) for name, reason in data["evicted"]),
         pending={k: tuple(v) for k, v in data["pending"].items()},
         pending_local={k: tuple(v) for k, v in data["pending_local"].items()},
-        usage={k: tuple(tuple(row) for row in v) for k, v in data["usage"].items()})
+        usage={k: tuple(tuple(row) for row in v) for k, v in data["usage"].items()},
+        reserved=dict(data.get("reserved", {})))

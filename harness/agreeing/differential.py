@@ -95,16 +95,26 @@ def summarize(results: list[CaseResult], implementations: tuple[str, str]) -> di
         orders = sum(c.orders for c in comparisons)
         return {"decisions": total, "agreeing": agreeing, "rate": agreeing / total if total else None,
                 "orders": orders, "orders_agreeing": sum(c.orders_agreeing for c in comparisons),
-                "cases_agreeing": sum(c.agrees for c in comparisons), "cases": len(comparisons)}
+                "cases_agreeing": sum(c.agrees and c.tie is None for c in comparisons), "cases": len(comparisons),
+                # Added within schema version 1: a summary without them was written before ties were told apart.
+                "cases_tied": sum(c.agrees and c.tie is not None for c in comparisons),
+                "decisions_set_aside": sum(c.decisions_set_aside for c in comparisons)}
 
     classes: Counter[str] = Counter()
+    ties: Counter[str] = Counter()
     examples: dict[str, int] = {}
+    tie_examples: dict[str, int] = {}
     for r in ran:
         assert r.cross is not None
         # Only differences that each implementation reproduces in its own repeat count as disagreements.
         for d in _stable(r):
             classes[d.klass] += 1
             examples.setdefault(d.klass, r.index)
+        tie = r.cross.tie
+        for d in r.cross.set_aside:
+            assert tie is not None
+            ties[tie.klass(d)] += 1
+            tie_examples.setdefault(tie.klass(d), r.index)
 
     def rows(decided: bool) -> list[dict]:
         return [{"class": k, "count": n, "example_case": examples[k]} for k, n in classes.most_common()
@@ -117,6 +127,7 @@ def summarize(results: list[CaseResult], implementations: tuple[str, str]) -> di
         "self": {impl: rate([r.selves[impl] for r in ran if impl in r.selves]) for impl in implementations},
         "classes": rows(decided=True),
         "order_classes": rows(decided=False),
+        "tie_classes": [{"class": k, "count": n, "example_case": tie_examples[k]} for k, n in ties.most_common()],
         "failures": [{"case": r.index, "failure": (r.failure or "").splitlines()[0]} for r in results if r.failure],
         "runs_failed": _failed_runs(results),
     }
@@ -161,15 +172,16 @@ def _failed_runs(results: list[CaseResult]) -> list[dict]:
 
 
 def _stable(result: CaseResult) -> list[comparing.Difference]:
-    """Cross differences on subjects where neither implementation disagreed with itself."""
+    """Cross differences on subjects where neither implementation disagreed with itself (nor
+    differed from itself after a tie)."""
     assert result.cross is not None
-    unstable = {(d.epoch, d.kind, d.subject) for c in result.selves.values() for d in c.differences}
+    unstable = {(d.epoch, d.kind, d.subject) for c in result.selves.values() for d in c.differences + c.set_aside}
     return [d for d in result.cross.differences if (d.epoch, d.kind, d.subject) not in unstable]
 
 
 def write(results: list[CaseResult], summary: dict, out: Path, a: str, b: str) -> None:
     """summary.json, one line per case and implementation run in decisions.jsonl, and the case
-    file of every case whose runs disagree in cases/."""
+    file of every case whose runs disagree or tie in cases/."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION, **summary}, indent=2) + "\n")
     (out / "cases").mkdir(exist_ok=True)
@@ -183,9 +195,12 @@ def write(results: list[CaseResult], summary: dict, out: Path, a: str, b: str) -
                     lines.write(json.dumps({"case": r.index, "seed": r.case.seed, "implementation": impl,
                                             "repeat": repeat, "failure": outcome.failure,
                                             "epochs": [dataclasses.asdict(d) for d in outcome.decisions]}) + "\n")
-            if r.cross is not None and not r.cross.agrees:
+            if r.cross is not None and (not r.cross.agrees or r.cross.tie is not None):
                 body = cases.dump(r.case)
                 notes = "".join(f"# {comparing.describe(d, a, b)}\n" for d in _stable(r)[:20])
+                tie = r.cross.tie
+                notes += "".join(f"# set aside ({tie.klass(d)}): {comparing.describe(d, a, b)}\n"
+                                 for d in r.cross.set_aside[:20] if tie is not None)
                 (out / "cases" / f"case-{r.index:03d}.yaml").write_text(notes + body)
 
 

@@ -91,6 +91,7 @@ def read_decisions(creds: Credentials, state: State, batch: dict[str, cases.Case
                    evictions: dict[str, list[tuple[str, str]]]) -> dict[str, decisions.Decisions]:
     """Every case's decisions at a settled point (``evictions``: since the last one, per case)."""
     admitted = decisions.admitted_by_case(state.workloads, batch)
+    reserved = decisions.reserved_by_case(state.workloads, batch)
     queues = {q["metadata"]["name"]: q for q in state.cluster_queues}
     pages = _pages(creds, batch)
     out = {}
@@ -101,7 +102,7 @@ def read_decisions(creds: Credentials, state: State, batch: dict[str, cases.Case
         usage = {cq.name: decisions.usage_of(queues.get(rendering.named(prefix, cq.name), {}), prefix)
                  for cq in case.clusterQueues}
         out[prefix] = decisions.Decisions(admitted[prefix], tuple(sorted(evictions.get(prefix, ()))),
-                                          pending, local, usage)
+                                          pending, local, usage, reserved[prefix])
     return out
 
 

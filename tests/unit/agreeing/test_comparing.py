@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 import yaml
 
 from harness.agreeing import cases, comparing, decisions
@@ -75,3 +78,91 @@ def test_each_row_of_workloads_starts_in_a_later_second_than_the_last_one_ended(
                             clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
     for previous_end, start in zip(ends, starts[1:]):
         assert int(start) > int(previous_end)
+
+
+TIES = """
+flavors: [{name: f0}]
+namespaces: [{name: ns-a}]
+clusterQueues:
+- {name: cq0, preemption: {withinClusterQueue: LowerPriority},
+   resourceGroups: [{coveredResources: [cpu], flavors: [{name: f0, resources: [{name: cpu, nominalQuota: "3"}]}]}]}
+- {name: cq1, resourceGroups: [{coveredResources: [cpu], flavors: [{name: f0, resources: [{name: cpu, nominalQuota: "1"}]}]}]}
+localQueues: [{namespace: ns-a, name: lq0, clusterQueue: cq0}, {namespace: ns-a, name: lq1, clusterQueue: cq1}]
+epochs:
+- arrive:
+  - {name: w1, namespace: ns-a, queueName: lq0, podSets: [{count: 1, requests: {cpu: "1"}}]}
+  - {name: w2, namespace: ns-a, queueName: lq0, podSets: [{count: 1, requests: {cpu: "1"}}]}
+  - {name: w3, namespace: ns-a, queueName: lq0, priority: 5, podSets: [{count: 1, requests: {cpu: "1"}}]}
+  - {name: w4, namespace: ns-a, queueName: lq1, podSets: [{count: 1, requests: {cpu: "1"}}]}
+- arrive: [{name: p, namespace: ns-a, queueName: lq0, priority: 100, podSets: [{count: 1, requests: {cpu: "1"}}]}]
+- finish: [p]
+"""
+T1, T2 = "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"
+WHERE = {"w1": "cq0", "w2": "cq0", "w3": "cq0", "w4": "cq1", "p": "cq0"}
+
+
+def point(held: dict[str, str | None], evicted: tuple[tuple[str, str], ...] = ()) -> Decisions:
+    """A settled point: Workload -> the second its quota was reserved (None: not recorded)."""
+    return Decisions(admitted={n: (WHERE[n], (("ps0", (("cpu", "f0"),)),)) for n in held},
+                     evicted=tuple(sorted(evicted)), reserved={n: s for n, s in held.items() if s})
+
+
+def preempted(before: dict[str, str | None], victims: tuple[str, ...], reason: str = "InClusterQueue"):
+    """The run whose preemptor ``p`` evicted ``victims`` in epoch 1, then finished in epoch 2."""
+    after = {n: s for n, s in before.items() if n not in victims}
+    return [point(before), point({**after, "p": T2}, tuple((v, reason) for v in victims)), point(after)]
+
+
+@pytest.mark.parametrize("a, b, tied", [
+    pytest.param(preempted({"w1": T1, "w2": T1}, ("w1",)), preempted({"w1": T1, "w2": T1}, ("w2",)), True,
+                 id="same second, ClusterQueue and priority on both sides: a tie"),
+    pytest.param(preempted({"w1": T1, "w3": T1}, ("w1",)), preempted({"w1": T1, "w3": T1}, ("w3",)), False,
+                 id="same second, different priority"),
+    pytest.param(preempted({"w1": T1, "w2": T1}, ("w1",)), preempted({"w1": T1, "w2": T2}, ("w2",)), False,
+                 id="different seconds on one side"),
+    pytest.param(preempted({"w1": T1, "w4": T1}, ("w1",)), preempted({"w1": T1, "w4": T1}, ("w4",)), False,
+                 id="different ClusterQueues"),
+    pytest.param(preempted({"w1": T1, "w2": T1}, ("w1", "w2")), preempted({"w1": T1, "w2": T1}, ("w2",)), False,
+                 id="one side evicts more"),
+    pytest.param(preempted({"w1": T1, "w2": T1}, ("w1",)),
+                 preempted({"w1": T1, "w2": T1}, ("w2",), reason="InCohortReclamation"), False,
+                 id="different reasons"),
+    pytest.param(preempted({"w1": None, "w2": None}, ("w1",)), preempted({"w1": None, "w2": None}, ("w2",)), False,
+                 id="no reservation seconds recorded"),
+])
+def test_differing_evictions_are_a_tie_only_among_candidates_kueue_cannot_order(a, b, tied):
+    case = cases.parse(yaml.safe_load(TIES))
+    result = comparing.compare(case, a, b)
+    assert (result.tie is not None) is tied
+    if tied:
+        assert result.agrees and result.tie == comparing.Tie(1, ("w1",), ("w2",))
+        assert result.decisions == 4 and result.agreeing == 4, "epoch 0 only: the tie's epoch on is set aside"
+        assert result.decisions_set_aside == 5 + 2 + 5
+        assert {result.tie.klass(d) for d in result.set_aside} >= {comparing.TIE, "admission: only b admits"}
+        assert {d.epoch for d in result.set_aside} == {1, 2}
+    else:
+        assert not result.agrees and result.first_epoch == 1 and not result.set_aside
+        assert any(d.kind == "eviction" for d in result.differences)
+
+
+def test_reservation_seconds_are_read_kept_out_of_equality_and_optional_in_old_files():
+    obj = workload("w0", "c001-cq0")
+    obj["status"]["conditions"][0]["lastTransitionTime"] = T1
+    assert decisions.reserved_by_case([obj, workload("w1")], ["c001"]) == {"c001": {"w0": T1}}
+    recorded = point({"w1": T1})
+    assert recorded == point({"w1": T2}) == point({"w1": None})
+    assert decisions.from_json(dataclasses.asdict(recorded)).reserved == {"w1": T1}
+    old = {k: v for k, v in dataclasses.asdict(recorded).items() if k != "reserved"}
+    assert decisions.from_json(old) == recorded and decisions.from_json(old).reserved == {}
+
+
+def test_decisions_read_from_old_files_still_compare():
+    def old(run):
+        return [decisions.from_json({k: v for k, v in dataclasses.asdict(d).items() if k != "reserved"})
+                for d in run]
+    case = cases.parse(yaml.safe_load(TIES))
+    a, b = preempted({"w1": T1, "w2": T1}, ("w1",)), preempted({"w1": T1, "w2": T1}, ("w2",))
+    result = comparing.compare(case, old(a), old(b))
+    assert result.tie is None and result.first_epoch == 1
+    assert [d.klass for d in result.differences if d.kind == "eviction"] == ["eviction: only a evicts",
+                                                                              "eviction: only b evicts"]

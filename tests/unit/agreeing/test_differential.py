@@ -128,3 +128,36 @@ def test_a_difference_that_does_not_come_back_in_a_small_batch_is_not_a_rule():
     from harness.agreeing import reporting
     assert "did not come back" in reporting.render({"command": "c", "git_sha": "s", "seeds": [3, 4], "repeats": 2,
                                                     "batch": 5}, summary)
+
+
+def test_a_tie_is_set_aside_beside_the_rates_and_reads_back_from_the_files(tmp_path):
+    """Kueue's coin flip between two equal candidates: it evicts w1 in one run and w2 in the other,
+    the reference w2 in both. Neither a disagreement nor an agreement, across and within Kueue."""
+    import yaml
+
+    from harness.agreeing import reporting
+
+    from .test_comparing import T1, TIES, preempted
+
+    calls = []
+
+    def run_batch(impl, batch, name):
+        calls.append(impl)
+        victim = "w1" if impl == "kueue" and calls.count("kueue") == 1 else "w2"
+        return {p: running.Outcome(preempted({"w1": T1, "w2": T1}, (victim,))) for p in batch}
+
+    results = differential.run([cases.parse(yaml.safe_load(TIES))], ("reference", "kueue"), 2, 5, run_batch,
+                               say=lambda line: None)
+    summary = differential.summarize(results, ("reference", "kueue"))
+    cross = summary["cross"]
+    assert (cross["decisions"], cross["rate"], cross["decisions_set_aside"]) == (4, 1.0, 12)
+    assert (cross["cases_agreeing"], cross["cases_tied"]) == (0, 1)
+    assert summary["self"]["kueue"]["cases_tied"] == 1 and summary["self"]["reference"]["cases_agreeing"] == 1
+    assert summary["classes"] == [] and differential.disagreeing(results) == []
+    assert {r["class"]: r["count"] for r in summary["tie_classes"]}["tie-target"] == 2
+    text = reporting.render({"command": "c", "git_sha": "s", "seeds": [None], "repeats": 2, "batch": 5}, summary)
+    assert "- reference / kueue: 12 decisions set aside; 1 case(s) agreeing up to a tie" in text
+    assert "| tie-target | 2 | 0 |" in text
+    differential.write(results, summary, tmp_path, "reference", "kueue")
+    assert differential.summarize(differential.read(tmp_path, ("reference", "kueue")), ("reference", "kueue")) == summary
+    assert "# set aside (tie-target): epoch 1 eviction w1" in (tmp_path / "cases" / "case-000.yaml").read_text()
