@@ -4,7 +4,7 @@ job controller, kube-scheduler and kwok pod stages doing what they do in a real 
 - `phases`: JobsPhase (`kind: jobs`), which needs a cluster with `jobs: true`.
 - `plans`: the arrival schedule (kueue-baseline's, per ClusterQueue and class) and each Job (pure).
 - `recording`: watch events -> per-Job and per-pod first times (pure).
-- `generating`: creates the Jobs on schedule, runs the informers (the I/O edge).
+- `generating`: what harness.load.creating creates (Jobs) and watches (Jobs, pods, Workloads).
 - `figures`: pods per second, Job and pod latencies, concurrency (pure); `tabulating`: tables;
   `summarising`: summary metrics; `resources`: API load per resource and CPU per process from the
   run's measurements; `reporting`: the report section.

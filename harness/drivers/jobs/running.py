@@ -9,6 +9,7 @@ from pathlib import Path
 from harness import kubeconfig
 from harness.drivers import contract
 from harness.drivers.jobs import figures as figs, generating, plans, tabulating
+from harness.load import creating
 
 
 def _line(figures: figs.Figures) -> str:
@@ -25,26 +26,27 @@ def _line(figures: figs.Figures) -> str:
 def run(context: contract.PhaseContext) -> None:
     say = context.say
     plan = plans.from_scenario(context.scenario)
-    settings = generating.GeneratorSettings(max_seconds=float(context.phase.seconds), in_flight=context.phase.in_flight)
+    settings = creating.Settings(max_seconds=float(context.phase.seconds), in_flight=context.phase.in_flight)
     say(f"    jobs: {plan.total_jobs} Jobs ({plan.total_pods} pods) over {len(plan.arrivals.queues)} ClusterQueues, "
         f"bounded at {settings.max_seconds:.0f}s")
     context.watch_process("kqbench-generator", os.getpid())
     outcome = generating.generate(kubeconfig.load(context.cluster.kubeconfig), plan, settings, say)
-    figures = figs.compute(outcome.recorder, outcome.start, outcome.end)
-    lags = sorted(outcome.lags) or [0.0]
-    extras = {"create_failures": outcome.create_failures, "timed_out": float(outcome.timed_out),
+    created = outcome.creating
+    figures = figs.compute(outcome.recorder, created.start, created.end)
+    lags = sorted(created.lags) or [0.0]
+    extras = {"create_failures": created.failures, "timed_out": float(created.timed_out),
               "creation_lag_p50_seconds": lags[len(lags) // 2], "creation_lag_max_seconds": lags[-1],
               "job_events": outcome.recorder.job_events, "pod_events": outcome.recorder.pod_events,
               "workload_events": outcome.recorder.workload_events}
     tables = {tabulating.FIGURES_TABLE: tabulating.figures_frame(figures, extras),
               tabulating.RATES_TABLE: tabulating.rates_frame(figures),
-              tabulating.JOBS_TABLE: tabulating.jobs_frame(outcome.recorder, outcome.start),
-              tabulating.PODS_TABLE: tabulating.pods_frame(outcome.recorder, outcome.start)}
+              tabulating.JOBS_TABLE: tabulating.jobs_frame(outcome.recorder, created.start),
+              tabulating.PODS_TABLE: tabulating.pods_frame(outcome.recorder, created.start)}
     out = Path(context.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "jobs-figures.json").write_text(json.dumps(tables[tabulating.FIGURES_TABLE].to_dict(orient="records"), indent=1))
-    if outcome.first_failure:
-        say(f"    jobs: {outcome.create_failures} creates failed, the first: {outcome.first_failure}")
+    if created.first_failure:
+        say(f"    jobs: {created.failures} creates failed, the first: {created.first_failure}")
     say(_line(figures) + ("" if figures.complete else " (INCOMPLETE)"))
     for name, table in tables.items():
         context.emit(name, table.assign(phase=context.phase_name, implementation=context.scenario.scheduler.implementation))

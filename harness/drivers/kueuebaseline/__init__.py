@@ -5,8 +5,8 @@
 - `plans`: the labels on its Workloads (the creation schedule is harness.load.arrivals, shared with jobs).
 - `figures`: wall time, ClusterQueue usage and time to admission per class, defined as Kueue's
   runner/recorder and checker define them, next to Kueue's published numbers (pure).
-- `generating`: creates the workloads on schedule, watches admissions, marks each Finished once its
-  runtime has elapsed after admission (the I/O edge).
+- `generating`: what harness.load.creating creates (bare Workloads) and watches; marks each Finished
+  once its runtime has elapsed after admission (the I/O edge).
 - `running`: the run function; `tabulating`: figures as tables; `summarising`: summary metrics;
   `reporting`: the report section.
 """

@@ -1,8 +1,8 @@
-"""Running Kueue's baseline against the reference scheduler: create on schedule, watch, finish.
+"""Running Kueue's baseline against the scheduler under test: create on schedule, watch, finish.
 
-One asyncio loop in the harness process, as Kueue's runner is one process next to minimalkueue:
-- a creator POSTs each Workload at its due time (bounded in flight; lag behind the schedule is
-  recorded, so a run that could not keep the arrival pattern says so);
+One asyncio loop in the harness process, as Kueue's runner is one process next to minimalkueue. The
+engine (harness.load.creating) POSTs each Workload at its due time; this module is what is particular
+to bare Workloads:
 - an informer on Workloads records, by this process's clock, when each one is first seen admitted
   and when it loses its quota (eviction) — sub-second, unlike the API's 1 s timestamps;
 - an informer on ClusterQueues records each status change (the CPU in status.flavorsUsage), which
@@ -22,47 +22,35 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import aiohttp
-
-from harness import bareworkloads, waiting
+from harness import bareworkloads
 from harness.drivers.kueuebaseline import figures as figs, plans
-from harness.load import arrivals
+from harness.load import arrivals, creating
 from loadtests import settings as load_settings, workloads as wl
 from scheduler.controller import informing
 from scheduler.core import conditions, quantities
 from scheduler.kube import client as kube
 
+NAME = "kueue-baseline"
 FIELD_MANAGER = "kqbench-kueue-baseline"
 """Not the scheduler's manager: applying Finished must not take its conditions away."""
 BASE = f"/apis/{wl.API_VERSION}"
-
-
-@dataclass(frozen=True, slots=True)
-class GeneratorSettings:
-    max_seconds: float = 900.0
-    """Bound on the whole run (the phase's `seconds`)."""
-    in_flight: int = 64
-    """Creates and finishes in flight at once; the connection pool has as many connections."""
-    progress_seconds: float = 15.0
+SETTINGS = creating.Settings(in_flight=64, sync_timeout_seconds=60.0)
+"""Creates and finishes in flight at once (Kueue's runner keeps up with 64); `max_seconds` is the phase's."""
 
 
 @dataclass(slots=True)
 class Outcome:
     records: dict[str, figs.WorkloadRecord]
-    start: float
-    lags: list[float] = field(default_factory=list)
-    """Seconds each create was sent after its due time."""
-    create_failures: int = 0
+    creating: creating.Result
     evictions_released: int = 0
     """Evicted Workloads whose quota the generator released (Kueue: it leaves that to a job controller)."""
     finish_failures: int = 0
-    timed_out: bool = False
     queue_events: list[figs.QueueEvent] = field(default_factory=list)
     """Every ClusterQueue state the informer saw, by this process's clock."""
     api_times: dict[str, list[str]] = field(default_factory=dict)
+    """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
     evictions: list[figs.Eviction] = field(default_factory=list)
     """Every eviction the informer saw, with its reason and preemptor."""
-    """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
 
 
 def _first_quantity(entries: list, *path: str) -> int:
@@ -102,28 +90,55 @@ def workload_body(creation: arrivals.Creation) -> dict:
 
 
 class Generator:
-    def __init__(self, client: kube.KubeClient, plan: arrivals.Plan, settings: GeneratorSettings,
+    """The engine's member: what a bare Workload is, what is watched, and the writes a job would do."""
+
+    def __init__(self, client: kube.KubeClient, plan: arrivals.Plan, settings: creating.Settings,
                  clock: Callable[[], float] = time.time, say: Callable[[str], None] = print,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.client = client
         self.sleep = sleep
         self.plan = plan
-        self.settings = settings
         self.clock = clock
-        self.say = say
-        self.outcome = Outcome(records={}, start=0.0)
         self._creations = {c.name: c for c in arrivals.schedule(plan)}
-        self._slots = asyncio.Semaphore(settings.in_flight)
+        self.engine = creating.Engine(client, self, list(self._creations.values()), settings, NAME, clock, say, sleep)
+        self.outcome = Outcome(records={}, creating=self.engine.result)
         self._timers: dict[str, int] = {}
         """name -> admission epoch a finish timer is armed for (a stale timer after eviction does nothing)."""
-        self._tasks: set[asyncio.Task] = set()
-        self._all_finished = asyncio.Event()
-        self._created_all = False
         self._releasing: set[str] = set()
         """Evictions being finished (one release in flight per Workload)."""
         self._names_by_uid: dict[str, str] = {}
         self._evictions_seen: dict[str, tuple[str, str]] = {}
         """name -> (lastTransitionTime, message) of the last Evicted=True recorded."""
+
+    # -- the engine's questions ---------------------------------------------------------------
+    def informers(self, client: kube.KubeClient) -> list[informing.Informer]:
+        return [informing.Informer(client, f"{BASE}/workloads", self._on_list, self._on_event),
+                informing.Informer(client, f"{BASE}/clusterqueues", self._on_queue_list, self._on_queue_event)]
+
+    def planned(self, creation: arrivals.Creation, now: float) -> None:
+        cls = creation.workload_class
+        self.outcome.records[creation.name] = figs.WorkloadRecord(
+            creation.name, creation.queue.cluster_queue, cls.name, cls.cpu_milli, created=now)
+
+    def request(self, creation: arrivals.Creation) -> tuple[str, dict]:
+        return f"{BASE}/namespaces/{creation.queue.namespace}/workloads", workload_body(creation)
+
+    def created(self, creation: arrivals.Creation, stored: dict, now: float) -> None:
+        record = self.outcome.records.get(creation.name)
+        if record is not None:
+            # The POST's return is the recorder's "first event"; an admission seen earlier wins.
+            record.created = min(now, record.admitted) if record.admitted is not None else now
+
+    def refused(self, creation: arrivals.Creation) -> None:
+        self.outcome.records.pop(creation.name, None)
+
+    def done(self) -> bool:
+        return all(r.finished is not None for r in self.outcome.records.values())
+
+    def progress(self) -> str:
+        records = self.outcome.records.values()
+        return (f"created {len(records)}/{self.plan.total}, admitted {sum(r.admitted is not None for r in records)}, "
+                f"finished {sum(r.finished is not None for r in records)}")
 
     # -- watch side ---------------------------------------------------------------------------
     def _on_list(self, items: list[dict]) -> None:
@@ -149,7 +164,7 @@ class Generator:
         if conditions.is_true(obj, "Evicted") and is_reserved and not is_finished \
                 and record.name not in self._releasing:
             self._releasing.add(record.name)
-            self._spawn(self._release(meta.get("namespace", ""), obj))
+            self.engine.spawn(self._release(meta.get("namespace", ""), obj))
         if is_finished:
             self._finished(record, now)
         elif conditions.is_true(obj, "Admitted") and (obj.get("status") or {}).get("admission"):
@@ -157,7 +172,7 @@ class Generator:
                 record.on_admitted(now)
                 epoch = self._timers.get(record.name, 0) + 1
                 self._timers[record.name] = epoch
-                self._spawn(self._finish_later(record, epoch, now + self._creations[record.name].workload_class.runtime_seconds))
+                self.engine.spawn(self._finish_later(record, epoch, now + self._creations[record.name].workload_class.runtime_seconds))
         elif record.admitted_since is not None:
             record.on_released(now, finished=False)  # evicted: queues again, its timer is stale
             self._timers[record.name] = self._timers.get(record.name, 0) + 1
@@ -178,11 +193,7 @@ class Generator:
     def _finished(self, record: figs.WorkloadRecord, now: float) -> None:
         if record.finished is None:
             record.on_released(now, finished=True)
-            self._check_done()
-
-    def _check_done(self) -> None:
-        if self._created_all and all(r.finished is not None for r in self.outcome.records.values()):
-            self._all_finished.set()
+            self.engine.check_done()
 
     def _on_queue_list(self, items: list[dict]) -> None:
         for obj in items:
@@ -193,27 +204,22 @@ class Generator:
             self.outcome.queue_events.append(queue_event(obj, self.clock()))
 
     # -- write side ---------------------------------------------------------------------------
-    def _spawn(self, coroutine) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def _finish_later(self, record: figs.WorkloadRecord, epoch: int, due: float) -> None:
         await self.sleep(max(0.0, due - self.clock()))
         if self._timers.get(record.name) != epoch or record.finished is not None:
             return
         creation = self._creations[record.name]
         path = f"{BASE}/namespaces/{creation.queue.namespace}/workloads/{record.name}/status"
-        async with self._slots:
+        async with self.engine.slots:
             try:
                 await self.client.request("PATCH", f"{path}?fieldManager={FIELD_MANAGER}&force=true",
                                           bareworkloads.finished_apply(creation.queue.namespace, record.name, self.clock(),
-                                                                            "kqbench kueue-baseline: runtime elapsed after admission"),
+                                                                       "kqbench kueue-baseline: runtime elapsed after admission"),
                                           "application/apply-patch+yaml")
-            except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
+            except creating.WRITE_ERRORS:
                 self.outcome.finish_failures += 1
                 if self._timers.get(record.name) == epoch:  # try again shortly, still bounded by the run's deadline
-                    self._spawn(self._finish_later(record, epoch, self.clock() + 1.0))
+                    self.engine.spawn(self._finish_later(record, epoch, self.clock() + 1.0))
                 return
         if self._timers.get(record.name) == epoch:
             self._finished(record, self.clock())
@@ -223,88 +229,20 @@ class Generator:
         name = obj["metadata"]["name"]
         path = f"{BASE}/namespaces/{namespace}/workloads/{name}/status"
         try:
-            async with self._slots:
+            async with self.engine.slots:
                 await self.client.request("PATCH", path, bareworkloads.eviction_release(obj, self.clock()),
                                           "application/merge-patch+json")
             self.outcome.evictions_released += 1
-        except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
+        except creating.WRITE_ERRORS:
             pass
         finally:
             self._releasing.discard(name)
 
-    async def _create(self, creation: arrivals.Creation) -> None:
-        path = f"{BASE}/namespaces/{creation.queue.namespace}/workloads"
-        body = workload_body(creation)
-        try:
-            await self.client.request("POST", path, body)
-        except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError):
-            self.outcome.create_failures += 1
-            self.outcome.records.pop(creation.name, None)
-        finally:
-            self._slots.release()
-        record = self.outcome.records.get(creation.name)
-        if record is not None:
-            # The POST's return is the recorder's "first event"; an admission seen earlier wins.
-            returned = self.clock()
-            record.created = min(returned, record.admitted) if record.admitted is not None else returned
-
-    async def _create_all(self) -> None:
-        start = self.outcome.start
-        for creation in self._creations.values():
-            wait = start + creation.at - self.clock()
-            if wait > 0:
-                await self.sleep(wait)
-            await self._slots.acquire()
-            now = self.clock()
-            self.outcome.lags.append(max(0.0, now - (start + creation.at)))
-            cls = creation.workload_class
-            self.outcome.records[creation.name] = figs.WorkloadRecord(
-                creation.name, creation.queue.cluster_queue, cls.name, cls.cpu_milli, created=now)
-            self._spawn(self._create(creation))
-        self._created_all = True
-        self._check_done()
-
-    async def _progress(self) -> None:
-        while True:
-            await self.sleep(self.settings.progress_seconds)
-            records = self.outcome.records.values()
-            self.say(f"    kueue-baseline t={self.clock() - self.outcome.start:.0f}s: created {len(records)}"
-                     f"/{self.plan.total}, admitted {sum(r.admitted is not None for r in records)}, "
-                     f"finished {sum(r.finished is not None for r in records)}")
-
     async def run(self) -> Outcome:
-        stop = asyncio.Event()
-        informer = informing.Informer(self.client, f"{BASE}/workloads", self._on_list, self._on_event)
-        queues = informing.Informer(self.client, f"{BASE}/clusterqueues", self._on_queue_list, self._on_queue_event)
-        watching = asyncio.create_task(informer.run(stop))
-        watching_queues = asyncio.create_task(queues.run(stop))
-        progress = asyncio.create_task(self._progress())
-        creating = None
-        try:
-            await asyncio.wait_for(informer.synced.wait(), timeout=60)
-            await asyncio.wait_for(queues.synced.wait(), timeout=60)
-            self.outcome.start = self.clock()
-            creating = asyncio.create_task(self._create_all())
-            remaining = self.settings.max_seconds - (self.clock() - self.outcome.start)
-            try:
-                await asyncio.wait_for(self._all_finished.wait(), timeout=max(1.0, remaining))
-            except asyncio.TimeoutError:
-                self.outcome.timed_out = True
-        finally:
-            stop.set()
-            await waiting.cancel(creating, progress, watching, watching_queues, *self._tasks)
+        await self.engine.run()
         return self.outcome
 
 
-async def _run(creds, plan: arrivals.Plan, settings: GeneratorSettings, say) -> Outcome:
-    client = kube.KubeClient(creds, None, 1, user_agent="kqbench-kueue-baseline", connections=settings.in_flight + 4)
-    try:
-        return await Generator(client, plan, settings, say=say).run()
-    finally:
-        await client.close()
-
-
-def generate(creds, plan: arrivals.Plan, settings: GeneratorSettings, say: Callable[[str], None] = print) -> Outcome:
+def generate(creds, plan: arrivals.Plan, settings: creating.Settings, say: Callable[[str], None] = print) -> Outcome:
     """Run the whole generation in a fresh event loop; returns when done or at the deadline."""
-    return asyncio.run(_run(creds, plan, settings, say))
-
+    return creating.generate(creds, settings, NAME, lambda client: Generator(client, plan, settings, say=say))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -15,22 +16,23 @@ from harness.toolchain import building
 def run(context: contract.PhaseContext) -> None:
     say = context.say
     plan = arrivals.from_scenario(context.scenario)
-    settings = generating.GeneratorSettings(max_seconds=float(context.phase.seconds))
+    settings = dataclasses.replace(generating.SETTINGS, max_seconds=float(context.phase.seconds))
     say(f"    kueue-baseline: {plan.total} workloads over {len(plan.queues)} ClusterQueues "
         f"(classes {', '.join(f'{c.name} x{c.count}/{c.interval_seconds:g}s' for c in plan.classes)}), "
         f"bounded at {settings.max_seconds:.0f}s")
     outcome = generating.generate(kubeconfig.load(context.cluster.kubeconfig), plan, settings, say)
-    figures = figs.compute(list(outcome.records.values()), plan.nominal_milli, outcome.start,
+    created = outcome.creating
+    figures = figs.compute(list(outcome.records.values()), plan.nominal_milli, created.start,
                            queue_events=outcome.queue_events)
-    lags = sorted(outcome.lags) or [0.0]
+    lags = sorted(created.lags) or [0.0]
     api_metrics = tabulating.api_time_to_admission(outcome.records, outcome.api_times)
     api_wall = tabulating.api_wall_seconds(outcome.api_times)
     if api_wall is not None:
         api_metrics["wall_seconds"] = api_wall
     extras = {"workloads": float(figures.workloads), "finished": float(figures.finished),
-              "complete": float(figures.complete and not outcome.timed_out),
+              "complete": float(figures.complete and not created.timed_out),
               "evictions": float(sum(c.evictions for c in figures.classes)),
-              "create_failures": float(outcome.create_failures),
+              "create_failures": float(created.failures),
               "generator_released_evictions": float(outcome.evictions_released), "finish_failures": float(outcome.finish_failures),
               "creation_lag_p50_seconds": lags[len(lags) // 2],
               "creation_lag_max_seconds": lags[-1],
@@ -43,9 +45,9 @@ def run(context: contract.PhaseContext) -> None:
     frame = tabulating.figures_frame(figures, api_metrics, extras, rangespecs.reference(config, bounds))
     classes = tabulating.classes_frame(figures)
     workloads = tabulating.with_entitlements(tabulating.workloads_frame(outcome.records, outcome.api_times,
-                                                                        outcome.start),
+                                                                        created.start),
                                              context.scenario, plan.nominal_milli)
-    evictions = tabulating.evictions_frame(outcome.evictions, outcome.records, outcome.start)
+    evictions = tabulating.evictions_frame(outcome.evictions, outcome.records, created.start)
     out = Path(context.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "kueue-baseline.csv", index=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from harness.drivers.kueuebaseline import figures, generating, plans, tabulating
-from harness.load import arrivals
+from harness.load import arrivals, creating
 from harness.scenarios import loading
 
 ONE_QUEUE = ["queues.cohorts=[{name: c}]",
@@ -48,23 +48,23 @@ def _admitted(name: str, admitted: bool = True) -> dict:
 def _generator():
     plan = arrivals.from_scenario(loading.load("kueue-baseline", ONE_QUEUE).scenario)
     clock, api = FakeClock(), FakeApi()
-    gen = generating.Generator(api, plan, generating.GeneratorSettings(max_seconds=60), clock=clock,
+    gen = generating.Generator(api, plan, creating.Settings(max_seconds=60), clock=clock,
                                say=lambda text: None, sleep=clock.sleep)
-    gen.outcome.start = clock.now
+    gen.engine.result.start = clock.now
     return gen, clock, api
 
 
 async def _settle(gen) -> None:
     for _ in range(100):  # bounded: every task here finishes in a few steps
-        if not gen._tasks:
+        if not gen.engine.tasks:
             return
-        await asyncio.gather(*list(gen._tasks))
+        await asyncio.gather(*list(gen.engine.tasks))
 
 
 def test_creates_on_schedule_then_finishes_runtime_after_admission():
     async def scenario():
         gen, clock, api = _generator()
-        await gen._create_all()
+        await gen.engine.create_all()
         await _settle(gen)
         posts = [(path, body["metadata"]["name"]) for method, path, body in api.calls if method == "POST"]
         assert [name for _, name in posts] == ["small-lq-0", "small-lq-1", "large-lq-0"]
@@ -72,16 +72,16 @@ def test_creates_on_schedule_then_finishes_runtime_after_admission():
         body = api.calls[0][2]
         assert body["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1"}
         assert body["spec"]["priorityClassName"] == "small" and body["metadata"]["labels"][plans.CLASS_LABEL] == "small"
-        assert clock.now - gen.outcome.start == 1.0  # the large one is due at 1 s
+        assert clock.now - gen.engine.result.start == 1.0  # the large one is due at 1 s
         record = gen.outcome.records["small-lq-0"]
-        assert 0.1 <= round(record.created - gen.outcome.start, 6) <= 0.2  # when its POST returned
-        clock.now = gen.outcome.start + 3.0
+        assert 0.1 <= round(record.created - gen.engine.result.start, 6) <= 0.2  # when its POST returned
+        clock.now = gen.engine.result.start + 3.0
         gen._on_event("MODIFIED", _admitted("small-lq-0"))
         await _settle(gen)
         patch = api.calls[-1]
         assert patch[0] == "PATCH" and "fieldManager=kqbench-kueue-baseline" in patch[1] and patch[1].split("?")[0].endswith("/status")
         assert [c["type"] for c in patch[2]["status"]["conditions"]] == ["Finished"]
-        assert record.admitted == gen.outcome.start + 3.0
+        assert record.admitted == gen.engine.result.start + 3.0
         assert round(record.finished - record.admitted, 6) == 0.2
         assert gen.outcome.api_times["small-lq-0"][:2] == ["2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z"]
     asyncio.run(scenario())
@@ -90,7 +90,7 @@ def test_creates_on_schedule_then_finishes_runtime_after_admission():
 def test_eviction_disarms_the_finish_and_counts():
     async def scenario():
         gen, clock, api = _generator()
-        await gen._create_all()
+        await gen.engine.create_all()
         await _settle(gen)
         writes = len(api.calls)
         gen._on_event("MODIFIED", _admitted("large-lq-0"))
@@ -101,7 +101,7 @@ def test_eviction_disarms_the_finish_and_counts():
         gen._on_event("MODIFIED", _admitted("large-lq-0"))  # admitted again: runs its full runtime from here
         await _settle(gen)
         assert record.finished is not None and len(api.calls) == writes + 1
-        assert not gen._all_finished.is_set()  # the two small ones never got admitted
+        assert not gen.engine.finished.is_set()  # the two small ones never got admitted
     asyncio.run(scenario())
 
 
@@ -116,7 +116,7 @@ def _evicted(name: str) -> dict:
 def test_an_evicted_workload_that_keeps_its_quota_is_released_as_kueues_runner_does():
     async def scenario():
         gen, clock, api = _generator()
-        await gen._create_all()
+        await gen.engine.create_all()
         await _settle(gen)
         writes = len(api.calls)
         gen._on_event("MODIFIED", _admitted("large-lq-0"))
@@ -148,7 +148,7 @@ def _preempted(name: str, message: str, when: str) -> dict:
 def test_each_eviction_is_recorded_once_with_its_reason_and_preemptor():
     async def scenario():
         gen, clock, api = _generator()
-        await gen._create_all()
+        await gen.engine.create_all()
         await _settle(gen)
         large = _admitted("large-lq-0")
         large["metadata"]["uid"] = "u-large"
@@ -163,7 +163,7 @@ def test_each_eviction_is_recorded_once_with_its_reason_and_preemptor():
         seen = [(e.victim, e.reason, e.preemptor) for e in gen.outcome.evictions]
         assert seen == [("small-lq-0", "InCohortReclamation", "large-lq-0")] * 2 \
             + [("small-lq-1", "InCohortReclamation", "large-lq-0")]
-        frame = tabulating.evictions_frame(gen.outcome.evictions, gen.outcome.records, gen.outcome.start)
+        frame = tabulating.evictions_frame(gen.outcome.evictions, gen.outcome.records, gen.engine.result.start)
         assert frame[["victim_class", "preemptor_class", "preemptor_cq"]].drop_duplicates().values.tolist() \
             == [["small", "large", "cq"]]
     asyncio.run(scenario())
@@ -177,7 +177,7 @@ def test_a_preemptor_the_message_does_not_name_is_left_empty():
 def test_an_eviction_of_a_workload_already_finished_is_marked_so():
     async def scenario():
         gen, clock, api = _generator()
-        await gen._create_all()
+        await gen.engine.create_all()
         await _settle(gen)
         gen._on_event("MODIFIED", _admitted("small-lq-0"))
         await _settle(gen)  # its runtime elapses: the generator writes Finished
@@ -185,7 +185,7 @@ def test_an_eviction_of_a_workload_already_finished_is_marked_so():
         clock.now += 1.0
         gen._on_event("MODIFIED", _preempted("small-lq-0", "Preempted to accommodate kqbench-churn/large-lq-0",
                                              "2025-01-01T00:00:09Z"))
-        frame = tabulating.evictions_frame(gen.outcome.evictions, gen.outcome.records, gen.outcome.start)
+        frame = tabulating.evictions_frame(gen.outcome.evictions, gen.outcome.records, gen.engine.result.start)
         assert frame["victim_had_finished"].tolist() == [True]
         assert gen.outcome.records["small-lq-0"].evictions == 0  # not counted: no quota was taken back
     asyncio.run(scenario())

@@ -16,7 +16,7 @@ import pytest
 
 from harness.drivers.jobs import generating as jobsgenerating, plans as jobplans
 from harness.drivers.kueuebaseline import generating as baselinegenerating, plans as baselineplans
-from harness.load import arrivals
+from harness.load import arrivals, creating
 from harness.scenarios import loading
 from loadtests import workloads as wl
 from scheduler.kube import client as kube
@@ -117,14 +117,14 @@ def _jobs_cluster() -> FakeCluster:
 
 def _generate(monkeypatch, module, fake: FakeCluster, plan, **settings):
     monkeypatch.setattr(kube, "KubeClient", lambda *args, **kwargs: fake)
-    return module.generate(None, plan, module.GeneratorSettings(max_seconds=30.0, **settings), lambda text: None)
+    return module.generate(None, plan, creating.Settings(max_seconds=30.0, **settings), lambda text: None)
 
 
 def test_kueue_baseline_creates_the_same_workloads_in_the_same_order(monkeypatch):
     scenario = loading.load("kueue-baseline", [*QUEUES, MIX]).scenario
     fake = _baseline_cluster()
     outcome = _generate(monkeypatch, baselinegenerating, fake, arrivals.from_scenario(scenario))
-    assert not outcome.timed_out and outcome.create_failures == 0
+    assert not outcome.creating.timed_out and outcome.creating.failures == 0
     assert sorted(outcome.records) == sorted(c.name for c in arrivals.schedule(arrivals.from_scenario(scenario)))
     assert all(r.finished is not None for r in outcome.records.values())
     assert [b["metadata"]["name"] for m, _, b in fake.calls if m == "POST"][:4] == \
@@ -139,7 +139,7 @@ def test_jobs_creates_the_same_jobs_in_the_same_order(monkeypatch):
     fake = _jobs_cluster()
     plan = jobplans.from_scenario(scenario)
     outcome = _generate(monkeypatch, jobsgenerating, fake, plan, in_flight=4)
-    assert not outcome.timed_out and outcome.create_failures == 0
+    assert not outcome.creating.timed_out and outcome.creating.failures == 0
     assert outcome.recorder.done() and len(outcome.recorder.pods) == plan.total_pods
-    assert len(outcome.lags) == plan.total_jobs
+    assert len(outcome.creating.lags) == plan.total_jobs
     assert fake.stream_hash() == JOBS_STREAM
