@@ -160,7 +160,8 @@ def from_history(history: pd.DataFrame, window_start: float, query_mode: str) ->
     names = {name: naming.parse(name) for name in window["name"].unique()}
 
     def p99(accept: Callable[[naming.RequestName], bool]) -> float | None:
-        chosen = window[window["name"].map(lambda n: accept(names[n]))]
+        # bool, also when the window is empty: an empty object Series would select columns, not rows
+        chosen = window[window["name"].map(lambda n: accept(names[n])).astype(bool)]
         value = pooled_quantile(chosen, 0.99)
         return None if math.isnan(value) else value / 1000.0
 

@@ -122,6 +122,15 @@ def test_history_figures_are_taken_over_the_hold_window_by_request_name():
     assert found["query_p99_seconds"] == pytest.approx(1.5, rel=0.05)
 
 
+def test_a_history_with_no_interval_in_the_hold_has_no_client_figures():
+    # the load ended before a sampling interval closed inside the hold: every row is from the fill,
+    # and an empty selection must not be read as a list of column names
+    rows = [_row(10, "GET configmaps bystander", 50, 5, 8, 9, 10, 12),
+            _row(20, "GET workloads workload-status", 50, 3, 4, 5, 6, 7)]
+    found = figures.from_history(pd.DataFrame(rows), window_start=40, query_mode="workload-status")
+    assert found == {"bystander_p99_seconds": None, "list_p99_seconds": None, "query_p99_seconds": None}
+
+
 def test_processes_and_combine_into_step_figures():
     procs = [summarising.ProcessSample(t, c, 1, rss, 0.0) for t, c, rss in
              ((1, "kube-apiserver", 100), (2, "kube-apiserver", 300), (2, "etcd", 50))]
