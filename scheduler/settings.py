@@ -22,6 +22,8 @@ FAIR_SHARING_STRATEGY_SETS = (
     ("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",), ("LessThanOrEqualToFinalShare", "LessThanInitialShare"),
 )
 """The preemptionStrategies lists Kueue's Configuration accepts (pkg/config/validation.go), first the default."""
+MAX_MIN_CYCLE_SECONDS = 10.0
+"""A slower pace than this is no scheduler's we compare with (Kueue's cycles take milliseconds to a second)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +82,9 @@ class SchedulerSettings:
         strategies.get(self.strategy)
         if self.authorization not in AUTHORIZATIONS:
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
-        if not 0 <= self.min_cycle_seconds <= 10:
-            raise ValueError(f"--min-cycle-seconds must be between 0 and 10 (got {self.min_cycle_seconds})")
+        if not 0 <= self.min_cycle_seconds <= MAX_MIN_CYCLE_SECONDS:
+            raise ValueError(f"--min-cycle-seconds must be between 0 and {MAX_MIN_CYCLE_SECONDS:g} "
+                             f"(got {self.min_cycle_seconds})")
         if self.max_unwritten < 1:
             raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
         if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):

@@ -4,6 +4,8 @@ A driver is one experiment in a folder of its own (`harness/drivers/<name>/`). I
 - `phases`: its phase models (pydantic, each with a `kind: Literal[...]` field); the scenario's
   discriminated `Phase` union is built from every driver's models, so a scenario names a driver by
   writing one of its kinds;
+- `mix_fields`: models of the load.mix fields only it reads; the scenario's mix entry is assembled
+  from every driver's, so a scenario writes them flat;
 - `run(context)`: drives one phase (see PhaseContext);
 - `tables`: the names of the tables it writes (constants exported by its package);
 - `metrics(tables, case)`: its summary.json entries of one case, read from the run's tables;
@@ -143,6 +145,11 @@ class Driver(Protocol):
     def phases(self) -> tuple[type[BaseModel], ...]: ...
 
     @property
+    def mix_fields(self) -> tuple[type[BaseModel], ...]:
+        """Fields its phases read in each load.mix entry beyond the shared ones (models on
+        harness.scenarios.base); the scenario's mix entry is assembled from every driver's."""
+
+    @property
     def tables(self) -> tuple[str, ...]: ...
 
     @property
@@ -189,6 +196,7 @@ class DriverSpec:
     perfdata_items: Callable[[Tables, str], list[dict]] = lambda tables, run_id: []
     requests_behind: Callable[[Tables], Mapping[tuple[str, str], int]] = lambda tables: {}
     pending_of: Callable[[Mapping, Mapping], int | None] = lambda scenario, params: None
+    mix_fields: tuple[type[BaseModel], ...] = ()
 
     def run(self, context: PhaseContext) -> None:
         self.run_phase(context)

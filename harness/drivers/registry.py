@@ -67,6 +67,10 @@ class Registry:
         except KeyError:
             raise KeyError(f"no driver runs phase kind {kind!r} (known: {', '.join(self._by_kind)})") from None
 
+    def mix_fields(self) -> tuple[type[BaseModel], ...]:
+        """Every driver's load.mix fields, each model once (drivers that share a library share its model)."""
+        return tuple(dict.fromkeys(model for driver in self.drivers for model in driver.mix_fields))
+
     def phase_models(self) -> tuple[type[BaseModel], ...]:
         return tuple(model for driver in self.drivers for model in driver.phases)
 

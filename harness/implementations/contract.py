@@ -2,7 +2,7 @@
 implementation imports (`registry`, the list, imports the implementations).
 
 An implementation starts its scheduler from the scenario's scheduler section (installing the Kueue
-API it needs), one way for the runner and `kqbench scheduler run` alike, says which position
+API it needs; the fields only it reads are its own model, which the section is assembled from), one way for the runner and `kqbench scheduler run` alike, says which position
 strategies it can publish, and finds its schedulers already running on a cluster.
 A running scheduler is a SchedulerHandle: its pid (sampled by the measurements), its /metrics
 endpoint (scraped into the run's tables under the implementation's own source name), alive() and stop().
@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from harness.clusters import state
@@ -67,3 +69,6 @@ class Implementation:
     """The position strategies it can publish (scheduler.publishing.strategies names)."""
     running: Finder
     """Its schedulers already on a cluster (`kqbench scheduler run` refuses to start a second one)."""
+    scheduler_fields: type[BaseModel] | None = None
+    """The scenario's scheduler fields only it reads (a model on harness.scenarios.base): the section is
+    assembled from every implementation's and the fields they share."""

@@ -2,7 +2,7 @@
 
 `fields_of` is the one translation from a scenario's scheduler section to the process's settings:
 every field of the section that names a scheduler setting goes through it (a unit test walks the
-section's fields), and `python -m scheduler` reads it back from the same command line. `start` and
+section's fields: the shared ones and `ReferenceFields`, those only this scheduler reads), and `python -m scheduler` reads it back from the same command line. `start` and
 `restart` (a capacity search's new scheduler behind the same /metrics port) both go through
 harness.schedulerproc.start, as the tests and benchmarks do.
 """
@@ -11,20 +11,47 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, model_validator
 
 from harness import apiservice, kubeconfig, schedulerproc
 from harness.implementations import contract
+from harness.scenarios import base
+from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
 if TYPE_CHECKING:
     from harness.clusters import state
     from harness.scenarios import models
 
+NAME = "reference"
 RUNNER_FIELDS = ("enabled", "implementation")
-"""Fields of the scheduler section the runner reads itself."""
-KUEUE_FIELDS = ("kueue_concurrency", "kueue_log_level", "kueue_version")
-"""Fields only real Kueue reads (harness.implementations.kueue); every other one reaches our process."""
+"""Fields of the scheduler section the runner reads itself; every other one but another implementation's
+own reaches our process."""
+_PROCESS = scheduler_settings.SchedulerSettings(kubeconfig="")
+
+
+class ReferenceFields(base.Model):
+    """The scenario's scheduler fields only the reference scheduler reads (the section is assembled from them)."""
+
+    min_cycle_seconds: float = Field(_PROCESS.min_cycle_seconds, ge=0, le=scheduler_settings.MAX_MIN_CYCLE_SECONDS)
+    """Reference scheduler only: each scheduling cycle takes at least this long. Runs the same decisions
+    at another scheduler's pace (e.g. Kueue's measured cycle time at that size) to tell a difference of
+    decisions from one of pace; 0: as fast as it can (its design)."""
+    write_pending_reasons: bool = _PROCESS.write_pending_reasons
+    """Reference scheduler only: write why on every head a cycle turns away, one write after another
+    before the next cycle, as Kueue does (true: Kueue's pace at Kueue's write cost; false: the reference
+    scheduler's design, which writes nothing to a Workload that merely waits)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _client_limits_are_its_own_defaults(cls, data: Any) -> Any:
+        # Another implementation's shipped limits are its own business (Kueue reads them from its module).
+        if isinstance(data, dict) and data.get("implementation", NAME) == NAME:
+            data = {**data, "qps": _PROCESS.qps if data.get("qps") is None else data["qps"],
+                    "burst": _PROCESS.burst if data.get("burst") is None else data["burst"]}
+        return data
 
 
 def fields_of(section: models.SchedulerSection) -> dict:
@@ -86,5 +113,5 @@ def restart(cluster: state.ClusterInfo, section: models.SchedulerSection, log_di
     return handle
 
 
-IMPLEMENTATION = contract.Implementation(name="reference", start=start, strategies=tuple(strategies.STRATEGIES),
-                                         running=schedulerproc.running_on)
+IMPLEMENTATION = contract.Implementation(name=NAME, start=start, strategies=tuple(strategies.STRATEGIES),
+                                         running=schedulerproc.running_on, scheduler_fields=ReferenceFields)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
+
 from harness.implementations import contract, kueue, reference
 
 if TYPE_CHECKING:
@@ -24,6 +26,11 @@ _IMPLEMENTATIONS = (
 @cache
 def implementations() -> dict[str, contract.Implementation]:
     return {module.IMPLEMENTATION.name: module.IMPLEMENTATION for module in _IMPLEMENTATIONS}
+
+
+def scheduler_fields() -> tuple[type[BaseModel], ...]:
+    """Each implementation's own scheduler fields, in registry order (the scenario's section is made of them)."""
+    return tuple(i.scheduler_fields for i in implementations().values() if i.scheduler_fields is not None)
 
 
 def running_on(cluster: state.ClusterInfo) -> list[tuple[str, int]]:

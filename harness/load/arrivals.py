@@ -13,10 +13,39 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pydantic import PositiveFloat, PositiveInt
+
 from harness.errors import KqbenchError
+from harness.scenarios import base
 
 if TYPE_CHECKING:
     from harness.scenarios import models
+
+
+class TopologyRequestSpec(base.Model):
+    """A pod set's topologyRequest, in Kueue's field names."""
+
+    required: str | None = None
+    preferred: str | None = None
+    unconstrained: bool | None = None
+    podSetSliceRequiredTopology: str | None = None
+    podSetSliceSize: PositiveInt | None = None
+
+    def as_api(self) -> dict:
+        return self.model_dump(exclude_none=True)
+
+
+class ArrivalFields(base.Model):
+    """The fields of a load.mix entry that only a fixed schedule reads: the drivers that create on it
+    (kueue-baseline, jobs) add them to the scenario's mix."""
+
+    per_second: PositiveFloat | None = None
+    """Arrival rate of this kind per ClusterQueue; Locust's open-ended load goes by load.rates instead."""
+    count: PositiveInt | None = None
+    """Total of this kind per ClusterQueue; None means unbounded (Locust's load, which refuses a count)."""
+    topology: TopologyRequestSpec | None = None
+    """The pod set's topologyRequest (kueue-baseline's TAS classes)."""
+
 
 @dataclass(frozen=True, slots=True)
 class WorkloadClass:

@@ -1,32 +1,32 @@
 """The typed shape of a scenario (pure): pydantic models, frozen, unknown fields rejected.
 
 Each model converts to the settings the harness pieces already take (ClusterSpec, NodePool), so a
-raw dict never travels past `loading`.
+raw dict never travels past `loading`. What belongs to one driver or one implementation is its own
+model, and this module only assembles: the phase union and the load.mix fields from the drivers'
+registry, the scheduler fields from the implementations' (each written flat in the scenario file).
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from harness.clusters import spec as clusterspecs
 from harness.drivers import registry
 from harness.implementations import registry as implementations
 from harness.nodes import pools as nodepools, topologies
 from harness.scenarios import base
-from harness.toolchain import versions
 from loadtests import settings as load_settings
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
 STRATEGIES = tuple(strategies.STRATEGIES)
 Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
+"""A position strategy's name (scheduler.publishing.strategies)."""
 FairSharingStrategies = Literal[tuple(",".join(s) for s in scheduler_settings.FAIR_SHARING_STRATEGY_SETS)]  # type: ignore[valid-type]
 """Kueue's fairSharing.preemptionStrategies, comma-separated: one of the lists its Configuration accepts."""
-"""A position strategy's name (scheduler.publishing.strategies)."""
 _PROCESS = scheduler_settings.SchedulerSettings(kubeconfig="")
 """The scheduler process's defaults: the scheduler section's defaults are the same."""
 PHASE_KINDS = registry.drivers().kinds
@@ -170,19 +170,6 @@ class TopologyObjectSpec(_Model):
     levels: list[str] = Field(default_factory=lambda: list(topologies.LEVELS), min_length=1)
 
 
-class TopologyRequestSpec(_Model):
-    """A pod set's topologyRequest, in Kueue's field names."""
-
-    required: str | None = None
-    preferred: str | None = None
-    unconstrained: bool | None = None
-    podSetSliceRequiredTopology: str | None = None
-    podSetSliceSize: PositiveInt | None = None
-
-    def as_api(self) -> dict:
-        return self.model_dump(exclude_none=True)
-
-
 class ResourceQuotaSpec(_Model):
     name: str
     nominal: str | int
@@ -285,23 +272,24 @@ class QueuesSection(_Model):
 # -- scheduler, phases, load, measurements -----------------------------------------------------
 
 
-class SchedulerSection(_Model):
-    """The scheduler under test; every field but `enabled` and `implementation` is a setting of its process."""
+class SchedulerFields(_Model):
+    """The scheduler fields every implementation reads; `enabled` and `implementation` are the runner's."""
 
     enabled: bool = True
     """False: no scheduler and no queue objects (list/watch scenarios measure the apiserver alone)."""
     implementation: Implementation = "reference"
     """Which scheduler (harness.implementations.registry)."""
     strategy: Strategy = _PROCESS.strategy
+    """How users learn their queue position (scheduler.publishing.strategies)."""
     qps: PositiveFloat | None = None
     """Client-side write QPS; None: what the implementation ships (the reference scheduler's own default,
-    filled in here; Kueue: the clientConnection of its version's shipped Configuration)."""
+    filled in by its fields' validator; Kueue: the clientConnection of its version's shipped Configuration)."""
     burst: PositiveInt | None = None
     """Client-side write burst; None as for qps."""
     no_client_limit: bool = False
     """True: no client-side limit on writes (`qps` and `burst` are ignored)."""
-    top_n: PositiveInt = Field(_PROCESS.publish.topn, le=4000)
-    """cq-status-topn only: entries kept in ClusterQueue status (Kueue allowed up to 4000)."""
+    top_n: PositiveInt = Field(_PROCESS.publish.topn, le=strategies.MAX_TOPN)
+    """cq-status-topn only: entries kept in ClusterQueue status (Kueue allowed up to MAX_TOPN)."""
     refresh_seconds: PositiveFloat = _PROCESS.publish.topn_interval_seconds
     """cq-status-topn only: status refresh period."""
     single_object_interval_seconds: PositiveFloat = _PROCESS.publish.single_object_interval_seconds
@@ -331,53 +319,9 @@ class SchedulerSection(_Model):
     """admissionFairSharing.usageSamplingInterval (Kueue's default: 5 min)."""
     resource_weights: dict[str, NonNegativeFloat] = {}
     """admissionFairSharing.resourceWeights (a resource not listed weighs 1; none may be negative)."""
-    min_cycle_seconds: float = Field(_PROCESS.min_cycle_seconds, ge=0, le=10)
-    """Reference scheduler only: each scheduling cycle takes at least this long. Runs the same decisions
-    at another scheduler's pace (e.g. Kueue's measured cycle time at that size) to tell a difference of
-    decisions from one of pace; 0: as fast as it can (its design)."""
-    write_pending_reasons: bool = _PROCESS.write_pending_reasons
-    """Reference scheduler only: write why on every head a cycle turns away, one write after another
-    before the next cycle, as Kueue does (true: Kueue's pace at Kueue's write cost; false: the reference
-    scheduler's design, which writes nothing to a Workload that merely waits)."""
-    kueue_concurrency: dict[str, PositiveInt] = {}
-    """Kueue only: workers per reconciled kind over what Kueue ships (its controller.groupKindConcurrency:
-    Job.batch 5, Workload.kueue.x-k8s.io 5, ...). The reference scheduler reconciles on one event loop
-    and has no such pool, so it runs the same with or without this (a sweep over implementations keeps it)."""
-
-    kueue_version: str | None = None
-    """Kueue only: which Kueue of harness/versions.toml (None: its default); each runs with the
-    Configuration its module ships, unless a field here overrides it."""
-
-    kueue_log_level: int | None = Field(None, ge=0, le=10)
-    """Kueue only: its --zap-log-level (None: Kueue's default). At 3 its scheduler logs every cycle,
-    which `kqbench replay` reads back; that much logging slows Kueue, so figures of such a run are
-    not a peer's figures."""
-
-    @field_validator("kueue_concurrency")
-    @classmethod
-    def _kinds_are_kind_dot_group(cls, value: dict[str, int]) -> dict[str, int]:
-        for key in value:
-            if not re.fullmatch(r"[A-Z][A-Za-z0-9]*(\.[a-z0-9][a-z0-9.-]*)?", key):
-                raise ValueError(f"kueue_concurrency key {key!r} is not Kind.group as Kueue names them "
-                                 f"(Job.batch, Workload.kueue.x-k8s.io, Pod)")
-        return value
-
-    @field_validator("kueue_version")
-    @classmethod
-    def _kueue_version_is_known(cls, value: str | None) -> str | None:
-        return None if value is None else versions.kueue_version(value)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _reference_limits_are_its_own_defaults(cls, data: Any) -> Any:
-        # Kueue's shipped limits are in its built module, read when it starts (implementations.kueue).
-        if isinstance(data, dict) and data.get("implementation", "reference") != "kueue":
-            data = {**data, "qps": _PROCESS.qps if data.get("qps") is None else data["qps"],
-                    "burst": _PROCESS.burst if data.get("burst") is None else data["burst"]}
-        return data
 
     @model_validator(mode="after")
-    def _implementation_publishes_the_strategy(self) -> "SchedulerSection":
+    def _implementation_publishes_the_strategy(self) -> "SchedulerFields":
         served = implementations.get(self.implementation).strategies
         if self.strategy not in served:
             raise ValueError(f"implementation {self.implementation} publishes positions only as "
@@ -385,7 +329,15 @@ class SchedulerSection(_Model):
         return self
 
 
-class WorkloadMixSpec(_Model):
+class SchedulerSection(*reversed(implementations.scheduler_fields()), SchedulerFields):  # fields: last base first
+    """The scheduler under test: the shared fields, then each implementation's own in registry order
+    (written flat under `scheduler:`); every field but the runner's and another implementation's own is a
+    setting of its process."""
+
+
+class WorkloadMixFields(_Model):
+    """The fields of a load.mix entry every load reads."""
+
     weight: PositiveInt = 1
     priority: int = 0
     priority_class: str | None = None
@@ -393,12 +345,10 @@ class WorkloadMixSpec(_Model):
     cpu: str = "1"
     memory: str = "1Gi"
     runtime_seconds: PositiveFloat = 30.0
-    per_second: PositiveFloat | None = None
-    """Arrival rate of this kind per ClusterQueue (kueue-baseline); None uses load.rates.create_per_second."""
-    count: PositiveInt | None = None
-    """Total of this kind per ClusterQueue (kueue-baseline); None means unbounded."""
-    topology: TopologyRequestSpec | None = None
-    """The pod set's topologyRequest (kueue-baseline's TAS classes)."""
+
+
+class WorkloadMixSpec(*reversed(registry.drivers().mix_fields()), WorkloadMixFields):  # fields: last base first
+    """One kind of Workload in load.mix: the shared fields, then the drivers' own (written flat)."""
 
 
 class UsersSpec(_Model):

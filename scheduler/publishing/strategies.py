@@ -47,6 +47,10 @@ def get(name: str) -> Strategy:
         raise ValueError(f"strategy {name!r} is unknown: use one of {', '.join(STRATEGIES)}") from None
 
 
+MAX_TOPN = 4000
+"""The most head entries a ClusterQueue status may list (Kueue's QueueVisibility allowed up to 4000)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PublishSettings:
     min_interval_seconds: float = 0.2
@@ -54,12 +58,12 @@ class PublishSettings:
     single_object_interval_seconds: float = 1.0
     """single-object: rewrite each queue's object at most this often."""
     topn: int = 10
-    """cq-status-topn: how many head workloads ClusterQueue status lists (Kueue allowed up to 4000)."""
+    """cq-status-topn: how many head workloads ClusterQueue status lists (1 to MAX_TOPN)."""
     topn_interval_seconds: float = 5.0
     """cq-status-topn: refresh period (Kueue's QueueVisibility default was 5 s)."""
 
     def __post_init__(self) -> None:
-        if not 1 <= self.topn <= 4000:
-            raise ValueError(f"topn must be between 1 and 4000 (got {self.topn})")
+        if not 1 <= self.topn <= MAX_TOPN:
+            raise ValueError(f"topn must be between 1 and {MAX_TOPN} (got {self.topn})")
         if min(self.min_interval_seconds, self.single_object_interval_seconds, self.topn_interval_seconds) <= 0:
             raise ValueError("publishing intervals must be > 0 seconds")

@@ -12,6 +12,7 @@ job controller, kube-scheduler and kwok pod stages doing what they do in a real 
 
 from harness.drivers import contract
 from harness.drivers.jobs import phases, running, summarising, tabulating
+from harness.load import arrivals
 
 
 def _report(tables: contract.Tables, context: contract.ReportContext) -> contract.ReportSection | None:
@@ -24,4 +25,5 @@ def _report(tables: contract.Tables, context: contract.ReportContext) -> contrac
 DRIVER = contract.DriverSpec(name="jobs", phases=phases.PHASES, run_phase=running.run,
                              tables=(tabulating.FIGURES_TABLE, tabulating.RATES_TABLE, tabulating.JOBS_TABLE,
                                      tabulating.PODS_TABLE),
-                             summary_metrics=summarising.metrics, report_section=_report)
+                             summary_metrics=summarising.metrics, report_section=_report,
+                             mix_fields=(arrivals.ArrivalFields,))

@@ -13,6 +13,7 @@
 
 from harness.drivers import contract
 from harness.drivers.kueuebaseline import phases, running, summarising, tabulating
+from harness.load import arrivals
 
 
 def _report(tables: contract.Tables, context: contract.ReportContext) -> contract.ReportSection | None:
@@ -25,4 +26,5 @@ def _report(tables: contract.Tables, context: contract.ReportContext) -> contrac
 DRIVER = contract.DriverSpec(name="kueue-baseline", phases=phases.PHASES, run_phase=running.run,
                              tables=(tabulating.FIGURES_TABLE, tabulating.CLASSES_TABLE, tabulating.WORKLOADS_TABLE,
                                      tabulating.EVICTIONS_TABLE),
-                             summary_metrics=summarising.metrics, report_section=_report)
+                             summary_metrics=summarising.metrics, report_section=_report,
+                             mix_fields=(arrivals.ArrivalFields,))

@@ -51,16 +51,24 @@ def process_settings(section: models.SchedulerSection) -> scheduler_settings.Sch
     return scheduler_settings.parse_args(scheduler_settings.to_args(settings))
 
 
+OTHERS_FIELDS = tuple(f for i in implementations.implementations().values()
+                      if i.name != reference.NAME and i.scheduler_fields for f in i.scheduler_fields.model_fields)
+"""Fields only another implementation reads (real Kueue's, harness.implementations.kueue.fields)."""
+
+
 @pytest.mark.parametrize("field", [f for f in models.SchedulerSection.model_fields
-                                   if f not in reference.RUNNER_FIELDS + reference.KUEUE_FIELDS])
+                                   if f not in reference.RUNNER_FIELDS + OTHERS_FIELDS])
 def test_every_field_of_the_scenario_section_reaches_the_process(field):
     default = models.SchedulerSection()
     changed = models.SchedulerSection(**{**default.model_dump(), field: other_value(default, field)})
     assert process_settings(changed) != process_settings(default), f"scheduler.{field} never reaches the process"
 
 
-def test_the_runner_only_and_kueue_only_fields_are_fields():
-    assert set(reference.RUNNER_FIELDS + reference.KUEUE_FIELDS) <= set(models.SchedulerSection.model_fields)
+def test_the_section_is_the_shared_fields_and_each_implementations_own():
+    assert set(reference.RUNNER_FIELDS) <= set(models.SchedulerSection.model_fields)
+    assert {"kueue_version", "kueue_concurrency", "kueue_log_level"} <= set(OTHERS_FIELDS)
+    own = [set(f.model_fields) for f in implementations.scheduler_fields()]
+    assert own[0].isdisjoint(own[1]) and set().union(*own) <= set(models.SchedulerSection.model_fields)
 
 
 def test_section_defaults_are_the_process_defaults():

@@ -37,6 +37,7 @@ state.save(state.ClusterInfo(name="adopted", backend="kwok", kubeconfig=str(out 
                              apiserver_url="https://127.0.0.1:1"))
 scenario = loading.parse(
     "name: example\\ncluster: {name: adopted, reuse: true}\\nscheduler: {enabled: false}\\n"
+    "load: {mix: [{example_tag: counted}]}\\n"
     "phases:\\n  count: {kind: example, steps: 2}\\nsweep:\\n  phases.count.steps: [2, 3]\\n", "example.yaml")
 result = runner.run(scenario, hooks.Hooks(drivers=registry.drivers()),
                     runner.RunOptions(out_parent=out / "runs"), say=lambda line: None)
@@ -45,6 +46,7 @@ print(json.dumps({
     "status": result.record.status,
     "steps": {e.point: e.value for e in result.summary.entries.values() if e.metric == "example.steps"},
     "rows": len(tables.read(result.folder)["example_steps"]),
+    "tags": sorted(set(tables.read(result.folder)["example_steps"]["tag"])),
     "section": "<h2>Example</h2><p>5 steps counted.</p>" in report,
     "verdict": "Counting" in report[report.index('id="verdict"'):report.index('id="pivot"')],
     "figure": "Steps counted per design" in report,
@@ -61,13 +63,15 @@ def test_an_example_driver_runs_through_the_runner_the_summary_and_the_report(tm
     seen = json.loads(child.stdout.strip().splitlines()[-1])
     assert seen["status"] == "ok"
     assert sorted(seen["steps"].values()) == [2.0, 3.0]  # one summary entry per sweep point
-    assert seen["rows"] == 5
+    assert seen["rows"] == 5 and seen["tags"] == ["counted"]  # its own load.mix field, read from the scenario
     assert seen["section"] and seen["verdict"] and seen["figure"]
     assert [item["data"] for item in seen["perfdata"] if item["labels"]["Metric"] == "ExampleSteps"] == [{"Count": 5.0}]
 
 
-def test_without_its_registry_line_the_scenario_refuses_the_kind():
+def test_without_its_registry_line_the_scenario_refuses_the_kind_and_its_mix_field():
     from harness.scenarios import loading
 
     with pytest.raises(loading.ScenarioError, match="'example'"):
         loading.parse("name: t\nphases:\n  count: {kind: example}\n", "t.yaml")
+    with pytest.raises(loading.ScenarioError, match="example_tag"):
+        loading.parse("name: t\nload: {mix: [{example_tag: x}]}\n", "t.yaml")

@@ -1,7 +1,7 @@
 """A test-only experiment: what a new driver is, one folder and one registry line.
 
-It counts `steps` in a phase of `kind: example`, emits one row per step into its own table, and
-gives the summary, the verdict block, the figures, perfdata.json and the report a piece each,
+It counts `steps` in a phase of `kind: example`, emits one row per step into its own table (tagged
+with the first load.mix entry's `example_tag`, a mix field of its own), and gives the summary, the verdict block, the figures, perfdata.json and the report a piece each,
 all through harness.drivers.contract (the runner, the summaries and the report are not told of it).
 """
 
@@ -24,10 +24,16 @@ class ExamplePhase(base.Model):
     steps: PositiveInt = 2
 
 
+class ExampleMixFields(base.Model):
+    example_tag: str = ""
+    """What its rows are tagged with."""
+
+
 def run(context: contract.PhaseContext) -> None:
     for step in range(context.phase.steps):
         context.mark_phase(f"{context.phase_name}/step-{step}")
-        context.emit(TABLE, pd.DataFrame([{"phase": context.phase_name, "step": step}]))
+        context.emit(TABLE, pd.DataFrame([{"phase": context.phase_name, "step": step,
+                                           "tag": context.scenario.load.mix[0].example_tag}]))
 
 
 def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
@@ -60,7 +66,8 @@ def perfdata(tables: contract.Tables, run_id: str) -> list[dict]:
 
 
 DRIVER = contract.DriverSpec(
-    name="example", phases=(ExamplePhase,), tables=(TABLE,), run_phase=run, summary_metrics=metrics,
+    name="example", phases=(ExamplePhase,), mix_fields=(ExampleMixFields,), tables=(TABLE,), run_phase=run,
+    summary_metrics=metrics,
     report_section=report, perfdata_items=perfdata,
     questions=(contract.Question("Counting", "steps counted", (METRIC,), place=70),),
     report_figures=lambda: (contract.Figure("Steps counted per design", steps_per_design, place=60),))
