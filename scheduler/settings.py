@@ -1,12 +1,14 @@
 """The scheduler process's settings, and their one command-line form.
 
 `python -m scheduler` parses its arguments with `command`; whoever starts the process (the
-harness, by hand) writes them with `to_args`. Both sides use the option table below, so a setting
-cannot reach one and not the other: `parse_args(to_args(s)) == s` is tested for every field.
+harness, by hand) writes them with `to_args`. Both sides are made from one option table (`_OPTIONS`:
+each setting's flag, place and help, once), so a setting cannot reach one and not the other:
+`parse_args(to_args(s)) == s` is tested for every field.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import click
@@ -121,111 +123,137 @@ def resource_weights_text(weights: tuple[tuple[str, float], ...]) -> str:
     return ",".join(f"{resource}={weight!r}" for resource, weight in weights)
 
 
+@dataclass(frozen=True, slots=True)
+class _Option:
+    """One setting's command-line form: written by `to_args`, declared to click and read back from it."""
+
+    flag: str
+    path: str
+    """Where the setting lives ("publish.topn": a field of the nested PublishSettings)."""
+    help: str
+    kind: object = str
+    """A click type for `flag VALUE`; bool: `flag` alone sets the setting to `when_given`."""
+    when_given: bool = True
+    to_text: Callable[[object], str] = str
+    of_text: Callable[[str], object] = lambda value: value
+    none_flag: str = ""
+    """A flag that stands for None (which `flag VALUE` cannot say), with its help."""
+    none_help: str = ""
+    required: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+def _strategies_of(text: str) -> tuple[str, ...]:
+    return tuple(s for s in text.split(",") if s)
+
+
+_OPTIONS = (
+    _Option("--kubeconfig", "kubeconfig", "Kubeconfig of the cluster to schedule on.", required=True),
+    _Option("--strategy", "strategy", "How users learn their queue position.", click.Choice(list(strategies.STRATEGIES))),
+    _Option("--topn", "publish.topn", f"cq-status-topn: head size (1-{strategies.MAX_TOPN}).", int),
+    _Option("--topn-interval", "publish.topn_interval_seconds", "cq-status-topn: refresh seconds.", float, to_text=repr),
+    _Option("--single-object-interval", "publish.single_object_interval_seconds",
+            "single-object: rewrite at most every this many seconds.", float, to_text=repr),
+    _Option("--status-min-interval", "publish.min_interval_seconds",
+            "status-field: recompute positions at most every this many seconds.", float, to_text=repr),
+    _Option("--qps", "qps", "Client write QPS (Kueue's default).", float, to_text=repr, none_flag="--no-client-limit",
+            none_help="No client-side QPS limit on writes."),
+    _Option("--burst", "burst", "Client write burst.", int),
+    _Option("--visibility-port", "visibility_port", f"HTTPS port of the visibility API on {BIND} (0: off).", int),
+    _Option("--metrics-port", "metrics_port", f"HTTP port of /metrics on {BIND} (0: off).", int),
+    _Option("--tls-cert", "tls_cert", "Serving certificate of the visibility API."),
+    _Option("--tls-key", "tls_key", "Its key."),
+    _Option("--authorization", "authorization", "delegate (SubjectAccessReview) | off", click.Choice(AUTHORIZATIONS)),
+    _Option("--max-unwritten", "max_unwritten",
+            "Admissions decided ahead of their status writes before the cycle loop waits.", int),
+    _Option("--no-page-cache", "page_cache", "Encode every visibility page per request (no cache of unchanged pages).",
+            bool, when_given=False),
+    _Option("--manage-jobs", "manage_jobs",
+            "Queue suspended batch/v1 Jobs that carry kueue.x-k8s.io/queue-name through Workloads.", bool),
+    _Option("--fair-sharing", "fair_sharing",
+            "Kueue's fairSharing: order by dominant resource share, preempt by the strategies.", bool),
+    _Option("--fair-sharing-strategies", "fair_sharing_strategies",
+            "Kueue's fairSharing.preemptionStrategies, comma-separated.", to_text=",".join, of_text=_strategies_of),
+    _Option("--admission-fair-sharing", "admission_fair_sharing",
+            "Kueue's admissionFairSharing: order by LocalQueue usage where a ClusterQueue asks for it.", bool),
+    _Option("--usage-half-life-seconds", "usage_half_life_seconds", "admissionFairSharing.usageHalfLifeTime.", float,
+            to_text=repr),
+    _Option("--usage-sampling-interval-seconds", "usage_sampling_interval_seconds",
+            "admissionFairSharing.usageSamplingInterval.", float, to_text=repr),
+    _Option("--resource-weights", "resource_weights", "admissionFairSharing.resourceWeights, RESOURCE=WEIGHT,...",
+            to_text=resource_weights_text, of_text=resource_weights_of),
+    _Option("--write-pending-reasons", "write_pending_reasons",
+            "Write QuotaReserved=False with the reason on every head a cycle turns away, one write after another "
+            "before the next cycle, as Kueue does (default: only for a namespace mismatch or an inactive "
+            "ClusterQueue).", bool),
+    _Option("--min-cycle-seconds", "min_cycle_seconds",
+            "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,
+            to_text=repr),
+    _Option("--parent-pid", "parent_pid", "Stop once this process is no longer the parent (its starter died); 0: no watch.",
+            int),
+)
+"""Every setting's one command-line form (a unit test walks the settings: none is left out)."""
+
+
+def _get(settings: SchedulerSettings, path: str):
+    value: object = settings
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
 def to_args(settings: SchedulerSettings) -> list[str]:
     """The `python -m scheduler` arguments that parse back into `settings`."""
-    publish = settings.publish
-    return ["--kubeconfig", settings.kubeconfig, "--strategy", settings.strategy,
-            "--topn", str(publish.topn), "--topn-interval", repr(publish.topn_interval_seconds),
-            "--single-object-interval", repr(publish.single_object_interval_seconds),
-            "--status-min-interval", repr(publish.min_interval_seconds),
-            *(["--no-client-limit"] if settings.qps is None else ["--qps", repr(settings.qps)]),
-            "--burst", str(settings.burst), "--visibility-port", str(settings.visibility_port),
-            "--metrics-port", str(settings.metrics_port), "--tls-cert", settings.tls_cert, "--tls-key", settings.tls_key,
-            "--authorization", settings.authorization, "--max-unwritten", str(settings.max_unwritten),
-            *([] if settings.page_cache else ["--no-page-cache"]),
-            *(["--manage-jobs"] if settings.manage_jobs else []),
-            *(["--fair-sharing"] if settings.fair_sharing else []),
-            "--fair-sharing-strategies", ",".join(settings.fair_sharing_strategies),
-            *(["--admission-fair-sharing"] if settings.admission_fair_sharing else []),
-            "--usage-half-life-seconds", repr(settings.usage_half_life_seconds),
-            "--usage-sampling-interval-seconds", repr(settings.usage_sampling_interval_seconds),
-            "--resource-weights", resource_weights_text(settings.resource_weights),
-            *(["--write-pending-reasons"] if settings.write_pending_reasons else []),
-            "--min-cycle-seconds", repr(settings.min_cycle_seconds),
-            "--parent-pid", str(settings.parent_pid)]
+    args: list[str] = []
+    for option in _OPTIONS:
+        value = _get(settings, option.path)
+        if option.kind is bool:
+            args += [option.flag] if value == option.when_given else []
+        elif value is None and option.none_flag:
+            args.append(option.none_flag)
+        else:
+            args += [option.flag, option.to_text(value)]
+    return args
 
 
 def _options(function):
-    defaults, publish = SchedulerSettings(kubeconfig=""), strategies.PublishSettings()
-    options = [
-        click.option("--kubeconfig", required=True, help="Kubeconfig of the cluster to schedule on."),
-        click.option("--strategy", default=defaults.strategy, show_default=True,
-                     type=click.Choice(list(strategies.STRATEGIES)), help="How users learn their queue position."),
-        click.option("--topn", type=int, default=publish.topn, show_default=True,
-                     help="cq-status-topn: head size (1-4000)."),
-        click.option("--topn-interval", type=float, default=publish.topn_interval_seconds, show_default=True,
-                     help="cq-status-topn: refresh seconds."),
-        click.option("--single-object-interval", type=float, default=publish.single_object_interval_seconds,
-                     show_default=True, help="single-object: rewrite at most every this many seconds."),
-        click.option("--status-min-interval", type=float, default=publish.min_interval_seconds, show_default=True,
-                     help="status-field: recompute positions at most every this many seconds."),
-        click.option("--qps", type=float, default=defaults.qps, show_default=True,
-                     help="Client write QPS (Kueue's default)."),
-        click.option("--burst", type=int, default=defaults.burst, show_default=True, help="Client write burst."),
-        click.option("--no-client-limit", is_flag=True, help="No client-side QPS limit on writes."),
-        click.option("--visibility-port", type=int, default=0,
-                     help=f"HTTPS port of the visibility API on {BIND} (0: off)."),
-        click.option("--metrics-port", type=int, default=0, help=f"HTTP port of /metrics on {BIND} (0: off)."),
-        click.option("--tls-cert", default="", help="Serving certificate of the visibility API."),
-        click.option("--tls-key", default="", help="Its key."),
-        click.option("--authorization", type=click.Choice(AUTHORIZATIONS), default=defaults.authorization,
-                     show_default=True, help="delegate (SubjectAccessReview) | off"),
-        click.option("--max-unwritten", type=int, default=defaults.max_unwritten, show_default=True,
-                     help="Admissions decided ahead of their status writes before the cycle loop waits."),
-        click.option("--no-page-cache", is_flag=True,
-                     help="Encode every visibility page per request (no cache of unchanged pages)."),
-        click.option("--manage-jobs", is_flag=True,
-                     help="Queue suspended batch/v1 Jobs that carry kueue.x-k8s.io/queue-name through Workloads."),
-        click.option("--fair-sharing", is_flag=True,
-                     help="Kueue's fairSharing: order by dominant resource share, preempt by the strategies."),
-        click.option("--fair-sharing-strategies", default=",".join(defaults.fair_sharing_strategies), show_default=True,
-                     help="Kueue's fairSharing.preemptionStrategies, comma-separated."),
-        click.option("--admission-fair-sharing", is_flag=True,
-                     help="Kueue's admissionFairSharing: order by LocalQueue usage where a ClusterQueue asks for it."),
-        click.option("--usage-half-life-seconds", type=float, default=defaults.usage_half_life_seconds,
-                     show_default=True, help="admissionFairSharing.usageHalfLifeTime."),
-        click.option("--usage-sampling-interval-seconds", type=float,
-                     default=defaults.usage_sampling_interval_seconds, show_default=True,
-                     help="admissionFairSharing.usageSamplingInterval."),
-        click.option("--resource-weights", default="", help="admissionFairSharing.resourceWeights, RESOURCE=WEIGHT,..."),
-        click.option("--min-cycle-seconds", type=float, default=defaults.min_cycle_seconds, show_default=True,
-                     help="Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as "
-                          "it can)."),
-        click.option("--write-pending-reasons", is_flag=True,
-                     help="Write QuotaReserved=False with the reason on every head a cycle turns away, one write "
-                          "after another before the next cycle, as Kueue does (default: only for a namespace "
-                          "mismatch or an inactive ClusterQueue)."),
-        click.option("--parent-pid", type=int, default=0,
-                     help="Stop once this process is no longer the parent (its starter died); 0: no watch."),
-    ]
-    for option in reversed(options):
-        function = option(function)
+    defaults = SchedulerSettings(kubeconfig="")
+    declared = []
+    for option in _OPTIONS:
+        if option.kind is bool:
+            declared.append(click.option(option.flag, option.name, is_flag=True, help=option.help))
+            continue
+        if option.none_flag:
+            declared.append(click.option(option.none_flag, is_flag=True, help=option.none_help))
+        if option.required:
+            declared.append(click.option(option.flag, option.name, type=option.kind, required=True, help=option.help))
+            continue
+        default = _get(defaults, option.path)
+        text = default if default is None or option.kind is not str else option.to_text(default)
+        declared.append(click.option(option.flag, option.name, type=option.kind, default=text, show_default=bool(text),
+                                     help=option.help))
+    for made in reversed(declared):
+        function = made(function)
     return function
 
 
-def from_options(kubeconfig: str, strategy: str, topn: int, topn_interval: float, single_object_interval: float,
-                 status_min_interval: float, qps: float, burst: int, no_client_limit: bool, visibility_port: int,
-                 metrics_port: int, tls_cert: str, tls_key: str, authorization: str,
-                 max_unwritten: int, no_page_cache: bool = False, manage_jobs: bool = False,
-                 parent_pid: int = 0, fair_sharing: bool = False,
-                 fair_sharing_strategies: str = ",".join(FAIR_SHARING_STRATEGY_SETS[2]),
-                 write_pending_reasons: bool = False, min_cycle_seconds: float = 0.0,
-                 admission_fair_sharing: bool = False, usage_half_life_seconds: float = 0.0,
-                 usage_sampling_interval_seconds: float = 300.0, resource_weights: str = "") -> SchedulerSettings:
+def from_options(**options) -> SchedulerSettings:
     """The settings of parsed options; ValueError names what is wrong."""
-    return SchedulerSettings(
-        kubeconfig=kubeconfig, strategy=strategy,
-        publish=strategies.PublishSettings(min_interval_seconds=status_min_interval,
-                                           single_object_interval_seconds=single_object_interval,
-                                           topn=topn, topn_interval_seconds=topn_interval),
-        qps=None if no_client_limit else qps, burst=burst, visibility_port=visibility_port, metrics_port=metrics_port,
-        tls_cert=tls_cert, tls_key=tls_key, authorization=authorization, max_unwritten=max_unwritten,
-        page_cache=not no_page_cache, manage_jobs=manage_jobs, parent_pid=parent_pid, fair_sharing=fair_sharing,
-        fair_sharing_strategies=tuple(s for s in fair_sharing_strategies.split(",") if s),
-        write_pending_reasons=write_pending_reasons, min_cycle_seconds=min_cycle_seconds,
-        admission_fair_sharing=admission_fair_sharing, usage_half_life_seconds=usage_half_life_seconds,
-        usage_sampling_interval_seconds=usage_sampling_interval_seconds,
-        resource_weights=resource_weights_of(resource_weights))
+    fields: dict[str, dict] = {"": {}, "publish": {}}
+    for option in _OPTIONS:
+        given = options[option.name]
+        if option.kind is bool:
+            value = option.when_given if given else not option.when_given
+        elif option.none_flag and options[option.none_flag.removeprefix("--").replace("-", "_")]:
+            value = None
+        else:
+            value = option.of_text(given) if option.kind is str else given
+        group, _, name = option.path.rpartition(".")
+        fields[group][name] = value
+    return SchedulerSettings(**fields[""], publish=strategies.PublishSettings(**fields["publish"]))
 
 
 def command(run):

@@ -289,7 +289,7 @@ class SchedulerFields(_Model):
     no_client_limit: bool = False
     """True: no client-side limit on writes (`qps` and `burst` are ignored)."""
     top_n: PositiveInt = Field(_PROCESS.publish.topn, le=strategies.MAX_TOPN)
-    """cq-status-topn only: entries kept in ClusterQueue status (Kueue allowed up to MAX_TOPN)."""
+    """cq-status-topn only: entries kept in ClusterQueue status (at most strategies.MAX_TOPN, as Kueue allowed)."""
     refresh_seconds: PositiveFloat = _PROCESS.publish.topn_interval_seconds
     """cq-status-topn only: status refresh period."""
     single_object_interval_seconds: PositiveFloat = _PROCESS.publish.single_object_interval_seconds

@@ -16,6 +16,7 @@ import pytest
 from harness import apiservice
 from harness.cli import scheduler as schedulercli
 from harness.clusters import state
+from harness.errors import KqbenchError
 from harness.implementations import reference, registry as implementations
 from harness.scenarios import models
 from scheduler import settings as scheduler_settings
@@ -113,6 +114,8 @@ def test_the_command_line_carries_every_process_setting():
 def test_bad_settings_on_the_command_line_are_usage_errors():
     import click
 
+    with pytest.raises(click.MissingParameter, match="kubeconfig"):
+        scheduler_settings.parse_args(["--strategy", "status-field"])
     with pytest.raises(click.UsageError, match="topn must be between 1 and 4000"):
         scheduler_settings.parse_args(["--kubeconfig", "/k", "--topn", "0"])
     with pytest.raises(click.UsageError, match=r"resourceWeights\[cpu\] must not be negative"):
@@ -161,8 +164,32 @@ def test_kueue_serves_only_the_visibility_api_strategies():
     assert models.SchedulerSection(implementation="kueue", strategy="aggregated-snapshot").implementation == "kueue"
 
 
-def test_kueue_concurrency_option_takes_kind_equals_count_pairs():
-    fields = {"kueue_concurrency": schedulercli._kind_counts(("Job.batch=50", "Workload.kueue.x-k8s.io = 8"))}
-    assert schedulercli.section_of(fields).kueue_concurrency == {"Job.batch": 50, "Workload.kueue.x-k8s.io": 8}
-    with pytest.raises(click.BadParameter, match="use KIND.GROUP=N"):
-        schedulercli._kind_counts(("Job.batch",))
+def _section_of_command_line(*args: str) -> models.SchedulerSection:
+    """The section `kqbench scheduler run ARGS` would start (parsed, not run)."""
+    params = schedulercli.run.make_context("run", list(args)).params
+    return schedulercli.section_of({k: v for k, v in params.items() if k not in ("name", "kubeconfig_path", "log_dir")})
+
+
+def test_kqbench_scheduler_run_takes_the_options_it_always_took():
+    section = _section_of_command_line("--no-client-limit", "--manage-jobs", "--no-page-cache", "--top-n", "20",
+                                       "--strategy", "cq-status-topn", "--resource-weights", "cpu=0,nvidia.com/gpu=2",
+                                       "--fair-sharing", "--min-cycle-seconds", "0.5", "--write-pending-reasons")
+    assert (section.no_client_limit, section.manage_jobs, section.page_cache, section.top_n) == (True, True, False, 20)
+    assert section.resource_weights == {"cpu": 0.0, "nvidia.com/gpu": 2.0} and section.strategy == "cq-status-topn"
+    assert (section.fair_sharing, section.min_cycle_seconds, section.write_pending_reasons) == (True, 0.5, True)
+    kueue = _section_of_command_line("--implementation", "kueue", "--strategy", "aggregated-snapshot",
+                                     "--kueue-concurrency", "Job.batch=50", "--kueue-concurrency",
+                                     "Workload.kueue.x-k8s.io = 8", "--kueue-log-level", "3", "--qps", "40")
+    assert kueue.kueue_concurrency == {"Job.batch": 50, "Workload.kueue.x-k8s.io": 8}
+    assert (kueue.kueue_log_level, kueue.qps, kueue.burst) == (3, 40.0, None)
+
+
+def test_a_bad_option_value_is_one_line_naming_the_option():
+    with pytest.raises(click.BadParameter, match="'Job.batch': use KEY=VALUE"):
+        _section_of_command_line("--kueue-concurrency", "Job.batch")
+    with pytest.raises(KqbenchError, match=r"--top-n: .*less than or equal to 4000 \(got 5000\)"):
+        _section_of_command_line("--top-n", "5000")
+    with pytest.raises(KqbenchError, match="--kueue-log-level: .*less than or equal to 10"):
+        _section_of_command_line("--kueue-log-level", "11")
+    with pytest.raises(KqbenchError, match="--kueue-concurrency: .*greater than 0"):
+        _section_of_command_line("--kueue-concurrency", "Pod=0")
