@@ -7,6 +7,7 @@ import asyncio
 from harness.drivers.kueuebaseline import figures, generating, plans, tabulating
 from harness.load import arrivals, creating
 from harness.scenarios import loading
+from tests.unit.harness.faketime import AsyncFakeTime
 
 ONE_QUEUE = ["queues.cohorts=[{name: c}]",
              "queues.cluster_queues=[{name: cq, cohort: c, resource_groups: [{covered_resources: [cpu], flavors: "
@@ -14,18 +15,6 @@ ONE_QUEUE = ["queues.cohorts=[{name: c}]",
              "queues.local_queues=[{name: lq, cluster_queue: cq}]",
              "load.mix=[{priority: 50, priority_class: small, cpu: '1', runtime_seconds: 0.2, per_second: 10, count: 2},"
              " {priority: 200, priority_class: large, cpu: '20', runtime_seconds: 1.0, per_second: 1, count: 1}]"]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += max(0.0, seconds)
-        await asyncio.sleep(0)
 
 
 class FakeApi:
@@ -47,8 +36,8 @@ def _admitted(name: str, admitted: bool = True) -> dict:
 
 def _generator():
     plan = arrivals.from_scenario(loading.load("kueue-baseline", ONE_QUEUE).scenario)
-    clock, api = FakeClock(), FakeApi()
-    gen = generating.Generator(api, plan, creating.Settings(max_seconds=60), clock=clock,
+    clock, api = AsyncFakeTime(1000.0), FakeApi()
+    gen = generating.Generator(api, plan, creating.Settings(max_seconds=60), clock=clock.clock,
                                say=lambda text: None, sleep=clock.sleep)
     gen.engine.result.start = clock.now
     return gen, clock, api

@@ -6,21 +6,10 @@ import asyncio
 
 from harness.load import arrivals, creating
 from scheduler.kube import client as kube
+from tests.unit.harness.faketime import AsyncFakeTime
 
 CLASS = arrivals.WorkloadClass("small", "1", 1000, 1.0, 0, None, 2, 0.5)
 QUEUE = arrivals.Queue("ns", "lq", "cq")
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += max(0.0, seconds)
-        await asyncio.sleep(0)
 
 
 class Refusing:
@@ -64,10 +53,10 @@ class Member:
 
 
 def _engine(refused: set[str]):
-    clock, member = FakeClock(), Member()
+    clock, member = AsyncFakeTime(100.0), Member()
     creations = [arrivals.Creation(at, f"w-{i}", QUEUE, CLASS) for i, at in enumerate((0.5, 1.0, 1.0))]
     engine = creating.Engine(Refusing(refused), member, creations, creating.Settings(in_flight=2), "test",
-                             clock=clock, say=lambda text: None, sleep=clock.sleep)
+                             clock=clock.clock, say=lambda text: None, sleep=clock.sleep)
     engine.result.start = clock.now
     return engine, member, clock
 
