@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -26,7 +27,9 @@ _STYLE = {"regressed": "bold red", "improved": "green", "same": "", "inconclusiv
               show_default=True, help="Thresholds YAML (metric patterns, smallest change that matters, provenance).")
 @click.option("--any-machine", is_flag=True,
               help="Compare also when the two ran on different machines (for reading; the gate refuses).")
-def command(base, new, thresholds, any_machine) -> None:
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write every metric's verdict and the counts to this JSON file (what a README table reads).")
+def command(base, new, thresholds, any_machine, json_out) -> None:
     """BASE and NEW are run folders or summary.json files (a baseline is a summary file).
 
     A metric is `regressed` only when its change is beyond its threshold, beyond what the values'
@@ -68,7 +71,9 @@ def command(base, new, thresholds, any_machine) -> None:
         # Escaped: `write_qps[churn]` would otherwise read as a markup tag and vanish from the table.
         table.add_row(*(markup.escape(cell) for cell in cells), style=_STYLE[row.verdict])
     Console(width=max(Console().width, 200)).print(table)
-    counts = {verdict: sum(r.verdict == verdict for r in rows) for verdict in comparing.VERDICTS}
+    counts = comparing.counts(rows)
+    if json_out is not None:
+        json_out.write_text(json.dumps(comparing.document(rows, str(base), str(new), str(thresholds)), indent=1) + "\n")
     click.echo(", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count))
     old = [str(path) for path, summary in ((base, base_summary), (new, new_summary)) if summary.schema_version < 2]
     if old or comparing.threshold_only(rows):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import yaml
@@ -30,6 +30,8 @@ from harness.results import machines, summaries
 from harness.stats import differences
 
 SCHEMA_VERSION = 1
+VERDICTS_VERSION = 1
+"""Of `kqbench compare --json` output (`document`)."""
 
 
 class Threshold(BaseModel):
@@ -213,6 +215,17 @@ def machine_check(base: summaries.Summary, new: summaries.Summary) -> MachineChe
         return MachineCheck(None, (), drift)
     found = tuple(machines.differences(base.machine, new.machine))
     return MachineCheck(not found, found, drift)
+
+
+def counts(rows: list[Row]) -> dict[str, int]:
+    """How many rows have each verdict, every verdict named (0 when none)."""
+    return {verdict: sum(r.verdict == verdict for r in rows) for verdict in VERDICTS}
+
+
+def document(rows: list[Row], base: str, new: str, thresholds: str) -> dict:
+    """The comparison as data: what was compared, each verdict's count, every row (intervals as [low, high])."""
+    return {"schema_version": VERDICTS_VERSION, "base": base, "new": new, "thresholds": thresholds,
+            "counts": counts(rows), "passed": not failed(rows), "rows": [asdict(r) for r in rows]}
 
 
 def failed(rows: list[Row]) -> bool:

@@ -63,6 +63,21 @@ def test_compare_noise_beyond_threshold_is_inconclusive_and_passes(tmp_path, mon
     assert code == 0 and "inconclusive" in out and "not significant" in out and "PASS" in out
 
 
+def test_compare_json_holds_each_verdicts_count_and_every_row(tmp_path, monkeypatch, capsys):
+    base = _summary_file(tmp_path / "base.json", {"load.bystander_p99_ms": (40.0, 38.0, 42.0, 2000, "lower"),
+                                                  "apiserver.write_qps[churn]": (40.0, 39.0, 41.0, 3, "lower")})
+    new = _summary_file(tmp_path / "new.json", {"load.bystander_p99_ms": (100.0, 95.0, 105.0, 2000, "lower")})
+    out = tmp_path / "verdicts.json"
+    code, _, _ = _kqbench(monkeypatch, capsys, "compare", str(base), str(new), "--thresholds", str(THRESHOLDS),
+                          "--json", str(out))
+    document = json.loads(out.read_text())
+    assert code == 1 and document["schema_version"] == 1 and not document["passed"]
+    assert {k: v for k, v in document["counts"].items() if v} == {"regressed": 1, "missing": 1}
+    assert len(document["counts"]) == 7, "every verdict named, 0 when none"
+    row = next(r for r in document["rows"] if r["verdict"] == "regressed")
+    assert (row["metric"], row["new_interval"], row["new_n"]) == ("load.bystander_p99_ms", [95.0, 105.0], 2000)
+
+
 def test_compare_with_a_version_1_baseline_is_threshold_only_and_says_so(tmp_path, monkeypatch, capsys):
     base = _summary_file(tmp_path / "base.json", {"load.bystander_p99_ms": (10.0, None, None, None, "lower")}, version=1)
     new = _summary_file(tmp_path / "new.json", {"load.bystander_p99_ms": (12.0, 11.0, 13.0, 2000, "lower")})
