@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.readmes import (agreementtables, baselinetables, blocks, bringuptables, capacitytables, clustertables,
-                             faulttables, jobstables, pyperftables, rowtables)
+                             faulttables, jobstables, pyperftables, rangespectables, rowtables)
 
 BUILDERS: dict[str, blocks.Builder] = {
     "agreement-pairs": agreementtables.pairs,
@@ -17,6 +17,7 @@ BUILDERS: dict[str, blocks.Builder] = {
     "faults": faulttables.faults,
     "jobs-cases": jobstables.cases,
     "kueue-baseline": baselinetables.cases,
+    "kueue-rangespec": rangespectables.bounds,
     "pyperf-pairs": pyperftables.pairs,
     "record": rowtables.record,
     "rows": rowtables.rows,

@@ -24,6 +24,7 @@ import ast
 import json
 import math
 import operator
+import re
 import string
 from pathlib import Path
 
@@ -33,6 +34,7 @@ import pyperf
 from harness.errors import KqbenchError
 from harness.readmes import markdown
 
+_NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv}
 
@@ -61,17 +63,37 @@ def _read(path: Path, key: str | None = None) -> list[dict]:
     return pd.read_csv(path, keep_default_na=False, na_values=[""]).to_dict(orient="records")
 
 
-def _flat(record: dict, prefix: str = "") -> dict:
-    """Nested keys joined by `_`, `-` and `.` made `_`: processes.kube-apiserver.cpu_seconds ->
-    processes_kube_apiserver_cpu_seconds (a name a template can use)."""
+def _name(key) -> str:
+    """A key as a template can name it: each run of characters a Python name cannot hold made one `_`
+    (`kube-apiserver` -> `kube_apiserver`, `wall @ implementation=kueue` -> `wall_implementation_kueue`)."""
+    return _NOT_A_NAME.sub("_", str(key)).strip("_")
+
+
+def _flat(record: dict | list, prefix: str = "") -> dict:
+    """Nested keys joined by `_`, list items by their index: processes.kube-apiserver.cpu_seconds ->
+    processes_kube_apiserver_cpu_seconds, rows[2].pods -> rows_2_pods."""
     out = {}
-    for key, value in record.items():
-        name = prefix + str(key).replace("-", "_").replace(".", "_")
-        if isinstance(value, dict):
+    for key, value in record.items() if isinstance(record, dict) else enumerate(record):
+        name = prefix + _name(key)
+        if isinstance(value, (dict, list)):
             out |= _flat(value, name + "_")
         else:
             out[name] = value
     return out
+
+
+def _keyed(path: Path, key: list[str], value: str) -> dict:
+    """A table file as one document: each record's value column under its key columns' values joined
+    (key [implementation, metric] -> `reference_wall_seconds`)."""
+    document = {}
+    for record in _read(path):
+        if missing := [c for c in [*key, value] if c not in record]:
+            raise KqbenchError(f"{path} has no column {', '.join(missing)} (has: {', '.join(record)})")
+        name = "_".join(_name(record[c]) for c in key)
+        if name in document:
+            raise KqbenchError(f"{path}: two records are {name!r}; name more key columns ({', '.join(record)})")
+        document[name] = record[value]
+    return document
 
 
 def _value(node: ast.AST, row: dict):
@@ -142,13 +164,22 @@ def _is_pyperf(document) -> bool:
 
 
 def record(spec: dict, folder: Path) -> str:
-    """A table about a few JSON documents, a line per figure: `files: {prefix: file}` (each document's
-    nested keys flattened under its prefix: `main_admissions_per_second`), `header: [...]`, and `lines:`
+    """A table about a few documents, a line per figure: `files: {prefix: file}` (each JSON document's
+    nested keys flattened under its prefix: `main_admissions_per_second`; a table file as
+    `{file: F, key: [columns], value: column}`: `prefix_<key values>`), `header: [...]`, and `lines:`
     a list of rows, every cell a template over all the documents' keys (plain text stays as it is)."""
     keys: dict = {}
     for prefix, name in spec["files"].items():
-        document = json.loads(_existing(folder / name).read_text())
+        if isinstance(name, dict):
+            document = _keyed(folder / name["file"], list(name["key"]), name["value"])
+        else:
+            document = json.loads(_existing(folder / name).read_text())
         if _is_pyperf(document):  # a pyperf suite: each benchmark's mean in seconds, by its name
             document = {b.get_name(): b.mean() for b in pyperf.BenchmarkSuite.load(str(folder / name)).get_benchmarks()}
         keys |= _flat(document, f"{prefix}_")
-    return markdown.table(list(spec["header"]), [[cell(str(t), keys) for t in line] for line in spec["lines"]])
+    header = list(spec["header"])
+    for line in spec["lines"]:
+        if len(line) != len(header):
+            raise KqbenchError(f"a line of {len(line)} cells under a header of {len(header)}: {line[:2]}... "
+                               "(a comma in an unquoted YAML cell splits it)")
+    return markdown.table(header, [[cell(str(t), keys) for t in line] for line in spec["lines"]])

@@ -144,14 +144,8 @@ def test_rows_keep_the_records_asked_for_in_that_order_and_read_keyword_columns(
 TYPED_TABLES = {
     # README path: (tables typed by hand, why they are not rendered yet)
     "README.md": (3, "not figures: backends, verdicts, drivers"),
-    "results/agreement/tas-placement-random/README.md": (1, "typed: the random placements' agreement counts"),
-    "results/agreement/kueue-replay/README.md": (1, "typed: replay verdict counts (replay.json holds them)"),
-    "results/baselines/README.md": (1, "typed: verdict counts of a compare printout"),
-    "results/benchmarks/scheduler-core/README.md": (1, "typed: before/after cycle timings (a text file of two checkouts)"),
     "results/examples/README.md": (1, "not figures: which report is which"),
-    "results/large-scale/README.md": (1, "typed: Kueue's rangespec figures (kueuebaseline/rangespecs.py has them)"),
-    "results/peer/README.md": (5, "typed: the headline ratios across sections, the first kueue-baseline runs"),
-    "results/tas/README.md": (1, "typed: the object-size model"),
+    "results/peer/README.md": (1, "not figures: what each figure of the scheduler benchmark measures and how"),
 }
 """What is still typed: a new typed table fails the test below (render it from its files instead), and so
 does rendering one of these without lowering its count here."""
@@ -203,3 +197,55 @@ def test_agreement_pairs_are_the_runs_cross_and_self_agreement(tmp_path):
     assert table[0] == "| pair | decisions | agreeing | rate | cases agreeing entirely |"
     assert table[2].startswith("| reference / Kueue v0.17.0 |")
     assert [line.split(" / itself")[0] for line in table[3:5]] == ["| reference", "| Kueue v0.17.0"]
+
+
+def test_a_record_table_reads_summary_keys_list_items_and_table_files_by_their_key_columns(tmp_path):
+    (tmp_path / "summary.json").write_text(
+        '{"metrics": {"kueue.time_to_admission_seconds[large] @ implementation=kueue": {"value": 19.49}},'
+        ' "rows": [{"pods": 1000}, {"pods": 10000}]}')
+    (tmp_path / "figures.csv").write_text(
+        "implementation,metric,kqbench\nreference,wall_seconds,208.1\nkueue,wall_seconds,189.5\n")
+    spec = ("files: {s: summary.json, t: {file: figures.csv, key: [implementation, metric], value: kqbench}}\n"
+            "header: [figure, value]\n"
+            "lines: [[large, '{s_metrics_kueue_time_to_admission_seconds_large_implementation_kueue_value:.0f} s'],"
+            " [pods, '{s_rows_1_pods:,}'], [wall ours / Kueue, '{t_reference_wall_seconds / t_kueue_wall_seconds:.2f}']]")
+    text = f"<!-- table: record\n{spec}\n-->\n<!-- end table -->"
+    assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
+        "| figure | value |\n|---|---|\n| large | 19 s |\n| pods | 10,000 |\n| wall ours / Kueue | 1.10 |\n"
+        "<!-- end table -->")
+    with pytest.raises(blocks.BlockError, match="a line of 3 cells under a header of 2"):
+        blocks.render(text.replace("[pods,", "[pods, x,"), "x.md", rendering.BUILDERS, tmp_path)
+    with pytest.raises(blocks.BlockError, match="has no column case"):
+        blocks.render(text.replace("key: [implementation", "key: [case"), "x.md", rendering.BUILDERS, tmp_path)
+    with pytest.raises(blocks.BlockError, match="two records are 'wall_seconds'"):
+        blocks.render(text.replace("key: [implementation, metric]", "key: [metric]"), "x.md", rendering.BUILDERS, tmp_path)
+
+
+RANGESPEC = """cmd:
+  # mean=1179411ms, stdev=13280ms
+  maxWallMs: 1_416_000
+clusterQueueClassesMinUsage:
+  cq: 31.6 # mean=38.64%
+"""
+
+
+def test_a_rangespec_table_is_what_the_drivers_parser_reads_bound_by_bound(tmp_path):
+    (tmp_path / "rangespec.yaml").write_text(RANGESPEC)
+    spec = ("file: rangespec.yaml\nheader: [figure, mean, threshold]\nrows:\n"
+            "  wall_seconds: [wall, '{average:,.0f} s', '{bound} {limit:,.0f} s']\n"
+            "  cq_usage_percent: [usage, '{average:.2f} %', '{bound} {limit:.1f} %']")
+    text = f"<!-- table: kueue-rangespec\n{spec}\n-->\n<!-- end table -->"
+    assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
+        "| figure | mean | threshold |\n|---|---|---|\n| wall | 1,179 s | <= 1,416 s |\n"
+        "| usage | 38.64 % | >= 31.6 % |\n<!-- end table -->")
+    with pytest.raises(blocks.BlockError, match="no bound 'time_to_admission_seconds"):
+        blocks.render(text.replace("wall_seconds:", "time_to_admission_seconds[large]:"), "x.md", rendering.BUILDERS,
+                      tmp_path)
+
+
+def test_the_large_scale_rangespec_beside_its_readme_is_the_modules():
+    module = Path.home() / "go/pkg/mod/sigs.k8s.io/kueue@v0.19.2/test/performance/scheduler/configs/large-scale"
+    if not module.is_dir():
+        pytest.skip(f"{module} is not in the Go module cache (kqbench toolchain build fetches it)")
+    copy = ROOT / "results" / "large-scale" / "kueue-v0.19.2-large-scale-rangespec.yaml"
+    assert copy.read_text() == (module / "rangespec.yaml").read_text()
