@@ -2,7 +2,7 @@
 same Workloads admitted onto the same nodes with the same counts, and the one no rack holds pending
 with the same message.
 
-As in test_kueue_agreement: each implementation gets its own fresh cluster of 8 nodes (2 blocks x 2
+Each implementation gets its own fresh cluster of 8 nodes (2 blocks x 2
 racks x 2 hosts of 4 cpu); everything is created while the TAS flavor is missing (every queue
 inactive), Workloads 1.1 s apart so creation order decides, then the flavor makes the queue active.
 """
