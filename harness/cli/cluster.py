@@ -192,3 +192,42 @@ def status(name, as_json) -> None:
 def kubeconfig_cmd(name) -> None:
     """Print the path of the cluster's kubeconfig (use: kubectl --kubeconfig "$(kqbench cluster kubeconfig)")."""
     click.echo(state.load(name).kubeconfig)
+
+
+@group.command("load-workloads")
+@click.option("--name", default="kqbench", show_default=True, help="The running cluster (kwok backend) to load into.")
+@click.option("--count", type=click.IntRange(min=1), required=True, help="How many pending Workloads.")
+@click.option("--queue", required=True, help="The LocalQueue they name (spec.queueName); it need not exist yet.")
+@click.option("--namespace", default="default", show_default=True, help="Their namespace (created if missing).")
+@click.option("--prefix", default="bulk", show_default=True,
+              help="Names PREFIX-0000000 ...; each is labelled kqbench.io/bulk-load=PREFIX.")
+@click.option("--cpu", default="1", show_default=True, help="CPU each Workload's single pod requests.")
+@click.option("--priority", type=int, default=0, show_default=True, help="spec.priority.")
+@click.option("--replace", is_flag=True,
+              help="Overwrite Workloads of these names that already exist (new objects, new uids). "
+                   "Without it, a load that would overwrite any is refused before writing.")
+@click.option("--scheduler-metrics", default=None, metavar="URL",
+              help="Also wait until the reference scheduler at this /metrics URL holds at least COUNT pending.")
+@click.option("--timeout", type=float, default=1800.0, show_default=True,
+              help="Seconds to wait until kube-apiserver serves them all (and again for the scheduler).")
+def load_workloads(name, count, queue, namespace, prefix, cpu, priority, replace, scheduler_metrics, timeout) -> None:
+    """Write COUNT pending Workloads straight into the cluster's etcd, in batched transactions, and wait
+    until kube-apiserver serves them all: a scale run's queue without COUNT POSTs."""
+    from harness.workloads import bulkloading as workload_loading, storing as workload_storing
+    from loadtests import settings as load_settings
+
+    batch = workload_storing.Batch(count=count, queue=queue, namespace=namespace, prefix=prefix,
+                                   kind=load_settings.WorkloadKind(cpu=cpu, priority=priority))
+    for option, problem in workload_storing.problems(batch).items():
+        raise click.BadParameter(problem, param_hint=option)
+    info = state.load(name)
+    progress = LineProgress(interval=3.0)
+    loaded = workload_loading.load(info, batch, progress, replace=replace, timeout=timeout)
+    replaced = f", {loaded.replaced} replaced" if loaded.replaced else ""
+    click.echo(f"cluster {name}: {loaded.served} of {loaded.requested} Workloads served in {namespace} "
+               f"(queue {queue}{replaced}): written in {loaded.write_seconds:.1f}s, served {loaded.served_seconds:.1f}s later")
+    if scheduler_metrics:
+        waited = workload_loading.wait_pending(lambda: workload_loading.scheduler_pending(scheduler_metrics),
+                                               count, progress, timeout)
+        click.echo(f"the reference scheduler holds them pending {waited:.1f}s after they were served")
+

@@ -1,0 +1,194 @@
+"""Loading pending Workloads straight into etcd, then waiting until kube-apiserver serves them all and
+the reference scheduler holds them pending.
+
+POSTing N Workloads costs N admission chains, N etcd writes one by one and N watch events built from
+the requests. Here they are written as kube-apiserver would have stored them (storing), in batched
+etcd transactions (etcdwriting) while kube-apiserver runs; it takes them in through its watch on
+etcd, and its watchers (the scheduler under test) get them as ADDED events like any create.
+
+Loading is done when a LIST through kube-apiserver at etcd's revision after the last write is served
+(its watch cache has everything) and a paginated LIST counts every loaded Workload.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from harness import etcdwriting, kubeconfig, rest, schedulerproc, waiting
+from harness.clusters import state
+from harness.errors import KqbenchError
+from harness.kubeconfig import Credentials
+from harness.metrics import catalog
+from harness.nodes import bulkloading as node_loading
+from harness.workloads import storing
+from loadtests import workloads
+
+Progress = Callable[..., None]
+SHOWN_NAMES = 3
+"""How many of the clashing names a refusal lists."""
+PAGE = 5000
+"""Items per page of the counting LIST (metadata only: about 0.4 KB each)."""
+METADATA_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+
+class NamesExist(KqbenchError):
+    """Workloads to be loaded already exist in the cluster and --replace was not given; nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    requested: int
+    replaced: int
+    """Workloads that existed and were overwritten (only with replace)."""
+    write_seconds: float
+    """From building the objects to etcd's answer to the last transaction."""
+    transactions: int
+    value_bytes: int
+    served_seconds: float
+    """From the last write until kube-apiserver served every Workload."""
+    served: int
+
+
+def refuse_existing(present: Sequence[bytes], total: int, replace: bool) -> None:
+    """NamesExist unless none of the `total` Workloads to load exists yet (`present`: their etcd keys found
+    there) or the overwrite is explicit (`replace`)."""
+    if not present or replace:
+        return
+    names = [storing.name_of(key) for key in present[:SHOWN_NAMES]]
+    more = ", ..." if len(present) > SHOWN_NAMES else ""
+    raise NamesExist(f"{len(present)} of the {total} Workloads to load already exist in the cluster "
+                     f"({', '.join(names)}{more}): nothing was written. Give --replace to overwrite them, "
+                     "or choose another --prefix")
+
+
+def ensure_namespace(creds: Credentials, namespace: str) -> None:
+    """Create the namespace if it is missing (a POST would be refused in a missing one; etcd would not)."""
+    rest.apply(creds, f"/api/v1/namespaces/{namespace}",
+               {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+
+
+def load(info: state.ClusterInfo, batch: storing.Batch, progress: Progress, replace: bool = False,
+         timeout: float = 600.0, clock: Callable[[], float] = time.time) -> LoadReport:
+    """Write every Workload of `batch` into the cluster's etcd, pending, and wait until kube-apiserver serves them.
+
+    Workloads that already exist are refused before anything is written (NamesExist), unless `replace`:
+    then they are overwritten with new objects (new uid). An etcd that refuses a write stops the load
+    (etcdwriting.WriteRefused, with how many were written)."""
+    if not info.etcd_url:
+        raise KqbenchError(f"cluster {info.name} has no etcd of its own to load into (backend {info.backend})")
+    creds = kubeconfig.load(info.kubeconfig)
+    ensure_namespace(creds, batch.namespace)
+    started = time.monotonic()
+    entries = list(storing.entries(batch, storing.rfc3339(clock())))
+    progress("workloads", f"built {len(entries)} Workload objects; checking etcd for existing names", True)
+    present = etcdwriting.existing(info.etcd_url, storing.namespace_prefix(batch.namespace), [k for k, _ in entries])
+    refuse_existing(present, len(entries), replace)
+    written = etcdwriting.write(info.etcd_url, entries, progress, replace=replace, topic="workloads")
+    write_seconds = time.monotonic() - started
+    served_started = time.monotonic()
+    served = wait_served(creds, written.revision, len(entries), batch.namespace, batch.selector(), progress, timeout)
+    return LoadReport(requested=len(entries), replaced=len(present), write_seconds=write_seconds,
+                      transactions=written.transactions, value_bytes=written.value_bytes,
+                      served_seconds=time.monotonic() - served_started, served=served)
+
+
+def list_path(namespace: str, selector: str, limit: int, token: str = "", revision: int | None = None) -> str:
+    """A LIST of the namespace's Workloads matching selector: one page, or at etcd `revision` or newer."""
+    params = {"labelSelector": selector, "limit": str(limit)}
+    if token:
+        params["continue"] = token
+    if revision is not None:
+        params |= {"resourceVersion": str(revision), "resourceVersionMatch": "NotOlderThan"}
+    return f"{workloads.collection_path(namespace)}?{urllib.parse.urlencode(params)}"
+
+
+def count(creds: Credentials, namespace: str, selector: str, page: int = PAGE) -> int:
+    """Workloads of the namespace matching selector, from one paginated metadata-only LIST."""
+    total, token = 0, ""
+    while True:
+        request = urllib.request.Request(creds.server + list_path(namespace, selector, page, token),
+                                         headers={**creds.headers(), "Accept": METADATA_ACCEPT})
+        try:
+            with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=60.0) as response:
+                listed = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise KqbenchError(f"listing Workloads in {namespace} failed: HTTP {error.code} "
+                               f"{error.read()[:200]!r}") from None
+        total += len(listed.get("items") or ())
+        token = listed["metadata"].get("continue") or ""
+        if not token:
+            return total
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What the last look found, for progress and for the message of a wait that ran out."""
+
+    cache: int = 0
+    served: int = 0
+    caught_up: bool = False
+
+
+def wait_served(creds: Credentials, revision: int, expected: int, namespace: str, selector: str,
+                progress: Progress, timeout: float, interval: float = 0.5) -> int:
+    """Wait until kube-apiserver's watch cache has reached etcd `revision` and a paginated LIST counts
+    `expected` Workloads matching selector; returns how many it counts. Bounded by timeout."""
+    seen = _Seen()
+    probe = list_path(namespace, selector, 1, revision=revision)
+
+    def check() -> int | None:
+        if not seen.caught_up:
+            # Served only once the watch cache holds revision; else a 504 after up to 3 s naming its revision.
+            status, body = rest.get(creds, probe, timeout=30.0)
+            if status == 504:
+                seen.cache = node_loading.cache_revision(body) or seen.cache
+                progress("workloads", f"kube-apiserver's watch cache at etcd revision {seen.cache} of {revision}")
+                return None
+            if status != 200:
+                raise KqbenchError(f"listing Workloads at revision {revision} failed: HTTP {status} {body[:200]!r}")
+            seen.caught_up = True
+        seen.served = count(creds, namespace, selector)
+        progress("workloads", f"kube-apiserver serves {seen.served}/{expected} loaded Workloads",
+                 seen.served >= expected)
+        return seen.served if seen.served >= expected else None
+
+    def failure() -> str:
+        if not seen.caught_up:
+            return (f"kube-apiserver's watch cache reached etcd revision {seen.cache} of {revision} in "
+                    f"{timeout:.0f}s (its log says why)")
+        return f"kube-apiserver serves {seen.served} of {expected} loaded Workloads after {timeout:.0f}s"
+
+    return waiting.poll(check, timeout=timeout, interval=interval, failure=failure)
+
+
+def scheduler_pending(metrics_url: str, cluster_queue: str | None = None) -> float:
+    """Pending Workloads the reference scheduler holds (its gauge, parked included), in one ClusterQueue or all."""
+    with urllib.request.urlopen(metrics_url, timeout=10.0) as response:
+        text = response.read().decode()
+    labels = {"cluster_queue": cluster_queue} if cluster_queue else {}
+    return schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER], **labels)
+
+
+def wait_pending(read: Callable[[], float], expected: int, progress: Progress, timeout: float,
+                 interval: float = 0.5, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> float:
+    """Wait until read() (a scheduler's pending count, e.g. scheduler_pending) is at least `expected`;
+    returns the seconds waited. Bounded by timeout."""
+    started = clock()
+    last = [0.0]
+
+    def check() -> bool:
+        last[0] = read()
+        progress("workloads", f"the scheduler holds {last[0]:.0f}/{expected} pending", last[0] >= expected)
+        return last[0] >= expected
+
+    waiting.poll(check, timeout=timeout, interval=interval, retry_on=(OSError,), clock=clock, sleep=sleep,
+                 failure=lambda: f"the scheduler holds {last[0]:.0f} of {expected} Workloads pending after "
+                                 f"{timeout:.0f}s (its log says why)")
+    return clock() - started
