@@ -211,7 +211,7 @@ def kubeconfig_cmd(name) -> None:
 @click.option("--timeout", type=float, default=1800.0, show_default=True,
               help="Seconds to wait until kube-apiserver serves them all (and again for the scheduler).")
 def load_workloads(name, count, queue, namespace, prefix, cpu, priority, replace, scheduler_metrics, timeout) -> None:
-    """Write COUNT pending Workloads straight into the cluster's etcd, in batched transactions, and wait
+    """Write COUNT pending Workloads straight into the cluster's etcd (many writes in flight) and wait
     until kube-apiserver serves them all: a scale run's queue without COUNT POSTs."""
     from harness.workloads import bulkloading as workload_loading, storing as workload_storing
     from loadtests import settings as load_settings
