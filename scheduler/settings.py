@@ -72,6 +72,9 @@ class SchedulerSettings:
     """admissionFairSharing.resourceWeights as (resource, weight) pairs (unlisted: 1)."""
     min_cycle_seconds: float = 0.0
     """Each cycle takes at least this long (controlling.ControllerSettings.min_cycle_seconds)."""
+    hold_evicted_quota: bool = False
+    """An eviction leaves the quota held until someone else releases it, as Kueue leaves a bare Workload
+    (controlling.ControllerSettings.hold_evicted_quota)."""
     write_pending_reasons: bool = False
     """Write why on every head a cycle turns away, before the next cycle, as Kueue does
     (controlling.ControllerSettings.write_pending_reasons): Kueue's pace, at Kueue's write cost."""
@@ -189,6 +192,10 @@ _OPTIONS = (
             "Write QuotaReserved=False with the reason on every head a cycle turns away, one write after another "
             "before the next cycle, as Kueue does (default: only for a namespace mismatch or an inactive "
             "ClusterQueue).", bool),
+    _Option("--hold-evicted-quota", "hold_evicted_quota",
+            "An eviction marks the Workload Evicted and leaves its admission and quota until someone else "
+            "releases them (a job's controller), as Kueue leaves a bare Workload (default: the eviction write "
+            "clears the reservation itself).", bool),
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,
             to_text=repr),

@@ -7,8 +7,10 @@ The protocol that makes the outcome independent of timing, for each epoch:
    creation second per Workload of a case;
 3. the gates open: each case's queues become active in one event and decide on everything at once;
 4. once decisions settle, Workloads that were evicted but still hold their quota (Kueue leaves that
-   to a job reconciler, and these Workloads have no Job) are released with the gates closed, then
-   the gates open again, until nothing is left to release;
+   to a job reconciler, and these Workloads have no Job; the reference scheduler runs with
+   `--hold-evicted-quota` to do the same, so that neither decides on quota an eviction freed before
+   the release) are released with the gates closed, then the gates open again, until nothing is left
+   to release;
 5. the decisions are read: admissions, evictions (from a watch), pending lists, usage.
 
 A scheduler that exits fails the whole batch with its log's tail; the caller goes on. Fair sharing
@@ -155,7 +157,9 @@ def _start(implementation: str, info, log_dir: Path, fair_sharing: tuple[str, ..
     if implementation == "kueue":
         handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing)
         return Scheduler(handle.stop, handle.alive, handle.log_tail)
-    options = () if fair_sharing is None else ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
+    options = ("--hold-evicted-quota",)
+    if fair_sharing is not None:
+        options += ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
     process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, extra_args=options)
     return Scheduler(process.stop, process.alive, lambda: _tail(process.log_path))
 

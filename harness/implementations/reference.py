@@ -44,6 +44,11 @@ class ReferenceFields(base.Model):
     before the next cycle, as Kueue does (true: Kueue's pace at Kueue's write cost; false: the reference
     scheduler's design, which writes nothing to a Workload that merely waits)."""
 
+    hold_evicted_quota: bool = _PROCESS.hold_evicted_quota
+    """Reference scheduler only: an eviction leaves the Workload's quota held until something else releases
+    it (a job's controller; for bare Workloads the kueue-baseline generator and the agreement runner), as
+    Kueue does (false: the eviction write clears the reservation at once, the reference scheduler's design)."""
+
     @model_validator(mode="before")
     @classmethod
     def _client_limits_are_its_own_defaults(cls, data: Any) -> Any:
@@ -64,6 +69,7 @@ def fields_of(section: models.SchedulerSection) -> dict:
                 page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
                 fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
                 min_cycle_seconds=section.min_cycle_seconds, write_pending_reasons=section.write_pending_reasons,
+                hold_evicted_quota=section.hold_evicted_quota,
                 admission_fair_sharing=section.admission_fair_sharing,
                 usage_half_life_seconds=section.usage_half_life_seconds,
                 usage_sampling_interval_seconds=section.usage_sampling_interval_seconds,

@@ -46,6 +46,11 @@ class ControllerSettings:
     """Each cycle takes at least this long, the loop waiting out the rest: the core at another scheduler's
     pace (e.g. Kueue's measured cycle time), to tell a difference of decisions from one of pace. 0: as
     fast as it can."""
+    hold_evicted_quota: bool = False
+    """An eviction marks the Workload Evicted and Preempted and leaves its admission and quota in place
+    until someone else releases them (QuotaReserved=False, no admission: a job's controller), as Kueue
+    leaves a bare Workload; the Workload counts as being evicted meanwhile. Off: the eviction write
+    clears the reservation itself, as a job's controller would at once (the reference scheduler's design)."""
     write_pending_reasons: bool = False
     """Write QuotaReserved=False with the reason on every head a cycle turns away, when the reason
     changed, one write after another before the next cycle starts, as Kueue's scheduler does
@@ -64,36 +69,36 @@ def _workload_path(namespace: str, name: str) -> str:
 
 
 def admission_status(workload: Workload, admission: Admission, now: float) -> dict:
-    """The apply configuration that admits a workload."""
+    """The apply configuration that admits a workload; an Evicted one is no longer (Kueue's
+    SetQuotaReservation turns Evicted and Preempted False)."""
     cq = admission.cluster_queue
+    conditions = [
+        _condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
+        _condition("Admitted", True, "Admitted", "The workload is admitted", now),
+    ]
+    if workload.evicted:
+        conditions += [_condition(kind, False, "QuotaReserved", "Previously evicted", now) for kind in ("Evicted", "Preempted")]
     return {
         "apiVersion": GROUP_VERSION, "kind": "Workload",
         "metadata": {"name": workload.name, "namespace": workload.namespace},
-        "status": {
-            "admission": conversion.admission_to_dict(admission),
-            "conditions": [
-                _condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
-                _condition("Admitted", True, "Admitted", "The workload is admitted", now),
-            ],
-        },
+        "status": {"admission": conversion.admission_to_dict(admission), "conditions": conditions},
     }
 
 
-def eviction_status(workload: Workload, preemptor: Workload, now: float, reason: str = "InClusterQueue") -> dict:
+def eviction_status(workload: Workload, preemptor: Workload, now: float, reason: str = "InClusterQueue",
+                    hold: bool = False) -> dict:
     """The apply configuration that evicts a workload; omitting admission removes it (we owned it).
-    ``reason``: why it was chosen (Kueue's Preempted condition reasons: InClusterQueue, InCohortReclamation, ...)."""
+    ``reason``: why it was chosen (Kueue's Preempted condition reasons: InClusterQueue, InCohortReclamation, ...).
+    ``hold``: Evicted and Preempted only, applied under ``EVICTION_FIELD_MANAGER``: the quota stays held."""
     message = f"Preempted to accommodate {preemptor.namespace}/{preemptor.name}"
+    conditions = [_condition("Evicted", True, "Preempted", message, now), _condition("Preempted", True, reason, message, now)]
+    if not hold:
+        conditions = [_condition("QuotaReserved", False, "Preempted", message, now),
+                      _condition("Admitted", False, "Preempted", message, now), *conditions]
     return {
         "apiVersion": GROUP_VERSION, "kind": "Workload",
         "metadata": {"name": workload.name, "namespace": workload.namespace},
-        "status": {
-            "conditions": [
-                _condition("QuotaReserved", False, "Preempted", message, now),
-                _condition("Admitted", False, "Preempted", message, now),
-                _condition("Evicted", True, "Preempted", message, now),
-                _condition("Preempted", True, reason, message, now),
-            ],
-        },
+        "status": {"conditions": conditions},
     }
 
 
@@ -320,18 +325,21 @@ class Controller:
     async def _write_eviction(self, target: Workload, preemptor: Workload, cluster_queue: str, now: float,
                               reason: str) -> None:
         path = _workload_path(target.namespace, target.name)
+        hold = self.settings.hold_evicted_quota
+        manager = statuses.EVICTION_FIELD_MANAGER if hold else FIELD_MANAGER
         try:
             async with self._writes:
                 try:
                     result = await self.client.request(
-                        "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
-                        eviction_status(target, preemptor, now, reason), "application/apply-patch+yaml")
+                        "PATCH", f"{path}/status?fieldManager={manager}&force=true",
+                        eviction_status(target, preemptor, now, reason, hold), "application/apply-patch+yaml")
                 except kube.FAILURES as error:
                     self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                     return
         finally:
             self._evictions_in_flight.discard(target.key)
-        # Until now the target held its quota (marked evicting); the response requeues it.
+        # Until now the target held its quota (marked evicting); the response requeues it, or with
+        # hold_evicted_quota keeps it evicting until its admission is released by someone else.
         self.metrics.evicted_total.labels(cluster_queue).inc()
         self._apply_workload(result, from_write=True)
         self._touch()

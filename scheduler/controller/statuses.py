@@ -21,6 +21,9 @@ GROUP_VERSION = groups.API_VERSION
 FIELD_MANAGER = "kqbench-scheduler"
 REQUEUE_FIELD_MANAGER = "kqbench-scheduler-requeue"
 PENDING_FIELD_MANAGER = "kqbench-scheduler-pending"
+EVICTION_FIELD_MANAGER = "kqbench-scheduler-eviction"
+"""Owns only the Evicted and Preempted conditions of an eviction that leaves the quota held: applied under
+the main manager, that body would remove the admission and the QuotaReserved condition the main one owns."""
 """Owns only the QuotaReserved=False condition of a workload turned away: applied under the main
 manager, that one-condition body would remove the other conditions the main manager owns."""
 

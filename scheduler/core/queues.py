@@ -259,7 +259,8 @@ class QueueManager:
         if not workload.active:
             return
         if workload.admission is not None:
-            self._record_admitted(workload, workload.admission.cluster_queue, evicting=False)
+            # Evicted yet still admitted: its quota is held until someone releases it (Kueue's bare Workload)
+            self._record_admitted(workload, workload.admission.cluster_queue, evicting=workload.evicted)
         else:
             self.pending_lists.want(workload)
             queue = self.pending_lists.queue_of(workload)

@@ -197,3 +197,18 @@ def test_borrow_within_cohort_from_the_api():
     assert bwc.borrow_within_cohort == kinds.BorrowWithinCohort(kinds.BorrowWithinCohortPolicy.LOWER_PRIORITY, 100)
     assert cq({}).preemption.borrow_within_cohort.forbidden
     assert cq({"borrowWithinCohort": {}}).preemption.borrow_within_cohort.forbidden
+
+
+def test_an_evicted_workload_still_admitted_holds_its_quota_until_released():
+    # Kueue leaves a preempted bare Workload's quota in place until a job's controller clears its
+    # admission; read back that way (or written so with hold_evicted_quota) it is being evicted.
+    cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).preemption(within="LowerPriority").obj()
+    manager = manager_with(cq)
+    victim = dataclasses.replace(WorkloadBuilder("victim").created(0).request(cpu="4").obj(), evicted=True)
+    admit(manager, victim, "cq")
+    assert manager.admitted(victim.key).evicting
+    assert manager.pending_in_order("cq") == []
+    released = manager.admitted(victim.key).workload
+    manager.update_workload(dataclasses.replace(released, admission=None, admitted_at=0.0))
+    assert manager.admitted(victim.key) is None
+    assert [w.name for w in manager.pending_in_order("cq")] == ["victim"]
