@@ -40,6 +40,41 @@ MAX_MESSAGE_BYTES = 512 * 1024**2
 RPC_TIMEOUT_SECONDS = 60
 
 
+SHOWN_NAMES = 3
+"""How many of the clashing names a refusal lists."""
+
+
+class NamesExist(KqbenchError):
+    """Objects to be loaded already exist in the cluster and the overwrite was not asked for; nothing was written."""
+
+
+def refuse_existing(names: Sequence[str], total: int, replace: bool, kind: str, otherwise: str) -> None:
+    """NamesExist unless none of the `total` objects to load exists yet (`names`: those found in etcd) or
+    the overwrite is explicit (`replace`); `otherwise` says how to choose other names."""
+    if not names or replace:
+        return
+    more = ", ..." if len(names) > SHOWN_NAMES else ""
+    raise NamesExist(f"{len(names)} of the {total} {kind} to load already exist in the cluster "
+                     f"({', '.join(names[:SHOWN_NAMES])}{more}): nothing was written. Give --replace to overwrite "
+                     f"them, or {otherwise}")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """A bulk load of objects into a running cluster's etcd, until kube-apiserver served them."""
+
+    requested: int
+    replaced: int
+    """Objects that existed and were overwritten (only with replace)."""
+    write_seconds: float
+    """From building the objects to etcd's answer to the last write."""
+    transactions: int
+    value_bytes: int
+    served_seconds: float
+    """From the last write until kube-apiserver served every object (nodes: Ready)."""
+    served: int
+
+
 class WriteRefused(KqbenchError):
     """etcd refused a write (quota, request size, a key that appeared meanwhile); says how many were written."""
 

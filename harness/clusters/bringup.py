@@ -175,7 +175,7 @@ def add_nodes(info: state.ClusterInfo, pools: list[nodepools.NodePool], progress
     requested = nodepools.total_nodes(pools)
     if bulk:
         loaded = bulkloading.load(info, pools, progress, replace=replace, timeout=ready_timeout)
-        return NodesAdded("bulk", requested, loaded.write_seconds, loaded.served_seconds, loaded.ready,
+        return NodesAdded("bulk", requested, loaded.write_seconds, loaded.served_seconds, loaded.served,
                           loaded.replaced, loaded.value_bytes)
     if replace:
         raise specs.SpecError("--replace goes with --bulk: a POST never overwrites a node (an existing one is kept)")

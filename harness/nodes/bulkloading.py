@@ -27,26 +27,7 @@ from harness.nodes.pools import POOL_LABEL, NodePool
 
 Progress = Callable[..., None]
 _CURRENT = re.compile(r"current: (\d+)")
-SHOWN_NAMES = 3
-"""How many of the clashing names a refusal lists."""
-
-
-class NamesExist(KqbenchError):
-    """Nodes to be loaded already exist in the cluster and --replace was not given; nothing was written."""
-
-
-@dataclass(frozen=True, slots=True)
-class BulkReport:
-    requested: int
-    replaced: int
-    """Nodes that existed and were overwritten (only with replace)."""
-    write_seconds: float
-    """From building the objects to etcd's answer to the last transaction."""
-    transactions: int
-    value_bytes: int
-    served_seconds: float
-    """From the last write until kube-apiserver served every node Ready."""
-    ready: int
+NamesExist = etcdwriting.NamesExist
 
 
 def pool_selector(pools: Sequence[NodePool]) -> str:
@@ -57,13 +38,8 @@ def pool_selector(pools: Sequence[NodePool]) -> str:
 def refuse_existing(present: Sequence[bytes], total: int, replace: bool) -> None:
     """NamesExist unless nothing of the `total` nodes to load exists yet (`present`: their etcd keys found
     there) or the overwrite is explicit (`replace`)."""
-    if not present or replace:
-        return
-    names = [key.decode()[len(storing.ETCD_PREFIX):] for key in present[:SHOWN_NAMES]]
-    more = ", ..." if len(present) > SHOWN_NAMES else ""
-    raise NamesExist(f"{len(present)} of the {total} nodes to load already exist in the cluster "
-                     f"({', '.join(names)}{more}): nothing was written. Give --replace to overwrite them, "
-                     "or choose other pool names")
+    etcdwriting.refuse_existing([key.decode()[len(storing.ETCD_PREFIX):] for key in present], total, replace,
+                                "nodes", "choose other pool names")
 
 
 def cache_revision(message: bytes | str) -> int | None:
@@ -74,7 +50,7 @@ def cache_revision(message: bytes | str) -> int | None:
 
 
 def load(info: state.ClusterInfo, pools: Sequence[NodePool], progress: Progress, replace: bool = False,
-         timeout: float = 600.0) -> BulkReport:
+         timeout: float = 600.0) -> etcdwriting.LoadReport:
     """Write every node of `pools` into the cluster's etcd, Ready, and wait until kube-apiserver serves them.
 
     Nodes that already exist are refused before anything is written (NamesExist), unless `replace`:
@@ -93,9 +69,9 @@ def load(info: state.ClusterInfo, pools: Sequence[NodePool], progress: Progress,
     creds = kubeconfig.load(info.kubeconfig)
     served_started = time.monotonic()
     ready = wait_served(creds, written.revision, len(entries), pool_selector(pools), progress, timeout)
-    return BulkReport(requested=len(entries), replaced=len(present), write_seconds=write_seconds,
+    return etcdwriting.LoadReport(requested=len(entries), replaced=len(present), write_seconds=write_seconds,
                       transactions=written.transactions, value_bytes=written.value_bytes,
-                      served_seconds=time.monotonic() - served_started, ready=ready)
+                      served_seconds=time.monotonic() - served_started, served=ready)
 
 
 @dataclass(slots=True)

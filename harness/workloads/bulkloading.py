@@ -31,8 +31,6 @@ from harness.workloads import storing
 from loadtests import workloads
 
 Progress = Callable[..., None]
-SHOWN_NAMES = 3
-"""How many of the clashing names a refusal lists."""
 PAGE = 5000
 """Items per page of the counting LIST (metadata only: about 0.4 KB each)."""
 METADATA_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
@@ -47,34 +45,14 @@ CONCURRENCY = 64
 """Single puts in flight: etcd commits concurrent ones together (measured above)."""
 
 
-class NamesExist(KqbenchError):
-    """Workloads to be loaded already exist in the cluster and --replace was not given; nothing was written."""
-
-
-@dataclass(frozen=True, slots=True)
-class LoadReport:
-    requested: int
-    replaced: int
-    """Workloads that existed and were overwritten (only with replace)."""
-    write_seconds: float
-    """From building the objects to etcd's answer to the last transaction."""
-    transactions: int
-    value_bytes: int
-    served_seconds: float
-    """From the last write until kube-apiserver served every Workload."""
-    served: int
+NamesExist = etcdwriting.NamesExist
 
 
 def refuse_existing(present: Sequence[bytes], total: int, replace: bool) -> None:
     """NamesExist unless none of the `total` Workloads to load exists yet (`present`: their etcd keys found
     there) or the overwrite is explicit (`replace`)."""
-    if not present or replace:
-        return
-    names = [storing.name_of(key) for key in present[:SHOWN_NAMES]]
-    more = ", ..." if len(present) > SHOWN_NAMES else ""
-    raise NamesExist(f"{len(present)} of the {total} Workloads to load already exist in the cluster "
-                     f"({', '.join(names)}{more}): nothing was written. Give --replace to overwrite them, "
-                     "or choose another --prefix")
+    etcdwriting.refuse_existing([storing.name_of(key) for key in present], total, replace, "Workloads",
+                                "choose another --prefix")
 
 
 def ensure_namespace(creds: Credentials, namespace: str) -> None:
@@ -84,7 +62,7 @@ def ensure_namespace(creds: Credentials, namespace: str) -> None:
 
 
 def load(info: state.ClusterInfo, batch: storing.Batch, progress: Progress, replace: bool = False,
-         timeout: float = 600.0, clock: Callable[[], float] = time.time) -> LoadReport:
+         timeout: float = 600.0, clock: Callable[[], float] = time.time) -> etcdwriting.LoadReport:
     """Write every Workload of `batch` into the cluster's etcd, pending, and wait until kube-apiserver serves them.
 
     Workloads that already exist are refused before anything is written (NamesExist), unless `replace`:
@@ -104,7 +82,7 @@ def load(info: state.ClusterInfo, batch: storing.Batch, progress: Progress, repl
     write_seconds = time.monotonic() - started
     served_started = time.monotonic()
     served = wait_served(creds, written.revision, len(entries), batch.namespace, batch.selector(), progress, timeout)
-    return LoadReport(requested=len(entries), replaced=len(present), write_seconds=write_seconds,
+    return etcdwriting.LoadReport(requested=len(entries), replaced=len(present), write_seconds=write_seconds,
                       transactions=written.transactions, value_bytes=written.value_bytes,
                       served_seconds=time.monotonic() - served_started, served=served)
 
