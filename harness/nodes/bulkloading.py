@@ -13,12 +13,10 @@ served (its watch cache has everything) and a paginated LIST counts every loaded
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from harness import etcdwriting, kubeconfig, rest, waiting
+from harness import bulkserving, etcdwriting, kubeconfig
 from harness.clusters import kwok, kwokconfig, state
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
@@ -26,7 +24,6 @@ from harness.nodes import creating, storing
 from harness.nodes.pools import POOL_LABEL, NodePool
 
 Progress = Callable[..., None]
-_CURRENT = re.compile(r"current: (\d+)")
 NamesExist = etcdwriting.NamesExist
 
 
@@ -40,13 +37,6 @@ def refuse_existing(present: Sequence[bytes], total: int, replace: bool) -> None
     there) or the overwrite is explicit (`replace`)."""
     etcdwriting.refuse_existing([key.decode()[len(storing.ETCD_PREFIX):] for key in present], total, replace,
                                 "nodes", "choose other pool names")
-
-
-def cache_revision(message: bytes | str) -> int | None:
-    """The revision kube-apiserver's watch cache has reached, from its 'Too large resource version' answer."""
-    text = message.decode(errors="replace") if isinstance(message, bytes) else message
-    found = _CURRENT.search(text)
-    return int(found.group(1)) if found else None
 
 
 def load(info: state.ClusterInfo, pools: Sequence[NodePool], progress: Progress, replace: bool = False,
@@ -74,42 +64,10 @@ def load(info: state.ClusterInfo, pools: Sequence[NodePool], progress: Progress,
                       served_seconds=time.monotonic() - served_started, served=ready)
 
 
-@dataclass(slots=True)
-class _Seen:
-    """What the last look found, for progress and for the message of a wait that ran out."""
-
-    cache: int = 0
-    ready: int = 0
-    caught_up: bool = False
-
-
 def wait_served(creds: Credentials, revision: int, expected: int, selector: str, progress: Progress,
                 timeout: float, interval: float = 0.5) -> int:
     """Wait until kube-apiserver's watch cache has reached etcd `revision` and a paginated LIST counts
     `expected` nodes matching selector Ready; returns how many are. Bounded by timeout."""
-    seen = _Seen()
-    probe = f"/api/v1/nodes?limit=1&resourceVersion={revision}&resourceVersionMatch=NotOlderThan"
-
-    def check() -> int | None:
-        if not seen.caught_up:
-            # Served only once the watch cache holds revision; else a 504 after up to 3 s naming its revision.
-            status, body = rest.get(creds, probe, timeout=30.0)
-            if status == 504:
-                seen.cache = cache_revision(body) or seen.cache
-                progress("nodes", f"kube-apiserver's watch cache at etcd revision {seen.cache} of {revision}")
-                return None
-            if status != 200:
-                raise KqbenchError(f"listing nodes at revision {revision} failed: HTTP {status} {body[:200]!r}")
-            seen.caught_up = True
-        ready, _ = creating.count_ready(creds, selector)
-        seen.ready = ready
-        progress("nodes", f"kube-apiserver serves {ready}/{expected} loaded nodes Ready", ready >= expected)
-        return ready if ready >= expected else None
-
-    def failure() -> str:
-        if not seen.caught_up:
-            return (f"kube-apiserver's watch cache reached etcd revision {seen.cache} of {revision} in "
-                    f"{timeout:.0f}s (its log says why)")
-        return f"kube-apiserver serves {seen.ready} of {expected} loaded nodes Ready after {timeout:.0f}s"
-
-    return waiting.poll(check, timeout=timeout, interval=interval, failure=failure)
+    what = bulkserving.Served(f"/api/v1/nodes?limit=1&resourceVersion={revision}&resourceVersionMatch=NotOlderThan",
+                              lambda: creating.count_ready(creds, selector)[0], "loaded nodes Ready", "nodes")
+    return bulkserving.wait(creds, what, revision, expected, progress, timeout, interval)

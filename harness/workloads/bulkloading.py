@@ -19,14 +19,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from harness import etcdwriting, kubeconfig, rest, schedulerproc, waiting
+from harness import bulkserving, etcdwriting, kubeconfig, rest, schedulerproc, waiting
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 from harness.metrics import catalog
-from harness.nodes import bulkloading as node_loading
 from harness.workloads import storing
 from loadtests import workloads
 
@@ -115,45 +113,13 @@ def count(creds: Credentials, namespace: str, selector: str, page: int = PAGE) -
             return total
 
 
-@dataclass(slots=True)
-class _Seen:
-    """What the last look found, for progress and for the message of a wait that ran out."""
-
-    cache: int = 0
-    served: int = 0
-    caught_up: bool = False
-
-
 def wait_served(creds: Credentials, revision: int, expected: int, namespace: str, selector: str,
                 progress: Progress, timeout: float, interval: float = 0.5) -> int:
     """Wait until kube-apiserver's watch cache has reached etcd `revision` and a paginated LIST counts
     `expected` Workloads matching selector; returns how many it counts. Bounded by timeout."""
-    seen = _Seen()
-    probe = list_path(namespace, selector, 1, revision=revision)
-
-    def check() -> int | None:
-        if not seen.caught_up:
-            # Served only once the watch cache holds revision; else a 504 after up to 3 s naming its revision.
-            status, body = rest.get(creds, probe, timeout=30.0)
-            if status == 504:
-                seen.cache = node_loading.cache_revision(body) or seen.cache
-                progress("workloads", f"kube-apiserver's watch cache at etcd revision {seen.cache} of {revision}")
-                return None
-            if status != 200:
-                raise KqbenchError(f"listing Workloads at revision {revision} failed: HTTP {status} {body[:200]!r}")
-            seen.caught_up = True
-        seen.served = count(creds, namespace, selector)
-        progress("workloads", f"kube-apiserver serves {seen.served}/{expected} loaded Workloads",
-                 seen.served >= expected)
-        return seen.served if seen.served >= expected else None
-
-    def failure() -> str:
-        if not seen.caught_up:
-            return (f"kube-apiserver's watch cache reached etcd revision {seen.cache} of {revision} in "
-                    f"{timeout:.0f}s (its log says why)")
-        return f"kube-apiserver serves {seen.served} of {expected} loaded Workloads after {timeout:.0f}s"
-
-    return waiting.poll(check, timeout=timeout, interval=interval, failure=failure)
+    what = bulkserving.Served(list_path(namespace, selector, 1, revision=revision),
+                              lambda: count(creds, namespace, selector), "loaded Workloads", "workloads")
+    return bulkserving.wait(creds, what, revision, expected, progress, timeout, interval)
 
 
 def scheduler_pending(metrics_url: str, cluster_queue: str | None = None) -> float:

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from hypothesis import given, strategies as st
 
-from harness import etcdwriting
+from harness import bulkserving, etcdwriting
 from harness.clusters import bringup, kwokconfig, spec as specs, state
 from harness.errors import KqbenchError
 from harness.nodes import bulkloading, pools, storing
@@ -111,8 +111,8 @@ def test_the_watch_caches_revision_is_read_from_the_too_large_answer():
     # kube-apiserver v1.35.4's answer to a LIST at a revision its watch cache has not reached.
     body = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: '
             b'Too large resource version: 99999, current: 340","reason":"Timeout","code":504}')
-    assert bulkloading.cache_revision(body) == 340
-    assert bulkloading.cache_revision("something else") is None
+    assert bulkserving.cache_revision(body) == 340
+    assert bulkserving.cache_revision("something else") is None
 
 
 def test_the_selector_names_every_pool():
