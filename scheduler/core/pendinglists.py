@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from scheduler.core.kinds import ClusterQueue, LocalQueue, LocalQueueKey
 from scheduler.core.pendingqueues import PendingQueue
-from scheduler.core import positions
+from scheduler.core import positions, stickypages
 from scheduler.core.positions import PageRequest, PendingWorkloadItem, PositionStrategy, QueueNotFoundError
 from scheduler.core.workloads import Workload, WorkloadKey, order_key
 
@@ -140,7 +140,10 @@ class PendingLists:
     def pending_in_order(self, cluster_queue: str) -> list[Workload]:
         """Every pending workload of the queue (parked included), in queue order."""
         queue = self._pending_queue(cluster_queue)
-        return sorted(queue.members(), key=order_key if queue.reorder is None else queue.reorder(queue.sticky))
+        if queue.reorder is not None:
+            return sorted(queue.members(), key=queue.reorder(queue.sticky))
+        sticky = queue.sticky
+        return sorted(queue.members(), key=lambda workload: (workload.key != sticky, order_key(workload)))
 
     def pending_by_local_queue(self, cluster_queue: str) -> dict[LocalQueueKey, int]:
         """Pending workloads of the queue per LocalQueue (no ordering needed: O(n), no sort)."""
@@ -158,7 +161,12 @@ class PendingLists:
         queue = self._pending_queue(cluster_queue)
         if queue.reorder is not None:  # an order that moves with time: sorted per request, whatever the strategy
             return positions.sorted_page(queue.members(), page, queue.reorder(queue.sticky))
-        return self._positions.page_cluster_queue(cluster_queue, queue.members(), page)
+
+        def natural(request: PageRequest) -> list[PendingWorkloadItem]:
+            return self._positions.page_cluster_queue(cluster_queue, queue.members(), request)
+
+        sticky = self._sticky_item(cluster_queue, queue)
+        return natural(page) if sticky is None else stickypages.page(natural, sticky, page)
 
     def summary_for_local_queue(
         self, namespace: str, local_queue: str, offset: object = 0, limit: object = 1000
@@ -174,7 +182,12 @@ class PendingLists:
         if queue.reorder is not None:
             return positions.sorted_local_page(queue.members(), (namespace, local_queue), page,
                                                queue.reorder(queue.sticky))
-        return self._positions.page_local_queue(lq.cluster_queue, (namespace, local_queue), queue.members(), page)
+
+        def natural(request: PageRequest) -> list[PendingWorkloadItem]:
+            return self._positions.page_local_queue(lq.cluster_queue, (namespace, local_queue), queue.members(), request)
+
+        sticky = self._sticky_item(lq.cluster_queue, queue)
+        return natural(page) if sticky is None else stickypages.page(natural, sticky, page, (namespace, local_queue))
 
     def position_of(self, key: WorkloadKey) -> tuple[int, int] | None:
         """(positionInClusterQueue, positionInLocalQueue) of a pending workload, else None."""
@@ -186,7 +199,20 @@ class PendingLists:
         if queue.reorder is not None:
             return positions.sorted_position(queue.members(), workload,  # type: ignore[arg-type]
                                              queue.reorder(queue.sticky))
-        return self._positions.position_of(cq_name, workload, queue.members())  # type: ignore[arg-type]
+        in_cluster_queue, in_local_queue = self._positions.position_of(cq_name, workload, queue.members())  # type: ignore[arg-type]
+        sticky = self._sticky_item(cq_name, queue)  # type: ignore[arg-type]
+        if sticky is None:
+            return in_cluster_queue, in_local_queue
+        item = stickypages.moved(positions.make_item(workload, in_cluster_queue, in_local_queue), sticky)
+        return item.position_in_cluster_queue, item.position_in_local_queue
+
+    def _sticky_item(self, cluster_queue: str, queue: PendingQueue) -> PendingWorkloadItem | None:
+        """The queue's sticky workload with its positions in the order without it first, or None."""
+        key = queue.sticky
+        workload = self._workloads.get(key) if key is not None else None
+        if workload is None or queue.get(key) is not workload:
+            return None
+        return positions.make_item(workload, *self._positions.position_of(cluster_queue, workload, queue.members()))
 
     def _pending_queue(self, name: str) -> PendingQueue:
         queue = self.queues.get(name)

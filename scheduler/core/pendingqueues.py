@@ -146,8 +146,9 @@ class PendingQueue:
     def stick(self, key: WorkloadKey) -> None:
         """BestEffortFIFO: keep ``key`` (a preemptor waiting for its evictions) first until it leaves.
         Kueue sets it on every requeue pending preemption; StrictFIFO queues have none."""
-        if self.strategy is QueueingStrategy.BEST_EFFORT_FIFO and key in self._members:
+        if self.strategy is QueueingStrategy.BEST_EFFORT_FIFO and key in self._members and self._sticky != key:
             self._sticky = key
+            self.generation = next(_CHANGES)  # the visibility API lists it first: cached pages are stale
 
     @property
     def sticky(self) -> WorkloadKey | None:

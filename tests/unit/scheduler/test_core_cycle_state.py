@@ -64,10 +64,10 @@ def test_a_search_with_no_flavor_left_parks_the_head():
     assert manager.is_parked(("ns", "hog"))
 
 
-def _preemptor_waiting_for_its_eviction(strict=False):
+def _preemptor_waiting_for_its_eviction(strict=False, positions="indexed"):
     """cq (4 cpu) runs 'low'; 'mid' (priority 5) preempts it and waits for the eviction."""
     builder = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).preemption(within="LowerPriority")
-    manager = manager_with((builder.strict_fifo() if strict else builder).obj())
+    manager = manager_with((builder.strict_fifo() if strict else builder).obj(), positions=positions)
     admit(manager, WorkloadBuilder("low").created(1).request(cpu="4").obj(), "cq")
     manager.add_workload(WorkloadBuilder("mid").priority(5).created(5).request(cpu="4").obj())
     (decision,) = run_cycle(manager, now=10)
@@ -108,3 +108,20 @@ def test_a_head_that_fits_counts_the_targets_claimed_before_it_as_gone():
     manager.add_workload(WorkloadBuilder("reclaimer").queue("la").created(5).request(cpu="4").obj())
     manager.add_workload(WorkloadBuilder("fitter").queue("lc").created(1).request(cpu="2").obj())
     assert _summary(decide_cycle(manager)) == [("Preempt", "reclaimer"), ("Admit", "fitter")]
+
+
+@pytest.mark.parametrize("positions", ["snapshot", "indexed"])
+def test_the_sticky_preemptor_is_listed_first(positions):
+    # Kueue's visibility API sorts by the queue order, sticky first (cluster_queue.go, baseCompareFunc):
+    # 'mid' waits for its eviction ahead of 'high', whose priority alone would put it first.
+    manager = _preemptor_waiting_for_its_eviction(positions=positions)
+    assert [item.name for item in manager.summary_for_cluster_queue("cq")] == ["mid", "high"]
+    assert [item.name for item in manager.summary_for_cluster_queue("cq", offset=1, limit=1)] == ["high"]
+    assert [item.name for item in manager.summary_for_local_queue("ns", "lq")] == ["mid", "high"]
+    assert manager.position_of(("ns", "mid")) == (0, 0)
+    assert manager.position_of(("ns", "high")) == (1, 1)
+
+
+def test_a_strict_fifo_queue_lists_by_priority():
+    manager = _preemptor_waiting_for_its_eviction(strict=True)
+    assert [item.name for item in manager.summary_for_cluster_queue("cq")] == ["high", "mid"]

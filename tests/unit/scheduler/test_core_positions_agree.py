@@ -2,8 +2,8 @@
 
 Two managers, one per strategy, get the same random sequence of add / delete / cycle
 (admit, park, preempt) / finish / evict-and-requeue / priority change / LocalQueue moves.
-After every step, every ClusterQueue and LocalQueue summary, for every drawn page, must
-match between them and the reference order (a plain sort of the pending set).
+After every step, every ClusterQueue and LocalQueue summary, for every drawn page, and every
+position must match between them and the reference order (a plain sort of the pending set).
 """
 
 from hypothesis import given, settings
@@ -114,10 +114,14 @@ def test_snapshot_and_indexed_agree(ops, page_list):
                 expected = _reference_cluster_queue(snapshot, cq, offset, limit)
                 assert snapshot.summary_for_cluster_queue(cq, offset, limit) == expected
                 assert indexed.summary_for_cluster_queue(cq, offset, limit) == expected
-            for workload in snapshot.pending_in_order(cq):
-                assert snapshot.position_of(workload.key) == indexed.position_of(workload.key)
+            for item in _reference_cluster_queue(snapshot, cq, 0, 1000):
+                key = (item.namespace, item.name)
+                expected_position = (item.position_in_cluster_queue, item.position_in_local_queue)
+                assert snapshot.position_of(key) == indexed.position_of(key) == expected_position
         for lq in LOCAL_QUEUES:
+            in_lq = [item for cq in CLUSTER_QUEUES for item in _reference_cluster_queue(snapshot, cq, 0, 1000)
+                     if item.local_queue_name == lq]  # a LocalQueue is in one ClusterQueue at a time
             for offset, limit in page_list:
-                assert snapshot.summary_for_local_queue("ns", lq, offset, limit) == indexed.summary_for_local_queue(
-                    "ns", lq, offset, limit
-                )
+                expected = in_lq[offset:offset + (limit or 1000)]
+                assert snapshot.summary_for_local_queue("ns", lq, offset, limit) == expected
+                assert indexed.summary_for_local_queue("ns", lq, offset, limit) == expected
