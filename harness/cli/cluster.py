@@ -31,7 +31,7 @@ def _cluster_spec(name, backend, k8s_version, feature_gates, port, heartbeats, l
     )
 
 
-BULK_HELP = ("Write the nodes straight into etcd, already Ready, in batched transactions (seconds for 100k), "
+BULK_HELP = ("Write the nodes straight into etcd, already Ready, one per revision and many in flight, "
              "instead of POSTing them through kube-apiserver; kwok backend only.")
 
 

@@ -2,7 +2,7 @@
 
 The POST path (creating.py) costs two writes per node through kube-apiserver, our POST and kwok's
 status patch to Ready: 479 s for 100k nodes on this machine. Here each node is written once, already
-Ready, in batched etcd transactions (etcdwriting) while kube-apiserver runs; kube-apiserver takes
+Ready, one per etcd revision with many in flight (etcdwriting) while kube-apiserver runs; kube-apiserver takes
 them in through its watch on etcd like any other write, and its watchers (kwok-controller,
 kube-scheduler) get them as ADDED events. kwok's node stage selects nodes that are not Ready, so it
 leaves them alone; kwok still runs pods bound to them (they carry its annotation).

@@ -3,7 +3,7 @@ the reference scheduler holds them pending.
 
 POSTing N Workloads costs N admission chains, N etcd writes one by one and N watch events built from
 the requests. Here they are written as kube-apiserver would have stored them (storing), straight into
-etcd, many in flight but one Workload per revision (PUTS_PER_TRANSACTION says why), while
+etcd, many in flight but one Workload per revision (etcdwriting.PUTS_PER_TRANSACTION says why), while
 kube-apiserver runs; it takes them in through its watch on etcd, and its watchers (the scheduler
 under test) get them as ADDED events like any create.
 
@@ -32,15 +32,6 @@ Progress = Callable[..., None]
 PAGE = 5000
 """Items per page of the counting LIST (metadata only: about 0.4 KB each)."""
 METADATA_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-PUTS_PER_TRANSACTION = 1
-"""One Workload per etcd revision, unlike the nodes' 128: every put of a transaction gets its revision,
-so they reach watchers as events of one resourceVersion, and a watch that ends among them resumes
-after that version and never sees the rest. Measured: the reference scheduler's informer, cut off by
-kube-apiserver while 5,000 Workloads arrived in transactions of 128, held 4,359 pending for minutes
-(a fresh LIST found all 5,000). Single puts cost throughput: 20,000 Workloads in 5.1 s at 64 in
-flight (16: 10.1 s; 128: 4.9 s) against 0.8 s in transactions of 128, on this 2-core machine."""
-CONCURRENCY = 64
-"""Single puts in flight: etcd commits concurrent ones together (measured above)."""
 
 
 NamesExist = etcdwriting.NamesExist
@@ -75,8 +66,7 @@ def load(info: state.ClusterInfo, batch: storing.Batch, progress: Progress, repl
     progress("workloads", f"built {len(entries)} Workload objects; checking etcd for existing names", True)
     present = etcdwriting.existing(info.etcd_url, storing.namespace_prefix(batch.namespace), [k for k, _ in entries])
     refuse_existing(present, len(entries), replace)
-    written = etcdwriting.write(info.etcd_url, entries, progress, replace=replace, topic="workloads",
-                                concurrency=CONCURRENCY, size=PUTS_PER_TRANSACTION)
+    written = etcdwriting.write(info.etcd_url, entries, progress, replace=replace, topic="workloads")
     write_seconds = time.monotonic() - started
     served_started = time.monotonic()
     served = wait_served(creds, written.revision, len(entries), batch.namespace, batch.selector(), progress, timeout)

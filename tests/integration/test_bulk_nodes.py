@@ -121,8 +121,8 @@ def test_an_etcd_refusal_stops_the_load_with_its_message_and_what_was_written(bu
     with pytest.raises(etcdwriting.WriteRefused) as refused:
         etcdwriting.write(info.etcd_url, entries, lambda *a, **k: None, concurrency=1)
     assert "request is too large" in str(refused.value)
-    assert "128 of 300 objects were written" in str(refused.value)
-    assert len(etcdwriting.existing(info.etcd_url, prefix, [k for k, _ in entries])) == 128
+    assert "130 of 300 objects were written" in str(refused.value)  # one per revision: all before it
+    assert len(etcdwriting.existing(info.etcd_url, prefix, [k for k, _ in entries])) == 130
 
 
 def test_with_transactions_in_flight_the_count_written_is_exact(bulk_cluster):
@@ -142,7 +142,9 @@ def test_a_key_that_appears_after_the_check_is_refused_not_overwritten(bulk_clus
     prefix = b"/kqbench-test/raced/"
     etcdwriting.write(info.etcd_url, [(prefix + b"a", b"first")], lambda *a, **k: None)
     with pytest.raises(etcdwriting.WriteRefused, match="found one of its keys in etcd, written there after the check"):
-        etcdwriting.write(info.etcd_url, [(prefix + b"b", b"new"), (prefix + b"a", b"second")], lambda *a, **k: None)
+        # Two in one transaction: the refusal of one key leaves the other unwritten too.
+        etcdwriting.write(info.etcd_url, [(prefix + b"b", b"new"), (prefix + b"a", b"second")], lambda *a, **k: None,
+                          size=2)
     assert etcdwriting.existing(info.etcd_url, prefix, [prefix + b"a", prefix + b"b"]) == [prefix + b"a"]
 
 
