@@ -30,6 +30,7 @@ from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.toolchain import building
 
 IMPLEMENTATIONS = ("reference", "kueue")
 SETTLE_QUIET_SECONDS = 5.0
@@ -42,6 +43,15 @@ RELEASE_ROUNDS = 6
 CLIENT_QPS, CLIENT_BURST = 300.0, 500
 """Both schedulers' client limits (Kueue v0.19's defaults): the tester measures decisions, not
 throttling, and a backlog of status writes only slows settling."""
+
+
+@dataclass(frozen=True)
+class KueueOptions:
+    """Which Kueue runs (a version of versions.toml; None: the default) and how much it logs (its
+    --zap-log-level; 3 and up log every scheduling cycle, for reading why it decided)."""
+
+    version: str | None = None
+    log_level: int | None = None
 
 
 @dataclass
@@ -65,7 +75,7 @@ def fair_sharing_of(case: cases.Case) -> tuple[str, ...] | None:
 
 
 def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
-              say: Callable[[str], None] = print) -> dict[str, Outcome]:
+              say: Callable[[str], None] = print, kueue: KueueOptions = KueueOptions()) -> dict[str, Outcome]:
     """Every case of ``batch`` (prefix -> case) through every epoch on a new cluster ``name`` (one per
     fair-sharing setting among the cases, one after the other)."""
     settings: dict[tuple[str, ...] | None, dict[str, cases.Case]] = {}
@@ -73,12 +83,14 @@ def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
         settings.setdefault(fair_sharing_of(case), {})[prefix] = case
     outcomes: dict[str, Outcome] = {}
     for n, (fair_sharing, part) in enumerate(settings.items()):
-        outcomes |= _run_part(implementation, part, log_dir, name if n == 0 else f"{name}-{n}", fair_sharing, say)
+        outcomes |= _run_part(implementation, part, log_dir, name if n == 0 else f"{name}-{n}", fair_sharing, say,
+                              kueue)
     return outcomes
 
 
 def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
-              fair_sharing: tuple[str, ...] | None, say: Callable[[str], None]) -> dict[str, Outcome]:
+              fair_sharing: tuple[str, ...] | None, say: Callable[[str], None],
+              kueue: KueueOptions) -> dict[str, Outcome]:
     outcomes = {prefix: Outcome() for prefix in batch}
     scheduler: Scheduler | None = None
     log: observing.EvictionLog | None = None
@@ -86,11 +98,11 @@ def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=2)], LineProgress(interval=30.0))
         creds = kubeconfig.load(info.kubeconfig)
         if implementation == "kueue":
-            starting.install_api(info)
+            starting.install_api(info, kueue=building.locate_kueue(version=kueue.version))
         else:
             apiservice.install_crds(creds)
         driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
-        scheduler = _start(implementation, info, log_dir, fair_sharing)
+        scheduler = _start(implementation, info, log_dir, fair_sharing, kueue)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
         epochs = max(len(case.epochs) for case in batch.values())
@@ -153,9 +165,11 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
     return [[rendering.workload(a[i], p) for p, a in arriving.items() if i < len(a)] for i in range(depth)]
 
 
-def _start(implementation: str, info, log_dir: Path, fair_sharing: tuple[str, ...] | None) -> Scheduler:
+def _start(implementation: str, info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
+           kueue: KueueOptions) -> Scheduler:
     if implementation == "kueue":
-        handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing)
+        handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing,
+                                kueue=building.locate_kueue(version=kueue.version), log_level=kueue.log_level)
         return Scheduler(handle.stop, handle.alive, handle.log_tail)
     options = ("--hold-evicted-quota",)
     if fair_sharing is not None:

@@ -44,9 +44,14 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
 @click.option("--confirm/--no-confirm", default=True, show_default=True,
               help="Run the disagreeing cases again, side by side in one small batch: a difference that does "
                    "not come back depended on the big batch's timing.")
+@click.option("--kueue-version", default=None,
+              help="The Kueue version to run (one of harness/versions.toml; default: its pinned one).")
+@click.option("--kueue-log-level", type=click.IntRange(0, 10), default=None,
+              help="Kueue's --zap-log-level: 3 and up log every scheduling cycle (its logs go to <out>/logs).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
-def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, confirm, out) -> None:
+def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, confirm,
+            kueue_version, kueue_log_level, out) -> None:
     """Generate or read cases (every one validated before a cluster starts), run each through
     both implementations on local clusters in epochs, and compare admissions, flavors, evictions,
     pending order and usage at every settled point.
@@ -64,8 +69,9 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, pre
         if not chosen:
             raise click.UsageError("nothing to run: give --cases N or --case FILE (or --from FOLDER)")
         out = out or DEFAULT_OUT / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    kueue = running.KueueOptions(versions.kueue_version(kueue_version), kueue_log_level)
     if "kueue" in implementations:
-        building.ensure_kueue(LineProgress(interval=10.0))
+        building.ensure_kueue(LineProgress(interval=10.0), version=kueue.version)
     log_dir = out / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -74,10 +80,10 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, pre
             "command": " ".join(["kqbench", "agree", *sys.argv[2:]]), "git_sha": runs.git_sha(),
             "seeds": [c.seed for c in chosen], "files": [str(f) for f in files],
             "implementations": list(implementations), "repeats": repeats, "batch": batch_size,
-            "versions": _versions(), "machine": runs.machine(), "started": runs.now_iso()}, indent=2) + "\n")
+            "versions": _versions(kueue.version), "machine": runs.machine(), "started": runs.now_iso()}, indent=2) + "\n")
 
     def run_batch(impl, batch, name):
-        return running.run_batch(impl, batch, log_dir, name, say=click.echo)
+        return running.run_batch(impl, batch, log_dir, name, say=click.echo, kueue=kueue)
 
     def record(results: list[differential.CaseResult]) -> dict:
         summary = differential.summarize(results, implementations)
@@ -114,10 +120,9 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, pre
         sys.exit(1)
 
 
-def _versions() -> dict:
+def _versions(kueue: str) -> dict:
     try:
-        pins = versions.load_pins()
-        return {"kueue": pins.kueue, "kubernetes": pins.kubernetes_default}
+        return {"kueue": kueue, "kubernetes": versions.load_pins().kubernetes_default}
     except (KqbenchError, AttributeError):
         return {}
 

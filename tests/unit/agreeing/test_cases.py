@@ -185,3 +185,17 @@ def test_the_new_dimensions_leave_the_rest_of_a_seeds_case_as_it_was():
         ignore = {"cohort", "fairSharing"}
         assert [q.model_dump(exclude=ignore) for q in now.clusterQueues] == \
             [q.model_dump(exclude=ignore) for q in before.clusterQueues]
+
+
+def test_the_command_refuses_an_unknown_kueue_version_before_any_cluster_starts(tmp_path):
+    import subprocess
+    import sys
+
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(edited("seed", 7)))
+    done = subprocess.run([sys.executable, "-m", "harness", "agree", "--case", str(good), "--kueue-version", "v9.9",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "Kueue v9.9 is not in harness/versions.toml: known versions are" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists(), "nothing was started or written"
