@@ -31,5 +31,7 @@ def pairs(spec: dict, folder: Path) -> str:
                 f"{figures['rate'] * 100:.2f} %", f"{figures['cases_agreeing']} / {figures['cases']}"]
 
     rows = [row(f"{names[a]} / {names[b]}", summary["cross"])]
-    rows += [row(f"{names[name]} / itself", summary["self"][name]) for name in (a, b) if name in summary["self"]]
+    # A run of one repeat per implementation compares nothing with itself: no row.
+    rows += [row(f"{names[name]} / itself", summary["self"][name]) for name in (a, b)
+             if summary["self"].get(name, {}).get("rate") is not None]
     return markdown.table(["pair", "decisions", "agreeing", "rate", "cases agreeing entirely"], rows)

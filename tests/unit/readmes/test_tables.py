@@ -199,6 +199,14 @@ def test_agreement_pairs_are_the_runs_cross_and_self_agreement(tmp_path):
     assert [line.split(" / itself")[0] for line in table[3:5]] == ["| reference", "| Kueue v0.17.0"]
 
 
+def test_a_run_of_one_repeat_has_no_self_agreement_rows(tmp_path):
+    spec = (f"<!-- table: agreement-pairs\nrun: {ROOT / 'results' / 'agreement' / 'kueue-v0.17.0-admission-race' / 'v0.19.2'}"
+            "\n-->\n<!-- end table -->\n")
+    table = blocks.render(spec, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")
+    assert table[2] == "| reference / kueue | 10 | 10 | 100.00 % | 2 / 2 |"
+    assert table[3] == "<!-- end table -->"
+
+
 def test_a_record_table_reads_summary_keys_list_items_and_table_files_by_their_key_columns(tmp_path):
     (tmp_path / "summary.json").write_text(
         '{"metrics": {"kueue.time_to_admission_seconds[large] @ implementation=kueue": {"value": 19.49}},'
