@@ -143,6 +143,8 @@ class PendingLists:
         if queue.reorder is not None:
             return sorted(queue.members(), key=queue.reorder(queue.sticky))
         sticky = queue.sticky
+        if sticky is None:  # the common case, and the publishers sort every pending workload per publish
+            return sorted(queue.members(), key=order_key)
         return sorted(queue.members(), key=lambda workload: (workload.key != sticky, order_key(workload)))
 
     def pending_by_local_queue(self, cluster_queue: str) -> dict[LocalQueueKey, int]:
