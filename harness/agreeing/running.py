@@ -31,6 +31,7 @@ from harness.implementations.kueue import starting
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.toolchain import building
+from harness.toolchain.layout import KueueBuild
 
 IMPLEMENTATIONS = ("reference", "kueue")
 SETTLE_QUIET_SECONDS = 5.0
@@ -97,12 +98,13 @@ def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=2)], LineProgress(interval=30.0))
         creds = kubeconfig.load(info.kubeconfig)
-        if implementation == "kueue":
-            starting.install_api(info, kueue=building.locate_kueue(version=kueue.version))
+        build = building.locate_kueue(version=kueue.version) if implementation == "kueue" else None
+        if build is not None:
+            starting.install_api(info, kueue=build)
         else:
             apiservice.install_crds(creds)
         driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
-        scheduler = _start(implementation, info, log_dir, fair_sharing, kueue)
+        scheduler = _start(info, log_dir, fair_sharing, build, kueue.log_level)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
         epochs = max(len(case.epochs) for case in batch.values())
@@ -165,11 +167,11 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
     return [[rendering.workload(a[i], p) for p, a in arriving.items() if i < len(a)] for i in range(depth)]
 
 
-def _start(implementation: str, info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
-           kueue: KueueOptions) -> Scheduler:
-    if implementation == "kueue":
+def _start(info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
+           build: KueueBuild | None, log_level: int | None) -> Scheduler:
+    if build is not None:  # Kueue, of that build
         handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing,
-                                kueue=building.locate_kueue(version=kueue.version), log_level=kueue.log_level)
+                                kueue=build, log_level=log_level)
         return Scheduler(handle.stop, handle.alive, handle.log_tail)
     options = ("--hold-evicted-quota",)
     if fair_sharing is not None:
