@@ -75,6 +75,10 @@ class SchedulerSettings:
     hold_evicted_quota: bool = False
     """An eviction leaves the quota held until someone else releases it, as Kueue leaves a bare Workload
     (controlling.ControllerSettings.hold_evicted_quota)."""
+    preserve_scan_progress: bool = False
+    """Kueue's FlavorFungibilityPreserveScanProgress (beta, on by default from Kueue v0.19): a head skipped
+    because another took its quota keeps its flavor search, and a search one cycle old outlives a change of
+    allocatable quota (off: Kueue v0.17's reset)."""
     write_pending_reasons: bool = False
     """Write why on every head a cycle turns away, before the next cycle, as Kueue does
     (controlling.ControllerSettings.write_pending_reasons): Kueue's pace, at Kueue's write cost."""
@@ -196,6 +200,9 @@ _OPTIONS = (
             "An eviction marks the Workload Evicted and leaves its admission and quota until someone else "
             "releases them (a job's controller), as Kueue leaves a bare Workload (default: the eviction write "
             "clears the reservation itself).", bool),
+    _Option("--preserve-scan-progress", "preserve_scan_progress",
+            "Kueue's FlavorFungibilityPreserveScanProgress (on from Kueue v0.19): a head skipped for contention goes "
+            "on with the next flavor, and a flavor search one cycle old outlives a quota change.", bool),
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,
             to_text=repr),

@@ -30,7 +30,7 @@ from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.nodes import pools
 from harness.progress import LineProgress
-from harness.toolchain import building
+from harness.toolchain import building, versions
 from harness.toolchain.layout import KueueBuild
 
 IMPLEMENTATIONS = ("reference", "kueue")
@@ -104,7 +104,7 @@ def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
         else:
             apiservice.install_crds(creds)
         driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
-        scheduler = _start(info, log_dir, fair_sharing, build, kueue.log_level)
+        scheduler = _start(info, log_dir, fair_sharing, build, kueue)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
         epochs = max(len(case.epochs) for case in batch.values())
@@ -168,12 +168,15 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
 
 
 def _start(info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
-           build: KueueBuild | None, log_level: int | None) -> Scheduler:
+           build: KueueBuild | None, kueue: KueueOptions) -> Scheduler:
     if build is not None:  # Kueue, of that build
         handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing,
-                                kueue=build, log_level=log_level)
+                                kueue=build, log_level=kueue.log_level)
         return Scheduler(handle.stop, handle.alive, handle.log_tail)
+    # The reference scheduler decides as the Kueue of the run: its defaults for that version.
     options = ("--hold-evicted-quota",)
+    if versions.reference_settings(kueue.version)["preserve_scan_progress"]:
+        options += ("--preserve-scan-progress",)
     if fair_sharing is not None:
         options += ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
     process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, extra_args=options)

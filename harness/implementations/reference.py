@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 from harness import apiservice, kubeconfig, schedulerproc
 from harness.implementations import contract
 from harness.scenarios import base
+from harness.toolchain import versions
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
@@ -49,6 +50,11 @@ class ReferenceFields(base.Model):
     it (a job's controller; for bare Workloads the kueue-baseline generator and the agreement runner), as
     Kueue does (false: the eviction write clears the reservation at once, the reference scheduler's design)."""
 
+    preserve_scan_progress: bool | None = None
+    """Reference scheduler only: Kueue's FlavorFungibilityPreserveScanProgress (a head skipped for contention
+    goes on with its next flavor). None: as the run's Kueue version decides (scheduler.kueue_version, its
+    default in harness/versions.toml: on from v0.19)."""
+
     @model_validator(mode="before")
     @classmethod
     def _client_limits_are_its_own_defaults(cls, data: Any) -> Any:
@@ -60,7 +66,8 @@ class ReferenceFields(base.Model):
 
 
 def fields_of(section: models.SchedulerSection) -> dict:
-    """The process's settings (SchedulerSettings fields) from the scenario's scheduler section (pure)."""
+    """The process's settings (SchedulerSettings fields) from the scenario's scheduler section (and, for the
+    Kueue defaults the reference scheduler follows, harness/versions.toml)."""
     publish = strategies.PublishSettings(min_interval_seconds=section.status_min_interval_seconds,
                                          single_object_interval_seconds=section.single_object_interval_seconds,
                                          topn=section.top_n, topn_interval_seconds=section.refresh_seconds)
@@ -70,10 +77,17 @@ def fields_of(section: models.SchedulerSection) -> dict:
                 fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
                 min_cycle_seconds=section.min_cycle_seconds, write_pending_reasons=section.write_pending_reasons,
                 hold_evicted_quota=section.hold_evicted_quota,
+                preserve_scan_progress=_as_kueue(section.preserve_scan_progress, "preserve_scan_progress",
+                                                 section.kueue_version),
                 admission_fair_sharing=section.admission_fair_sharing,
                 usage_half_life_seconds=section.usage_half_life_seconds,
                 usage_sampling_interval_seconds=section.usage_sampling_interval_seconds,
                 resource_weights=tuple(section.resource_weights.items()))
+
+
+def _as_kueue(value: bool | None, setting: str, kueue_version: str | None) -> bool:
+    """A setting given in the scenario, else the one that decides as the run's Kueue version does."""
+    return versions.reference_settings(kueue_version)[setting] if value is None else value
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,8 @@ class Pins:
     """The default Kueue version."""
     kueue_known: tuple[str, ...]
     """Every Kueue version kqbench builds and a scenario may name."""
+    kueue_reference_from: tuple[tuple[str, str], ...] = ()
+    """(reference scheduler setting, first Kueue version whose default turns it on)."""
 
 
 def load_pins() -> Pins:
@@ -39,6 +41,7 @@ def load_pins() -> Pins:
         kwok=data["kwok"]["version"],
         kueue=data["kueue"]["default"],
         kueue_known=tuple(data["kueue"]["known"]),
+        kueue_reference_from=tuple(data["kueue"].get("reference", {}).items()),
     )
 
 
@@ -52,6 +55,13 @@ def kueue_version(version: str | None, pins: Pins | None = None) -> str:
         raise VersionError(f"Kueue {version} is not in harness/versions.toml: known versions are "
                            f"{', '.join(pins.kueue_known)} (add one to [kueue] known to build and run it)")
     return version
+
+
+def reference_settings(version: str | None, pins: Pins | None = None) -> dict[str, bool]:
+    """The reference scheduler's settings that decide as Kueue `version` (None: the default) decides."""
+    pins = pins or load_pins()
+    version = kueue_version(version, pins)
+    return {setting: parse_semver(version) >= parse_semver(first) for setting, first in pins.kueue_reference_from}
 
 
 def parse_semver(version: str) -> tuple[int, int, int]:

@@ -78,7 +78,7 @@ class Wait:
     blocks: bool
     last_assignment: LastAssignment | None = None
     """Where its flavor search stopped; None starts the next search over (Kueue resets it when a
-    head is skipped)."""
+    head is skipped, unless FlavorFungibilityPreserveScanProgress keeps it)."""
 
 
 Decision = Admit | Preempt | Park | Wait

@@ -11,7 +11,7 @@ position, but is never a head until it comes back with ``Requeued=True``.
 
 The queue also keeps two pieces of Kueue's scheduling state: where each workload's last flavor
 search stopped (``LastAssignment``, workload.Info in Kueue: kept while it stays queued, dropped when
-it leaves or is replaced, and for the whole queue when its allocatable quota changes), and the
+it leaves or is replaced, outdated for the whole queue when its allocatable quota changes), and the
 *sticky* workload of a BestEffortFIFO queue, the preemptor waiting for its evictions, which stays
 its queue's head until it leaves the queue (pkg/cache/queue/cluster_queue.go, stickyWorkload).
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sortedcontainers import SortedKeyList
@@ -37,7 +38,7 @@ class PendingQueue:
 
     __slots__ = (
         "name", "strategy", "_members", "_active", "_parked", "_held", "_blocked_head", "_sticky", "_last",
-        "generation", "reorder",
+        "_allocatable", "generation", "reorder",
     )
 
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
@@ -49,7 +50,10 @@ class PendingQueue:
         self._held: set[WorkloadKey] = set()
         self._blocked_head: WorkloadKey | None = None
         self._sticky: WorkloadKey | None = None
-        self._last: dict[WorkloadKey, LastAssignment] = {}
+        # Where each search stopped, with the scheduling cycle and the allocatable generation it was made in.
+        self._last: dict[WorkloadKey, _Recorded] = {}
+        # Kueue's AllocatableResourceGeneration: moves when admitted quota leaves or the queue's quota changes.
+        self._allocatable = 0
         # Renewed whenever the ordered pending list (and so some position) changes; drawn from one
         # process-wide counter so that a deleted and re-created queue never repeats an old value.
         self.generation = next(_CHANGES)
@@ -154,21 +158,28 @@ class PendingQueue:
     def sticky(self) -> WorkloadKey | None:
         return self._sticky
 
-    def last_assignment(self, key: WorkloadKey) -> LastAssignment | None:
-        """Where ``key``'s last flavor search stopped, or None (start over)."""
-        return self._last.get(key)
+    def last_assignment(self, key: WorkloadKey, cycle: int, keep_recent: bool) -> LastAssignment | None:
+        """Where ``key``'s last flavor search stopped, or None (start over): Kueue's lastAssignmentOutdated.
+        A search made before the allocatable quota last changed is outdated, unless ``keep_recent`` (Kueue's
+        FlavorFungibilityPreserveScanProgress) and it was made in this ``cycle`` or the one before."""
+        recorded = self._last.get(key)
+        if recorded is None:
+            return None
+        if keep_recent and cycle - recorded.cycle <= 1:
+            return recorded.last
+        return recorded.last if recorded.generation >= self._allocatable else None
 
-    def remember_assignment(self, key: WorkloadKey, last: LastAssignment | None) -> None:
-        """Record (or with None, reset) where ``key``'s flavor search stopped."""
+    def remember_assignment(self, key: WorkloadKey, last: LastAssignment | None, cycle: int = 0) -> None:
+        """Record (or with None, reset) where ``key``'s flavor search stopped in ``cycle``."""
         if last is None or key not in self._members:
             self._last.pop(key, None)
         else:
-            self._last[key] = last
+            self._last[key] = _Recorded(last, cycle, self._allocatable)
 
-    def forget_assignments(self) -> None:
-        """The queue's allocatable quota changed: every search starts over (Kueue's
-        AllocatableResourceGeneration outdating each LastAssignment)."""
-        self._last.clear()
+    def allocatable_changed(self) -> None:
+        """The queue's allocatable quota changed (Kueue's AllocatableResourceGeneration moved): searches
+        recorded before now are outdated."""
+        self._allocatable += 1
 
     def unblock(self) -> None:
         """Offer the blocked head again, for a change that concerns it alone (its namespace)."""
@@ -194,3 +205,10 @@ class PendingQueue:
 
     def active_in_order(self) -> Iterator[Workload]:
         return iter(self._active)
+
+
+@dataclass(frozen=True, slots=True)
+class _Recorded:
+    last: LastAssignment
+    cycle: int
+    generation: int

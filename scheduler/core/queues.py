@@ -83,6 +83,7 @@ class QueueManager:
         fair_sharing: FairSharing = FAIR_SHARING_OFF,
         requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS,
         admission_fair_sharing: AdmissionFairSharing = ADMISSION_FAIR_SHARING_OFF,
+        preserve_scan_progress: bool = False,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
@@ -90,6 +91,11 @@ class QueueManager:
         self.fair_sharing = fair_sharing
         # Kueue's Configuration admissionFairSharing: LocalQueue usage orders some ClusterQueues.
         self.admission_fairness = admissionfairsharing.AdmissionFairness(admission_fair_sharing)
+        # Kueue's FlavorFungibilityPreserveScanProgress (on from v0.19): a head skipped for contention
+        # keeps its flavor search, and a search one cycle old outlives a change of allocatable quota.
+        self.preserve_scan_progress = preserve_scan_progress
+        # Kueue's schedulingCycle: counts the cycles that had heads (run_cycle), for the age of a search.
+        self.cycle = 0
         self.quotas = QuotaBook()
         self.flavors: dict[str, ResourceFlavor] = {}
         # Topologies, nodes and where admitted pods are, for TAS flavors.
@@ -358,7 +364,9 @@ class QueueManager:
     def last_assignment(self, cluster_queue: str, key: WorkloadKey) -> LastAssignment | None:
         """Where a pending workload's last flavor search in ``cluster_queue`` stopped, or None."""
         queue = self._pending.get(cluster_queue)
-        return queue.last_assignment(key) if queue is not None else None
+        if queue is None:
+            return None
+        return queue.last_assignment(key, self.cycle, keep_recent=self.preserve_scan_progress)
 
     def apply_decisions(self, decisions: Sequence[Decision], now: float) -> None:
         """Record a cycle's decisions in memory (Kueue's "assume"); stale ones are skipped."""
@@ -380,13 +388,13 @@ class QueueManager:
                 queue.stick(key)
             elif isinstance(decision, Park):
                 queue.park(key)
-                queue.remember_assignment(key, decision.last_assignment)
+                queue.remember_assignment(key, decision.last_assignment, self.cycle)
             elif isinstance(decision, Wait):
                 if decision.blocks:
                     queue.block(key)
                 else:
                     queue.lift_block(key)
-                queue.remember_assignment(key, decision.last_assignment)
+                queue.remember_assignment(key, decision.last_assignment, self.cycle)
 
     # -- pending lists and positions: answered by pendinglists.PendingLists -----------
     def cluster_queue_names(self) -> list[str]:
@@ -480,7 +488,7 @@ class QueueManager:
         for name in cluster_queues:
             queue = self._pending.get(name)
             if queue is not None:
-                queue.forget_assignments()
+                queue.allocatable_changed()
 
     def _capacity_changed(self, cluster_queues: Iterable[str]) -> None:
         for name in cluster_queues:

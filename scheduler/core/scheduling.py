@@ -162,14 +162,17 @@ def _admit_or_preempt(
     every cycle: it decides nothing unless it fits now or needs a target not yet evicting."""
     cq, workload, assignment, targets, blocked = entry.cq, entry.workload, entry.assignment, entry.targets, entry.blocked
     chosen = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
+    # Kueue's markSkipped: the next search starts over, or with FlavorFungibilityPreserveScanProgress
+    # goes on after this one (the skip was for contention, not for the flavor).
+    kept = assignment.last_assignment if manager.preserve_scan_progress else None
     if any(t.workload.key in claimed for t in targets):
-        return None if blocked else Wait(workload, cq.name, OVERLAPPING_TARGETS, blocks=False)
+        return None if blocked else Wait(workload, cq.name, OVERLAPPING_TARGETS, blocks=False, last_assignment=kept)
     gone = [*claimed.values(), *chosen]
     # Kueue's fits also reads the nodes, less what the cycle's preempted workloads hold.
     if not _fits_once_gone(quotas, cq.name, assignment.usage, gone) or (
             assignment.admission and not placed.fits(assignment.admission, (r.workload.admission for r in gone
                                                                            if r.workload.admission))):
-        return None if blocked else Wait(workload, cq.name, NO_LONGER_FITS, blocks=False)
+        return None if blocked else Wait(workload, cq.name, NO_LONGER_FITS, blocks=False, last_assignment=kept)
     claimed.update((r.workload.key, r) for r in chosen)
     # Hold the request back so no later entry takes the quota (and the nodes) being freed.
     quotas.add_usage(cq.name, assignment.usage)
@@ -218,6 +221,7 @@ def _reservation(cq: ClusterQueue, assignment: FlavorAssignment, quotas: QuotaBo
 def run_cycle(manager: QueueManager, now: float) -> list[Decision]:
     """Decide a cycle and record it in ``manager``; ``now`` is POSIX seconds (injected clock)."""
     manager.retry_parked(now)
+    manager.cycle += 1
     decisions = decide_cycle(manager)
     manager.apply_decisions(decisions, now)
     return decisions

@@ -35,6 +35,8 @@ def other_value(model, name: str):
         return choices[0] if choices else pytest.skip(f"{name} has one choice only")
     if isinstance(value, bool):
         return not value
+    if value is None and annotation == bool | None:
+        return True  # None follows the pinned Kueue version, which leaves it off
     if isinstance(value, int):
         return value + 1
     if isinstance(value, float):
@@ -193,3 +195,10 @@ def test_a_bad_option_value_is_one_line_naming_the_option():
         _section_of_command_line("--kueue-log-level", "11")
     with pytest.raises(KqbenchError, match="--kueue-concurrency: .*greater than 0"):
         _section_of_command_line("--kueue-concurrency", "Pod=0")
+
+
+@pytest.mark.parametrize(("kueue_version", "given", "expected"), [
+    (None, None, False), ("v0.19.2", None, True), ("v0.19.2", False, False), ("v0.17.0", True, True)])
+def test_the_reference_scheduler_decides_as_the_runs_kueue_version_unless_told(kueue_version, given, expected):
+    section = models.SchedulerSection(kueue_version=kueue_version, preserve_scan_progress=given)
+    assert process_settings(section).preserve_scan_progress is expected

@@ -158,6 +158,15 @@ def _module_zip(path: Path, prefix: str, files: dict[str, str]) -> None:
             archive.writestr(f"{prefix}/{name}", text)
 
 
+def test_the_reference_scheduler_follows_the_defaults_of_the_kueue_it_is_compared_with():
+    # FlavorFungibilityPreserveScanProgress is on by default from Kueue v0.19 (beta), absent in v0.17.
+    assert versions.reference_settings("v0.17.0") == {"preserve_scan_progress": False}
+    assert versions.reference_settings("v0.19.2") == {"preserve_scan_progress": True}
+    assert versions.reference_settings(None) == versions.reference_settings(versions.load_pins().kueue)
+    with pytest.raises(versions.VersionError, match="not in harness/versions.toml"):
+        versions.reference_settings("v0.18.0")
+
+
 def test_a_kueue_module_that_does_not_build_says_so_with_gos_output(tmp_path, monkeypatch):
     # A Kueue version served by a local file proxy (no network) whose manager does not compile.
     version = "v0.99.0"

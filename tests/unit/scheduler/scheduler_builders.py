@@ -175,11 +175,13 @@ def manager_with(
     cohorts: tuple[kinds.Cohort, ...] = (),
     fair_sharing: kinds.FairSharing = kinds.FAIR_SHARING_OFF,
     requeue_batch_seconds: float = 0.0,
+    preserve_scan_progress: bool = False,
 ) -> QueueManager:
     """A manager with flavors, Cohorts, queues, and LocalQueues ``{lq name: cq name}`` in namespace ns.
     Parked workloads return at the change itself unless ``requeue_batch_seconds`` says otherwise
     (the batch has tests of its own; the others are about which workloads return, not when)."""
-    manager = QueueManager(positions=positions, fair_sharing=fair_sharing, requeue_batch_seconds=requeue_batch_seconds)
+    manager = QueueManager(positions=positions, fair_sharing=fair_sharing, requeue_batch_seconds=requeue_batch_seconds,
+                           preserve_scan_progress=preserve_scan_progress)
     for flavor in flavors:
         manager.add_resource_flavor(kinds.ResourceFlavor(flavor))
     for cohort in cohorts:
