@@ -79,6 +79,11 @@ class SchedulerSettings:
     """Kueue's FlavorFungibilityPreserveScanProgress (beta, on by default from Kueue v0.19): a head skipped
     because another took its quota keeps its flavor search, and a search one cycle old outlives a change of
     allocatable quota (off: Kueue v0.17's reset)."""
+    preemption_ignores_pods: bool = False
+    """Kueue v0.19's preemption search reads the preemptor's request without the `pods` resource (v0.17's
+    flavor assignment wrote `pods` into the request it shared with the search; v0.19 copies it first,
+    pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors): which targets it takes and the reason it
+    gives them follow (off: Kueue v0.17's)."""
     write_pending_reasons: bool = False
     """Write why on every head a cycle turns away, before the next cycle, as Kueue does
     (controlling.ControllerSettings.write_pending_reasons): Kueue's pace, at Kueue's write cost."""
@@ -203,6 +208,8 @@ _OPTIONS = (
     _Option("--preserve-scan-progress", "preserve_scan_progress",
             "Kueue's FlavorFungibilityPreserveScanProgress (on from Kueue v0.19): a head skipped for contention goes "
             "on with the next flavor, and a flavor search one cycle old outlives a quota change.", bool),
+    _Option("--preemption-ignores-pods", "preemption_ignores_pods",
+            "Kueue v0.19's preemption search: the preemptor's request without the pods resource.", bool),
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,
             to_text=repr),
@@ -210,6 +217,14 @@ _OPTIONS = (
             int),
 )
 """Every setting's one command-line form (a unit test walks the settings: none is left out)."""
+
+
+def flag_of(setting: str) -> str:
+    """The command-line flag of a SchedulerSettings field (ValueError for one that has none)."""
+    for option in _OPTIONS:
+        if option.path == setting:
+            return option.flag
+    raise ValueError(f"no scheduler setting {setting!r}")
 
 
 def _get(settings: SchedulerSettings, path: str):

@@ -32,6 +32,7 @@ from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.toolchain import building, versions
 from harness.toolchain.layout import KueueBuild
+from scheduler import settings as scheduler_settings
 
 IMPLEMENTATIONS = ("reference", "kueue")
 SETTLE_QUIET_SECONDS = 5.0
@@ -175,8 +176,8 @@ def _start(info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
         return Scheduler(handle.stop, handle.alive, handle.log_tail)
     # The reference scheduler decides as the Kueue of the run: its defaults for that version.
     options = ("--hold-evicted-quota",)
-    if versions.reference_settings(kueue.version)["preserve_scan_progress"]:
-        options += ("--preserve-scan-progress",)
+    options += tuple(scheduler_settings.flag_of(setting)
+                     for setting, on in versions.reference_settings(kueue.version).items() if on)
     if fair_sharing is not None:
         options += ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
     process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, extra_args=options)

@@ -55,6 +55,10 @@ class ReferenceFields(base.Model):
     goes on with its next flavor). None: as the run's Kueue version decides (scheduler.kueue_version, its
     default in harness/versions.toml: on from v0.19)."""
 
+    preemption_ignores_pods: bool | None = None
+    """Reference scheduler only: Kueue v0.19's preemption search, which reads the preemptor's request
+    without the `pods` resource. None: as the run's Kueue version decides (on from v0.19)."""
+
     @model_validator(mode="before")
     @classmethod
     def _client_limits_are_its_own_defaults(cls, data: Any) -> Any:
@@ -79,6 +83,8 @@ def fields_of(section: models.SchedulerSection) -> dict:
                 hold_evicted_quota=section.hold_evicted_quota,
                 preserve_scan_progress=_as_kueue(section.preserve_scan_progress, "preserve_scan_progress",
                                                  section.kueue_version),
+                preemption_ignores_pods=_as_kueue(section.preemption_ignores_pods, "preemption_ignores_pods",
+                                                  section.kueue_version),
                 admission_fair_sharing=section.admission_fair_sharing,
                 usage_half_life_seconds=section.usage_half_life_seconds,
                 usage_sampling_interval_seconds=section.usage_sampling_interval_seconds,

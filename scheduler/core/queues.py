@@ -84,6 +84,7 @@ class QueueManager:
         requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS,
         admission_fair_sharing: AdmissionFairSharing = ADMISSION_FAIR_SHARING_OFF,
         preserve_scan_progress: bool = False,
+        preemption_ignores_pods: bool = False,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
@@ -94,6 +95,8 @@ class QueueManager:
         # Kueue's FlavorFungibilityPreserveScanProgress (on from v0.19): a head skipped for contention
         # keeps its flavor search, and a search one cycle old outlives a change of allocatable quota.
         self.preserve_scan_progress = preserve_scan_progress
+        # Kueue v0.19's preemption search reads the request without `pods` (scheduling._nominate).
+        self.preemption_ignores_pods = preemption_ignores_pods
         # Kueue's schedulingCycle: counts the cycles that had heads (run_cycle), for the age of a search.
         self.cycle = 0
         self.quotas = QuotaBook()

@@ -49,7 +49,7 @@ from scheduler.core.preempting import AdmittedWorkload, PreemptionTarget, find_t
 from scheduler.core.queues import QueueManager
 from scheduler.core.quotas import QuotaBook, Usage
 from scheduler.core.topologystate import CycleUsage
-from scheduler.core.workloads import Workload, WorkloadKey
+from scheduler.core.workloads import PODS_RESOURCE, Workload, WorkloadKey
 
 
 def decide_cycle(manager: QueueManager) -> list[Decision]:
@@ -130,9 +130,13 @@ def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: 
     if assignment.mode is not Mode.PREEMPT:
         return _Entry(cq, head, assignment, blocked)
     nodes_fit = topologyassigning.fits_without(head, cq, manager.topologies, assignment)
+    # Kueue's preemption reads the Workload's total requests: with `pods` in v0.17 (its flavor assignment
+    # wrote them there), without in v0.19 (it writes a copy).
+    request = assignment.usage
+    if manager.preemption_ignores_pods:
+        request = {fr: quantity for fr, quantity in request.items() if fr[1] != PODS_RESOURCE}
     targets = tuple(find_targets(
-        head, cq, assignment.usage, assignment.needs_preemption, manager.admitted_in(neighbours), quotas, fair,
-        nodes_fit,
+        head, cq, request, assignment.needs_preemption, manager.admitted_in(neighbours), quotas, fair, nodes_fit,
     ))
     if nodes_fit is not None:
         gone = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]

@@ -19,6 +19,7 @@ from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations import reference, registry as implementations
 from harness.scenarios import models
+from harness.toolchain import versions
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
@@ -200,5 +201,13 @@ def test_a_bad_option_value_is_one_line_naming_the_option():
 @pytest.mark.parametrize(("kueue_version", "given", "expected"), [
     (None, None, False), ("v0.19.2", None, True), ("v0.19.2", False, False), ("v0.17.0", True, True)])
 def test_the_reference_scheduler_decides_as_the_runs_kueue_version_unless_told(kueue_version, given, expected):
-    section = models.SchedulerSection(kueue_version=kueue_version, preserve_scan_progress=given)
-    assert process_settings(section).preserve_scan_progress is expected
+    for setting in ("preserve_scan_progress", "preemption_ignores_pods"):
+        section = models.SchedulerSection(kueue_version=kueue_version, **{setting: given})
+        assert getattr(process_settings(section), setting) is expected, setting
+
+
+def test_every_setting_the_kueue_version_decides_has_a_flag():
+    for setting in versions.reference_settings(None):
+        assert scheduler_settings.flag_of(setting).startswith("--")
+    with pytest.raises(ValueError, match="no scheduler setting"):
+        scheduler_settings.flag_of("no_such_setting")

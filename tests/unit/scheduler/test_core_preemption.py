@@ -7,6 +7,7 @@ import pytest
 from scheduler.core import conversion, kinds
 from scheduler.core.flavorassigning import Mode, assign_flavors
 from scheduler.core.preempting import PreemptionPossibility, PreemptionReason, find_targets, simulate_preemption
+from scheduler.core.scheduling import run_cycle
 from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, manager_with, q
 
 
@@ -212,3 +213,25 @@ def test_an_evicted_workload_still_admitted_holds_its_quota_until_released():
     manager.update_workload(dataclasses.replace(released, admission=None, admitted_at=0.0))
     assert manager.admitted(victim.key) is None
     assert [w.name for w in manager.pending_in_order("cq")] == ["victim"]
+
+
+@pytest.mark.parametrize(("ignores_pods", "reason"), [(False, PreemptionReason.IN_COHORT_RECLAIM_WHILE_BORROWING),
+                                                      (True, PreemptionReason.IN_COHORT_RECLAMATION)])
+def test_kueue_v0_19_preemption_reads_the_request_without_pods(ignores_pods, reason):
+    # Seed 32 of the random cases against Kueue v0.19.2. cq-p (7 CPUs, 3 pods) runs 'own' (3 CPUs, 1 pod);
+    # cq-v (2 CPUs, 5 pods) runs 'v' (6 CPUs, 3 pods), borrowing cq-p's 4 unused CPUs. 'p' (3 pods of 1 CPU,
+    # priority 100) fits cq-p's CPUs once 'v' gives them back, and borrows one pod. Counting its pods (Kueue
+    # v0.17: its flavor assignment wrote them into the request the search reads) the request does not fit
+    # cq-p's own quota: no hierarchical advantage, so 'v' goes as a reclaim while borrowing. Without them
+    # (v0.19 writes a copy) it does, and 'v' goes as a plain reclamation (classical/hierarchical_preemption.go).
+    cq_p = (ClusterQueueBuilder("cq-p").cohort("co").flavors(("f", {"cpu": "7", "pods": "3"}))
+            .preemption(reclaim="Any", borrow_within_cohort="LowerPriority", max_priority_threshold=100).obj())
+    cq_v = ClusterQueueBuilder("cq-v").cohort("co").flavors(("f", {"cpu": "2", "pods": "5"})).obj()
+    manager = manager_with(cq_p, cq_v, flavors=("f",), local_queues={"lq-p": "cq-p", "lq-v": "cq-v"},
+                           preemption_ignores_pods=ignores_pods)
+    manager.add_workload(WorkloadBuilder("own").queue("lq-p").created(1).request(cpu="3").obj())
+    manager.add_workload(WorkloadBuilder("v").queue("lq-v").created(2).request(count=3, cpu="2").obj())
+    assert sorted(type(d).__name__ for d in run_cycle(manager, now=10)) == ["Admit", "Admit"]
+    manager.add_workload(WorkloadBuilder("p").queue("lq-p").priority(100).created(3).request(count=3, cpu="1").obj())
+    (decision,) = run_cycle(manager, now=11)
+    assert [(t.workload.name, t.reason) for t in decision.targets] == [("v", reason)]
