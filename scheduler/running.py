@@ -57,6 +57,7 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
                                                 max_unwritten=settings.max_unwritten,
                                                 write_pending_reasons=settings.write_pending_reasons,
                                                 hold_evicted_quota=settings.hold_evicted_quota,
+                                                log_cycles=settings.log_cycles,
                                                 min_cycle_seconds=settings.min_cycle_seconds))
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)

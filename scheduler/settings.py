@@ -84,6 +84,8 @@ class SchedulerSettings:
     flavor assignment wrote `pods` into the request it shared with the search; v0.19 copies it first,
     pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors): which targets it takes and the reason it
     gives them follow (off: Kueue v0.17's)."""
+    log_cycles: bool = False
+    """Log every decision of every cycle, one line each (controlling.ControllerSettings.log_cycles)."""
     write_pending_reasons: bool = False
     """Write why on every head a cycle turns away, before the next cycle, as Kueue does
     (controlling.ControllerSettings.write_pending_reasons): Kueue's pace, at Kueue's write cost."""
@@ -210,6 +212,7 @@ _OPTIONS = (
             "on with the next flavor, and a flavor search one cycle old outlives a quota change.", bool),
     _Option("--preemption-ignores-pods", "preemption_ignores_pods",
             "Kueue v0.19's preemption search: the preemptor's request without the pods resource.", bool),
+    _Option("--log-cycles", "log_cycles", "Log every decision of every scheduling cycle (one INFO line each).", bool),
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,
             to_text=repr),

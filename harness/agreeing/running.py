@@ -42,6 +42,8 @@ SETTLE_TIMEOUT_SECONDS = 180.0
 GATE_SECONDS = 2.0
 """After closing or before opening the gates: time for both schedulers to see every change."""
 RELEASE_ROUNDS = 6
+CYCLE_LOG_LEVEL = 3
+"""Kueue's --zap-log-level from which its scheduler logs every cycle; the reference scheduler then logs its own."""
 CLIENT_QPS, CLIENT_BURST = 300.0, 500
 """Both schedulers' client limits (Kueue v0.19's defaults): the tester measures decisions, not
 throttling, and a backlog of status writes only slows settling."""
@@ -178,6 +180,8 @@ def _start(info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
     options = ("--hold-evicted-quota",)
     options += tuple(scheduler_settings.flag_of(setting)
                      for setting, on in versions.reference_settings(kueue.version).items() if on)
+    if kueue.log_level is not None and kueue.log_level >= CYCLE_LOG_LEVEL:  # both sides' cycles, to read side by side
+        options += (scheduler_settings.flag_of("log_cycles"),)
     if fair_sharing is not None:
         options += ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
     process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, extra_args=options)

@@ -17,14 +17,15 @@ PREFIX = "sim"
 MAX_CYCLES = 500
 
 
-def trace(case: cases.Case) -> list[str]:
+def trace(case: cases.Case, **settings: bool) -> list[str]:
     """One line per decision, per epoch and cycle: `epoch 0 cycle 3: Admit w01 -> cq1 {...}`."""
-    return simulate(case)[0]
+    return simulate(case, **settings)[0]
 
 
-def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admission]]]:
-    """The trace, and where each Workload holds quota after each epoch (as ``decisions`` reads it)."""
-    manager = manager_with(rendering.setup_objects(case, PREFIX), _fair_sharing(case))
+def simulate(case: cases.Case, **settings: bool) -> tuple[list[str], list[dict[str, decisions.Admission]]]:
+    """The trace, and where each Workload holds quota after each epoch (as ``decisions`` reads it);
+    ``settings``: the core's Kueue-version settings (harness.toolchain.versions.reference_settings)."""
+    manager = manager_with(rendering.setup_objects(case, PREFIX), _fair_sharing(case), **settings)
     lines: list[str] = []
     admitted: list[dict[str, decisions.Admission]] = []
     gate = conversion.resource_flavor_from_dict(rendering.gate(PREFIX))
@@ -47,7 +48,7 @@ def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admi
             decided = scheduling.run_cycle(manager, clock)
             changed = [d for d in decided if not isinstance(d, (core_decisions.Wait, core_decisions.Park))]
             for d in decided:
-                lines.append(f"epoch {e} cycle {cycle}: {_describe(d)}")
+                lines.append(f"epoch {e} cycle {cycle}: {core_decisions.describe(d, _short)}")
             for d in decided:
                 if isinstance(d, core_decisions.Preempt):
                     for target in d.targets:
@@ -65,9 +66,10 @@ def simulate(case: cases.Case) -> tuple[list[str], list[dict[str, decisions.Admi
     return lines, admitted
 
 
-def manager_with(objects: list[dict], fair_sharing: kinds.FairSharing = kinds.FAIR_SHARING_OFF) -> QueueManager:
+def manager_with(objects: list[dict], fair_sharing: kinds.FairSharing = kinds.FAIR_SHARING_OFF,
+                 **settings: bool) -> QueueManager:
     """A fresh core holding these queue objects (kinds it does not keep are passed over)."""
-    manager = QueueManager(fair_sharing=fair_sharing)
+    manager = QueueManager(fair_sharing=fair_sharing, **settings)
     adders = {"Namespace": (manager.add_namespace, conversion.namespace_from_dict),
               "ResourceFlavor": (manager.add_resource_flavor, conversion.resource_flavor_from_dict),
               "WorkloadPriorityClass": (manager.add_workload_priority_class,
@@ -102,14 +104,5 @@ def _admitted(manager: QueueManager) -> dict[str, decisions.Admission]:
     return out
 
 
-def _describe(d) -> str:
-    name = d.workload.name
-    cq = rendering.local_name(PREFIX, d.cluster_queue) or d.cluster_queue
-    if isinstance(d, core_decisions.Admit):
-        flavors = {r: rendering.local_name(PREFIX, f) for ps in d.admission.pod_set_assignments
-                   for r, f in ps.flavors.items()}
-        return f"Admit {name} -> {cq} {flavors}"
-    if isinstance(d, core_decisions.Preempt):
-        return f"Preempt for {name} in {cq}: " + ", ".join(f"{t.workload.name} ({t.reason.value})" for t in d.targets)
-    return f"{type(d).__name__} {name} in {cq}: {getattr(d, 'message', '')}"
-
+def _short(name: str) -> str:
+    return rendering.local_name(PREFIX, name) or name

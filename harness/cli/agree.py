@@ -47,7 +47,8 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
 @click.option("--kueue-version", default=None,
               help="The Kueue version to run (one of harness/versions.toml; default: its pinned one).")
 @click.option("--kueue-log-level", type=click.IntRange(0, 10), default=None,
-              help="Kueue's --zap-log-level: 3 and up log every scheduling cycle (its logs go to <out>/logs).")
+              help="Kueue's --zap-log-level: 3 and up log every scheduling cycle, and the reference scheduler then "
+                   "logs its own (--log-cycles); both logs go to <out>/logs.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
 def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, confirm,

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from scheduler.api import groups
 from scheduler.controller import informing, metering, statuses, topologyfeeding
 from scheduler.core import activation, conversion, draining, queuestatus, scheduling
-from scheduler.core.decisions import CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt
+from scheduler.core.decisions import (
+    CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt, describe,
+)
 from scheduler.core.queues import QueueManager
 from scheduler.core.workloads import Admission, Workload
 from scheduler.kube import client as kube
@@ -51,6 +53,9 @@ class ControllerSettings:
     until someone else releases them (QuotaReserved=False, no admission: a job's controller), as Kueue
     leaves a bare Workload; the Workload counts as being evicted meanwhile. Off: the eviction write
     clears the reservation itself, as a job's controller would at once (the reference scheduler's design)."""
+    log_cycles: bool = False
+    """Log every decision of every cycle (INFO, one line each: scheduler.core.decisions.describe), for
+    reading why it decided beside Kueue's own cycle log (its --zap-log-level 3 and up)."""
     write_pending_reasons: bool = False
     """Write QuotaReserved=False with the reason on every head a cycle turns away, when the reason
     changed, one write after another before the next cycle starts, as Kueue's scheduler does
@@ -416,6 +421,9 @@ class Controller:
         now = self.clock()
         decisions = scheduling.run_cycle(self.manager, now)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        if self.settings.log_cycles:
+            for decision in decisions:
+                log.info("cycle %d: %s", self.manager.cycle, describe(decision))
         self._turned_away = []
         every_head = self.settings.write_pending_reasons
         for decision in decisions:

@@ -9,6 +9,7 @@ for a namespace mismatch, as Kueue's scheduler does for every head it turns away
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scheduler.core.flavorassigning import LastAssignment
@@ -82,3 +83,17 @@ class Wait:
 
 
 Decision = Admit | Preempt | Park | Wait
+
+
+def describe(decision: Decision, name: Callable[[str], str] = str) -> str:
+    """One line for a log or a trace: `Admit w01 -> cq1 ps0{cpu=f0} ps1{cpu=f1}`, `Preempt for w02 in cq1:
+    w05 (InCohortReclamation)`, `Wait w03 in cq0: <message>`; ``name`` shortens object names."""
+    who, cq = decision.workload.name, name(decision.cluster_queue)
+    if isinstance(decision, Admit):
+        pod_sets = " ".join(f"{ps.name}{{{','.join(f'{r}={name(f)}' for r, f in sorted(ps.flavors.items()))}}}"
+                            for ps in decision.admission.pod_set_assignments)
+        return f"Admit {who} -> {cq} {pod_sets}"
+    if isinstance(decision, Preempt):
+        return f"Preempt for {who} in {cq}: " + ", ".join(f"{t.workload.name} ({t.reason.value})"
+                                                         for t in decision.targets)
+    return f"{type(decision).__name__} {who} in {cq}: {decision.message}"

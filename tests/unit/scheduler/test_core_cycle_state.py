@@ -3,7 +3,7 @@ sticky preemptor of a BestEffortFIFO queue, and the targets claimed within one c
 
 import pytest
 
-from scheduler.core.decisions import NO_LONGER_FITS, Admit, Preempt, Wait
+from scheduler.core.decisions import NO_LONGER_FITS, Admit, Preempt, Wait, describe
 from scheduler.core.flavorassigning import LastAssignment
 from scheduler.core.scheduling import decide_cycle, run_cycle
 from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, manager_with
@@ -40,6 +40,9 @@ def test_the_next_cycle_resumes_the_flavor_search_where_it_stopped(strict):
     (second,) = run_cycle(manager, now=11)
     assert isinstance(second, Admit)
     assert [a.flavors for a in second.admission.pod_set_assignments] == [{"cpu": "big"}, {"cpu": "small"}]
+    # the one line a cycle log (--log-cycles) and the in-process trace write per decision
+    assert describe(second) == "Admit job -> cq driver{cpu=big} worker{cpu=small}"
+    assert describe(first) == f"Wait job in cq: {first.message}"
 
 
 def test_an_admitted_workload_leaving_the_queue_restarts_the_search():
