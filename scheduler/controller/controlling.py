@@ -151,6 +151,8 @@ class Controller:
         # message only when it changes, and keeps the condition's lastTransitionTime.
         self._not_reserved: dict[tuple[str, str], dict] = {}
         self._evictions_in_flight: set[tuple[str, str]] = set()
+        # Admission writes in flight: an eviction of the same Workload is written after it (below).
+        self._admissions_in_flight: dict[tuple[str, str], asyncio.Task] = {}
         self.informers: list[informing.Informer] = []
         self._status_written: dict[str, queuestatus.QueueStatus] = {}
         # Conditions of each ClusterQueue ("name") and LocalQueue ("ns/name") as last seen in the API.
@@ -295,10 +297,11 @@ class Controller:
             self.workload_observer("DELETED", obj, None)
 
     # -- writing decisions ----------------------------------------------------------------
-    def _spawn(self, coroutine) -> None:
+    def _spawn(self, coroutine) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _write_admission(self, decision: Admit, now: float) -> None:
         try:
@@ -332,6 +335,12 @@ class Controller:
         path = _workload_path(target.namespace, target.name)
         hold = self.settings.hold_evicted_quota
         manager = statuses.EVICTION_FIELD_MANAGER if hold else FIELD_MANAGER
+        admission = self._admissions_in_flight.get(target.key)
+        if admission is not None:
+            # A target admitted a cycle ago may still have its admission on the way: evict what the API
+            # holds once it lands, as Kueue v0.19 does (the eviction keeps the quota held until released;
+            # v0.17's later admission write undid the eviction, its issue #11480).
+            await asyncio.wait({admission})
         try:
             async with self._writes:
                 try:
@@ -430,7 +439,11 @@ class Controller:
             kind = type(decision).__name__.lower()
             if isinstance(decision, Admit):
                 self._unwritten += 1
-                self._spawn(self._write_admission(decision, now))
+                key = decision.workload.key
+                task = self._spawn(self._write_admission(decision, now))
+                self._admissions_in_flight[key] = task
+                task.add_done_callback(lambda done, key=key: self._admissions_in_flight.pop(key, None)
+                                       if self._admissions_in_flight.get(key) is done else None)
             elif isinstance(decision, Preempt):
                 started = 0
                 for target in decision.targets:
