@@ -133,6 +133,11 @@ class QueueManager:
     def delete_resource_flavor(self, name: str) -> None:
         self.flavors.pop(name, None)
         self.topologies.delete_flavor(name)
+        # Kueue's ResourceFlavor controller retries the parked Workloads of the queues the deletion makes
+        # inactive, and of their cohort trees (NotifyRetryInadmissible): they are back in order, ahead of
+        # later heads, when the flavor returns.
+        users = [cq.name for cq in self.quotas.cluster_queues.values() if name in cq.flavor_names()]
+        self._capacity_changed(set().union(*(self.quotas.neighbours(cq) for cq in users)) if users else ())
 
     def topology_changed(self) -> None:
         """A Topology or a node changed (``topologies`` was told): parked workloads may fit now."""

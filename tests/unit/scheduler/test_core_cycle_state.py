@@ -176,3 +176,17 @@ def test_the_sticky_preemptor_is_listed_first(positions):
 def test_a_strict_fifo_queue_lists_by_priority():
     manager = _preemptor_waiting_for_its_eviction(strict=True)
     assert [item.name for item in manager.summary_for_cluster_queue("cq")] == ["high", "mid"]
+
+
+def test_deleting_a_flavor_retries_the_parked_workloads_of_the_queues_that_use_it():
+    # Kueue's ResourceFlavor controller, on delete: NotifyRetryInadmissible for the queues it made
+    # inactive. A parked Workload is then back in its queue's order when the flavor returns, ahead of a
+    # later head that stayed active (the agreement runner's gate, closed and opened between epochs).
+    manager = _two_pod_sets_in_two_flavors()
+    manager.add_workload(WorkloadBuilder("hog").priority(9).request(cpu="5").obj())
+    run_cycle(manager, now=10)
+    assert manager.is_parked(("ns", "hog"))
+    manager.delete_resource_flavor("unused")
+    assert manager.is_parked(("ns", "hog")), "a flavor no queue uses retries nothing"
+    manager.delete_resource_flavor("big")
+    assert not manager.is_parked(("ns", "hog"))
