@@ -81,5 +81,11 @@ def authenticate(config: RequestHeaderConfig, peercert: dict | None, headers) ->
     for key in headers.keys():
         for prefix in config.extra_prefixes:
             if key.lower().startswith(prefix.lower()):
-                extra.setdefault(key[len(prefix):].lower(), []).append(headers[key])
-    return User(user, tuple(groups), {k: tuple(v) for k, v in extra.items()})
+                extra.setdefault(_text(key[len(prefix):].lower()), []).append(_text(headers[key]))
+    return User(_text(user), tuple(map(_text, groups)), {k: tuple(v) for k, v in extra.items()})
+
+
+def _text(value: str) -> str:
+    """A header value as text that JSON can carry: bytes that are not UTF-8 (which the HTTP parser keeps as
+    surrogates) become U+FFFD, as Go's encoding/json writes them in kube-apiserver's own SubjectAccessReview."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

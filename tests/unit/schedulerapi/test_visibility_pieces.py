@@ -4,6 +4,7 @@ import asyncio
 import base64
 
 import aiohttp
+import orjson
 import pytest
 from multidict import CIMultiDict
 
@@ -75,6 +76,17 @@ def test_front_proxy_headers_are_trusted_from_an_allowed_cert():
                            ("X-Remote-Extra-Scopes", "a")])
     user = authn.authenticate(CONFIG, cert("front-proxy-client"), headers)
     assert user.name == "alice" and user.groups == ("dev", "ops") and user.extra == {"scopes": ("a",)}
+
+
+def test_header_bytes_that_are_not_utf8_reach_the_access_review_as_replacement_characters():
+    # aiohttp keeps such bytes as surrogates, which no JSON encoder takes (the SubjectAccessReview failed
+    # with a 500); kube-apiserver's Go encoder writes U+FFFD for them.
+    raw = "a \udcd9q".encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+    headers = CIMultiDict([("X-Remote-User", "al\udc8dice"), ("X-Remote-Group", "d\udc90ev"),
+                           ("X-Remote-Extra-Scopes", raw)])
+    user = authn.authenticate(CONFIG, cert("front-proxy-client"), headers)
+    assert (user.name, user.groups, user.extra) == ("al\ufffdice", ("d\ufffdev",), {"scopes": ("a \ufffdq",)})
+    assert orjson.dumps({"user": user.name, "groups": user.groups, "extra": user.extra})
 
 
 @pytest.mark.parametrize("peer, headers, message", [
