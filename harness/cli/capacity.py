@@ -13,9 +13,9 @@ from rich.table import Table
 from harness.drivers.capacity import commanding
 from harness.results import runs, tables as tidy
 from harness.running import adapters, runner
-from harness.scenarios import loading, models
+from harness.scenarios import loading, sections
 
-STRATEGY_CHOICES = click.Choice(list(models.STRATEGIES))
+STRATEGY_CHOICES = click.Choice(list(sections.STRATEGIES))
 
 
 @click.command("capacity")
@@ -25,7 +25,7 @@ STRATEGY_CHOICES = click.Choice(list(models.STRATEGIES))
 @click.option("--from", "start", type=click.IntRange(min=1), default=None, help="First load tried (default: the scenario's).")
 @click.option("--to", "stop", type=click.IntRange(min=1), default=None, help="Largest load tried (default: the scenario's).")
 @click.option("--strategies", default=None, metavar="S1,S2",
-              help=f"Designs to search, comma-separated from: {', '.join(models.STRATEGIES)}. "
+              help=f"Designs to search, comma-separated from: {', '.join(sections.STRATEGIES)}. "
                    "aggregated-indexed runs first (the admissions condition compares with it); status-field runs "
                    "twice, with Kueue's client limit and without one. Default: the scenario's sweep.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
@@ -41,13 +41,13 @@ def command(scenario, vary, start, stop, strategies, overrides, out_parent, dry_
     report.html into the run folder.
     """
     chosen = tuple(s.strip() for s in strategies.split(",") if s.strip()) if strategies else ()
-    unknown = [s for s in chosen if s not in models.STRATEGIES]
+    unknown = [s for s in chosen if s not in sections.STRATEGIES]
     if unknown:
-        raise click.BadParameter(f"{', '.join(unknown)} is not a strategy: use {', '.join(models.STRATEGIES)}",
+        raise click.BadParameter(f"{', '.join(unknown)} is not a strategy: use {', '.join(sections.STRATEGIES)}",
                                  param_hint="--strategies")
     base = loading.load(scenario, list(overrides))
     loaded = loading.load(scenario, [*overrides, *commanding.overrides_for(base.scenario, vary, start, stop, chosen)])
-    low, high = commanding.estimate(loaded)
+    low, high = commanding.estimate(case.scenario for case in loaded.cases)
     console = Console(stderr=True)
     console.print(f"{len(loaded.cases)} design(s); estimated {low / 60:.0f}-{high / 60:.0f} min of steps "
                   "(holds to `to` .. breaks near it), plus about 1 min per design to start its cluster", highlight=False)

@@ -49,7 +49,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from harness.clusters import state
     from harness.implementations import contract as implementations
-    from harness.scenarios import models
+    from harness.scenarios import sections
 
 Tables = Mapping[str, pd.DataFrame]
 
@@ -123,7 +123,7 @@ class PhaseContext:
     """Everything a driver's run function may use (see the module docstring)."""
 
     cluster: state.ClusterInfo
-    scenario: models.Scenario
+    scenario: sections.ScenarioFields
     phase_name: str
     phase: Any
     """The phase's model: one of the driver's own `phases`."""

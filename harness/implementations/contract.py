@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from harness.clusters import state
-    from harness.scenarios import models
+    from harness.scenarios import sections
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class SchedulerHandle(Protocol):
 
 
 class Starter(Protocol):
-    def __call__(self, cluster: state.ClusterInfo, scheduler: models.SchedulerSection, log_dir: Path) -> SchedulerHandle:
+    def __call__(self, cluster: state.ClusterInfo, scheduler: sections.SchedulerFields, log_dir: Path) -> SchedulerHandle:
         """Install what the strategy needs (CRDs, APIService) and start the scheduler; KqbenchError if it can't."""
 
 

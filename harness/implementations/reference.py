@@ -17,14 +17,13 @@ from pydantic import Field, model_validator
 
 from harness import apiservice, kubeconfig, schedulerproc
 from harness.implementations import contract
-from harness.scenarios import base
+from harness.scenarios import base, sections
 from harness.toolchain import versions
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
 if TYPE_CHECKING:
     from harness.clusters import state
-    from harness.scenarios import models
 
 NAME = "reference"
 RUNNER_FIELDS = ("enabled", "implementation")
@@ -69,7 +68,7 @@ class ReferenceFields(base.Model):
         return data
 
 
-def fields_of(section: models.SchedulerSection) -> dict:
+def fields_of(section: sections.SchedulerFields) -> dict:
     """The process's settings (SchedulerSettings fields) from the scenario's scheduler section (and, for the
     Kueue defaults the reference scheduler follows, harness/versions.toml)."""
     publish = strategies.PublishSettings(min_interval_seconds=section.status_min_interval_seconds,
@@ -118,14 +117,14 @@ class ReferenceScheduler:
         self.process.stop()
 
 
-def start(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path,
+def start(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir: Path,
           metrics_port: int = 0) -> ReferenceScheduler:
     """CRDs, the APIService when the strategy serves the visibility API, then `python -m scheduler`
     (`metrics_port` 0: a free one)."""
     return ReferenceScheduler(schedulerproc.start(cluster, log_dir, metrics_port=metrics_port, **fields_of(section)))
 
 
-def restart(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path,
+def restart(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir: Path,
             metrics_port: int) -> ReferenceScheduler:
     """start() on the /metrics port the run's collector scrapes; for the visibility strategies, once
     kube-apiserver reaches the new visibility port (registered anew)."""

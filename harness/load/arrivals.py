@@ -11,15 +11,11 @@ start. We keep the due times fixed from the start (no drift when a create is slo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pydantic import PositiveFloat, PositiveInt
 
 from harness.errors import KqbenchError
-from harness.scenarios import base
-
-if TYPE_CHECKING:
-    from harness.scenarios import models
+from harness.scenarios import base, sections
 
 
 class TopologyRequestSpec(base.Model):
@@ -105,11 +101,11 @@ def cpu_milli(quantity: str | int | float) -> int:
         raise KqbenchError(f"CPU quantity {quantity!r} is not a number of cores or millicores") from None
 
 
-def _class_name(mix: models.WorkloadMixSpec, index: int) -> str:
+def _class_name(mix: sections.WorkloadMixFields, index: int) -> str:
     return mix.priority_class or f"class-{index}"
 
 
-def from_scenario(scenario: models.Scenario) -> Plan:
+def from_scenario(scenario: sections.ScenarioFields) -> Plan:
     """The plan of a scenario whose load.mix entries each give `count` and `per_second` (per ClusterQueue)."""
     classes = []
     for index, mix in enumerate(scenario.load.mix):

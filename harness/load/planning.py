@@ -12,21 +12,21 @@ from scheduler.publishing import strategies
 
 if TYPE_CHECKING:
     from harness.clusters import state
-    from harness.scenarios import models
+    from harness.scenarios import sections
 
 USER_CLASSES = {"churn": "WorkloadChurn", "querier": "PositionQuerier", "bystander": "Bystander",
                 "listwatch": "Lister"}
 """Scenario `load.users` keys -> the Locust User classes of loadtests' built-in locustfile."""
 
 
-def refuse_fixed_counts(scenario: models.Scenario) -> None:
+def refuse_fixed_counts(scenario: sections.ScenarioFields) -> None:
     """KqbenchError when load.mix gives per-class counts: Locust's load is open-ended."""
     if any(m.count is not None for m in scenario.load.mix):
         raise KqbenchError("load.mix gives per-class `count`: that is Kueue's fixed-count run, a phase of "
                            "`kind: kueue-baseline`, not Locust's open-ended fill/churn/query")
 
 
-def plan(cluster: state.ClusterInfo, scenario: models.Scenario, users: Mapping[str, int], run_time: float,
+def plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, users: Mapping[str, int], run_time: float,
          pending: int, limit: int = 100, max_offset: int = 0) -> ls.RunPlan | None:
     """Churn keeping `pending` Workloads, position queries and bystanders for `run_time` seconds, with
     `users` (scenario `load.users` keys -> count); None when no user is left."""
@@ -55,7 +55,7 @@ def plan(cluster: state.ClusterInfo, scenario: models.Scenario, users: Mapping[s
                       spawn_rate=max(1.0, float(total)), run_time=float(run_time), **distribution(load))
 
 
-def distribution(load: models.LoadSection) -> dict:
+def distribution(load: sections.LoadFields) -> dict:
     """RunPlan fields of the scenario's workers: local processes, and remote ones that rejoin every phase."""
     if not load.remote_workers:
         return {"workers": load.workers}

@@ -15,7 +15,7 @@ from harness.clusters import state
 from harness.drivers import contract, registry
 from harness.implementations import registry as implementations
 from harness.running import hooks, queueobjects
-from harness.scenarios import models
+from harness.scenarios import models, sections
 
 # -- scheduler ------------------------------------------------------------------------------
 
@@ -24,7 +24,7 @@ def start_scheduler(cluster: state.ClusterInfo, scheduler: models.SchedulerSecti
     return implementations.get(scheduler.implementation).start(cluster, scheduler, log_dir)
 
 
-def install_queues(cluster: state.ClusterInfo, queues: models.QueuesSection) -> None:
+def install_queues(cluster: state.ClusterInfo, queues: sections.QueuesSection) -> None:
     """The scenario's queue objects, on the CRDs the scheduler's starter installed (the reference
     scheduler's when none are there yet: Kueue's and ours must not be mixed on one cluster)."""
     creds = kubeconfig.load(cluster.kubeconfig)
@@ -39,7 +39,7 @@ def install_queues(cluster: state.ClusterInfo, queues: models.QueuesSection) -> 
 class CollectorMeasurements:
     """harness.metrics' collector behind the Measurements protocol."""
 
-    def __init__(self, cluster: state.ClusterInfo, measurements: models.MeasurementsSection) -> None:
+    def __init__(self, cluster: state.ClusterInfo, measurements: sections.MeasurementsSection) -> None:
         from harness.metrics import collector
 
         settings = collector.CollectorSettings(interval_seconds=measurements.scrape_interval_seconds,

@@ -15,7 +15,7 @@ import pandas as pd
 from harness.clusters import state
 from harness.drivers import contract, registry as driverregistry
 from harness.implementations import contract as implementations
-from harness.scenarios import models
+from harness.scenarios import sections
 
 Tables = dict[str, pd.DataFrame]
 """Named tidy tables a piece hands back; the runner adds the `case` column and writes them."""
@@ -66,7 +66,7 @@ class FaultSession(Protocol):
 
 
 class MeasurementsFactory(Protocol):
-    def __call__(self, cluster: state.ClusterInfo, measurements: models.MeasurementsSection) -> Measurements: ...
+    def __call__(self, cluster: state.ClusterInfo, measurements: sections.MeasurementsSection) -> Measurements: ...
 
 
 @dataclass(slots=True)
@@ -77,7 +77,7 @@ class Hooks:
     measurements: MeasurementsFactory | None = None
     drivers: driverregistry.Registry | None = None
     """Who runs each phase kind; None: phases only mark their time (the measurements still split at them)."""
-    install_queues: Callable[[state.ClusterInfo, models.QueuesSection], None] | None = None
+    install_queues: Callable[[state.ClusterInfo, sections.QueuesSection], None] | None = None
     """Installs the scenario's queue objects (and the Kueue CRDs when no scheduler installed any)."""
     invariants: Callable[[state.ClusterInfo], InvariantChecker] | None = None
     """Checks the queueing objects after every phase (one checker per case: it keeps their history)."""

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from harness import kubeconfig, rest
 from harness.clusters import state
-from harness.scenarios import models
+from harness.scenarios import sections
 from scheduler.api import groups
 
 API = groups.API_VERSION
 BASE = groups.PATH
 
 
-def _quota(resource: models.ResourceQuotaSpec) -> dict:
+def _quota(resource: sections.ResourceQuotaSpec) -> dict:
     out = {"name": resource.name, "nominalQuota": resource.nominal}
     if resource.borrowing_limit is not None:
         out["borrowingLimit"] = resource.borrowing_limit
@@ -20,13 +20,13 @@ def _quota(resource: models.ResourceQuotaSpec) -> dict:
     return out
 
 
-def _groups(groups: list[models.ResourceGroupSpec]) -> list[dict]:
+def _groups(groups: list[sections.ResourceGroupSpec]) -> list[dict]:
     return [{"coveredResources": list(g.covered_resources),
              "flavors": [{"name": f.flavor, "resources": [_quota(r) for r in f.resources]} for f in g.flavors]}
             for g in groups]
 
 
-def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
+def manifests(queues: sections.QueuesSection) -> list[tuple[str, dict]]:
     """(object path, object) in apply order: namespaces, priority classes, topologies, flavors, cohorts, CQs, LQs."""
     out: list[tuple[str, dict]] = []
     namespaces = sorted({ns for lq in queues.local_queues for ns, _, _ in lq.expanded()})
@@ -46,7 +46,7 @@ def manifests(queues: models.QueuesSection) -> list[tuple[str, dict]]:
         out.append((f"{BASE}/resourceflavors/{flavor.name}",
                     {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": flavor.name}, "spec": spec}))
     for cohort in queues.cohorts:
-        for expanded in models._expand(cohort.each, name=cohort.name, parent=cohort.parent):
+        for expanded in sections.expand_each(cohort.each, name=cohort.name, parent=cohort.parent):
             spec = {"parentName": expanded["parent"]} if expanded["parent"] else {}
             spec |= _fair_sharing(cohort.fair_sharing_weight)
             out.append((f"{BASE}/cohorts/{expanded['name']}",
@@ -78,7 +78,7 @@ def _fair_sharing(weight: float | None) -> dict:
     return {} if weight is None else {"fairSharing": {"weight": f"{weight:g}"}}
 
 
-def install(cluster: state.ClusterInfo, queues: models.QueuesSection) -> int:
+def install(cluster: state.ClusterInfo, queues: sections.QueuesSection) -> int:
     """Server-side apply every object (the CRDs must be Established); returns how many."""
     creds = kubeconfig.load(cluster.kubeconfig)
     objects = manifests(queues)

@@ -1,4 +1,5 @@
-"""Scenarios: YAML files validated once into typed specs (`models`), loaded and expanded by `loading`.
+"""Scenarios: YAML files validated once into typed specs (`models`, built on the registry-free `sections`),
+loaded and expanded by `loading`.
 
     runs = loading.load("quick", overrides=["scheduler.strategy=aggregated-indexed"])
     for run in runs: run.scenario.cluster.node_pools() ...

@@ -15,10 +15,10 @@ from harness.drivers.capacity import phases as capacityphases, searching, steppi
 from harness.errors import KqbenchError
 
 if TYPE_CHECKING:
-    from harness.scenarios import loading, models
+    from harness.scenarios import sections
 
 
-def capacity_phase(scenario: models.Scenario) -> tuple[str, capacityphases.CapacityPhase]:
+def capacity_phase(scenario: sections.ScenarioFields) -> tuple[str, capacityphases.CapacityPhase]:
     found = [(name, phase) for name, phase in scenario.phases.items() if isinstance(phase, capacityphases.CapacityPhase)]
     if len(found) != 1:
         raise KqbenchError(f"scenario {scenario.name!r} has {len(found)} capacity phases: give it exactly one "
@@ -26,7 +26,7 @@ def capacity_phase(scenario: models.Scenario) -> tuple[str, capacityphases.Capac
     return found[0]
 
 
-def overrides_for(scenario: models.Scenario, vary: str | None, start: int | None, stop: int | None,
+def overrides_for(scenario: sections.ScenarioFields, vary: str | None, start: int | None, stop: int | None,
                   strategies: tuple[str, ...]) -> list[str]:
     """--set items that carry the command's options into the scenario (so run.json records them)."""
     name, _ = capacity_phase(scenario)
@@ -40,13 +40,14 @@ def overrides_for(scenario: models.Scenario, vary: str | None, start: int | None
     return items
 
 
-def estimate(loaded: loading.Loaded) -> tuple[float, float]:
-    """(seconds if every design holds to `to`, seconds if every design breaks at its last geometric step)."""
+def estimate(scenarios: Iterable[sections.ScenarioFields]) -> tuple[float, float]:
+    """(seconds if every design holds to `to`, seconds if every design breaks at its last geometric step), over
+    the cases' scenarios."""
     low = high = 0.0
-    for case in loaded.cases:
-        _, phase = capacity_phase(case.scenario)
+    for scenario in scenarios:
+        _, phase = capacity_phase(scenario)
         settings = stepping.StepSettings("capacity", phase.hold_seconds, phase.fill_timeout_seconds,
-                                         case.scenario.load.rates.create_per_second, "", phase.thresholds)
+                                         scenario.load.rates.create_per_second, "", phase.thresholds)
         plan = phase.plan()
         geometric = plan.geometric_loads()
         bisections = searching.steps_needed(plan) - len(geometric)

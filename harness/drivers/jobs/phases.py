@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import PositiveFloat, PositiveInt
 
-from harness.scenarios import base
-
-if TYPE_CHECKING:
-    from harness.scenarios import models
+from harness.scenarios import base, sections
 
 
 class JobsPhase(base.Model):
@@ -24,7 +21,7 @@ class JobsPhase(base.Model):
     in_flight: PositiveInt = 32
     """Job creations in flight at once."""
 
-    def check_scenario(self, scenario: models.Scenario) -> str | None:
+    def check_scenario(self, scenario: sections.ScenarioFields) -> str | None:
         if not scenario.cluster.jobs:
             return "kind jobs needs a cluster that runs Jobs: set cluster.jobs: true"
         if scenario.scheduler.implementation == "reference" and not scenario.scheduler.manage_jobs:

@@ -15,7 +15,7 @@ from harness.load import arrivals
 from scheduler.core import jobs as corejobs
 
 if TYPE_CHECKING:
-    from harness.scenarios import models
+    from harness.scenarios import sections
 
 CLASS_LABEL = "kqbench.io/jobs-class"
 """On the Job and its pod template: the informers select our objects by it."""
@@ -52,7 +52,7 @@ class Plan:
         return arrivals.schedule(self.arrivals)
 
 
-def from_scenario(scenario: models.Scenario) -> Plan:
+def from_scenario(scenario: sections.ScenarioFields) -> Plan:
     plan = arrivals.from_scenario(scenario)
     shapes = {cls.name: JobShape(pods=mix.pods, memory=mix.memory)
               for cls, mix in zip(plan.classes, scenario.load.mix)}

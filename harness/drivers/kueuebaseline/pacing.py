@@ -28,7 +28,7 @@ from harness.agreeing import simulating
 from harness.drivers.kueuebaseline import generating
 from harness.load import arrivals
 from harness.running import queueobjects
-from harness.scenarios import models
+from harness.scenarios import sections
 from scheduler.controller.controlling import ControllerSettings, next_slow_down
 from scheduler.core import conversion, scheduling
 from scheduler.core.decisions import Admit, Preempt
@@ -77,7 +77,7 @@ def profile_of(buckets: dict[float, float]) -> tuple[tuple[float, float], ...]:
     return tuple((seconds, share / total) for seconds, share in out)
 
 
-def run(scenario: models.Scenario, pace: Pace, bound_seconds: float = 900.0) -> Outcome:
+def run(scenario: sections.ScenarioFields, pace: Pace, bound_seconds: float = 900.0) -> Outcome:
     """Create on the scenario's schedule, decide with the core at ``pace``, until every Workload
     finished or ``bound_seconds`` of simulated time passed."""
     plan = arrivals.from_scenario(scenario)

@@ -7,10 +7,10 @@ from harness.agreeing import replaying
 from harness.drivers.kueuebaseline import generating
 from harness.load import arrivals
 from harness.running import queueobjects
-from harness.scenarios import models
+from harness.scenarios import sections
 
 
-def shape(scenario: models.Scenario, created: dict[str, float]) -> replaying.Shape:
+def shape(scenario: sections.ScenarioFields, created: dict[str, float]) -> replaying.Shape:
     plan = arrivals.from_scenario(scenario)
     creations = {c.name: c for c in arrivals.schedule(plan)}
     bodies: dict[str, dict] = {}

@@ -11,7 +11,7 @@ import pandas as pd
 from harness.drivers.kueuebaseline import figures as figs
 
 if TYPE_CHECKING:
-    from harness.scenarios import models
+    from harness.scenarios import sections
 
 FIGURES_TABLE = "kueue_baseline"
 CLASSES_TABLE = "kueue_classes"
@@ -69,7 +69,7 @@ def classes_frame(figures: figs.Figures) -> pd.DataFrame:
         "mean_time_to_finish_s": c.mean_time_to_finish_seconds} for c in figures.classes])
 
 
-def with_entitlements(workloads: pd.DataFrame, scenario: models.Scenario, nominal_milli: dict[str, int]) -> pd.DataFrame:
+def with_entitlements(workloads: pd.DataFrame, scenario: sections.ScenarioFields, nominal_milli: dict[str, int]) -> pd.DataFrame:
     """Each Workload's ClusterQueue's cohort and entitlement (what the fairness figures divide by): its
     spec.fairSharing.weight with fair sharing on (Kueue's default 1), else its nominal cpu quota."""
     cohorts, weights = {}, {}

@@ -9,14 +9,14 @@ from harness.load import planning
 
 if TYPE_CHECKING:
     from harness.clusters import state
-    from harness.scenarios import models
+    from harness.scenarios import sections
     from loadtests import settings as ls
 
 DEFAULT_FILL_TARGET = 50
 """Pending Workloads churn keeps when the scenario has no fill phase."""
 
 
-def load_plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase) -> ls.RunPlan | None:
+def load_plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, phase) -> ls.RunPlan | None:
     """The Locust run plan of one phase; None when the phase drives no load."""
     planning.refuse_fixed_counts(scenario)
     users = dict(scenario.load.users)
@@ -33,7 +33,7 @@ def load_plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase) -> l
     return None  # drain drives no load (see DrainPhase)
 
 
-def fill_target(scenario: models.Scenario) -> int:
+def fill_target(scenario: sections.ScenarioFields) -> int:
     """Pending Workloads of the scenario's last fill phase: what churn and queries keep the queues at."""
     fills = [p.pending for p in scenario.phases.values() if isinstance(p, locustphases.FillPhase)]
     return fills[-1] if fills else DEFAULT_FILL_TARGET

@@ -21,7 +21,7 @@ from loadtests import listgroups, settings as ls
 
 if TYPE_CHECKING:
     from harness.clusters import state
-    from harness.scenarios import models
+    from harness.scenarios import sections
 
 POPULATE_TABLE = "populate"
 LIST_PHASES_TABLE = "list_phases"
@@ -29,7 +29,7 @@ LIST_PHASE_COLUMNS = ("phase", "resource", "mode", "scope", "workers", "seconds"
                       "k8s_version", "feature_gates", "apiserver_args", "stopped_by", "load_seconds")
 
 
-def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: wcphases.ListPhase) -> ls.RunPlan:
+def plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, phase: wcphases.ListPhase) -> ls.RunPlan:
     """The Locust run plan of a list phase (pure but for the kubeconfig read)."""
     namespaced = phase.resource != "nodes" and phase.scope == "namespace"
     listwatch = ls.ListWatchSettings(
@@ -47,7 +47,7 @@ def plan(cluster: state.ClusterInfo, scenario: models.Scenario, phase: wcphases.
                       **planning.distribution(scenario.load))
 
 
-def phase_row(cluster: state.ClusterInfo, scenario: models.Scenario, phase_name: str, phase: wcphases.ListPhase,
+def phase_row(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, phase_name: str, phase: wcphases.ListPhase,
               summary: dict) -> dict:
     """What a list phase was, for the report (pure)."""
     return {"phase": phase_name, "resource": phase.resource, "mode": phase.mode,

@@ -15,17 +15,15 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness import kubeconfig
 from harness.clusters import ports as portpicking, processes, state
 from harness.errors import KqbenchError
 from harness.implementations import contract
 from harness.implementations.kueue import installing, manifests, readiness
+from harness.scenarios import sections
 from harness.toolchain import building, layout
 
-if TYPE_CHECKING:  # models validates implementation names against harness.implementations.registry
-    from harness.scenarios import models
 
 LOG_TAIL_LINES = 15
 READY_TIMEOUT_SECONDS = 300.0
@@ -168,7 +166,7 @@ class SchedulerHandle:
         self.process.stop()
 
 
-def start_scheduler(cluster: state.ClusterInfo, section: models.SchedulerSection, log_dir: Path) -> SchedulerHandle:
+def start_scheduler(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir: Path) -> SchedulerHandle:
     """The runner's starter: the scenario's Kueue version with its shipped client limits unless the scenario
     sets them, and workers per kind (strategy does not apply: Kueue publishes positions only through its
     visibility API, copied and sorted per request)."""

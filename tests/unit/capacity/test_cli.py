@@ -25,8 +25,8 @@ def test_dry_run_lists_designs_and_an_estimate_that_grows_with_the_range():
                                               "--to", "4000", "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "strategy=aggregated-indexed,r0: geometric x4 from 1000 to 4000" in result.output
-    small = commanding.estimate(loading.load("capacity-positions", ["phases.capacity.to=4000"]))
-    large = commanding.estimate(loading.load("capacity-positions"))
+    small = commanding.estimate(c.scenario for c in loading.load("capacity-positions", ["phases.capacity.to=4000"]).cases)
+    large = commanding.estimate(c.scenario for c in loading.load("capacity-positions").cases)
     assert small[0] < large[0] and large[0] <= large[1]
 
 

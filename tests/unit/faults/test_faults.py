@@ -13,7 +13,7 @@ import pytest
 
 from harness.clusters import state
 from harness.faults import recovering, running
-from harness.scenarios import models
+from harness.scenarios import sections
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
 
@@ -86,7 +86,7 @@ def cluster(tmp_path):
 
 
 def _injector(info, tmp_path, *faults, checked=None):
-    specs = [models.FaultSpec(kind=kind, phase="churn", at_seconds=at, down_seconds=down, recovery_timeout_seconds=0.5)
+    specs = [sections.FaultSpec(kind=kind, phase="churn", at_seconds=at, down_seconds=down, recovery_timeout_seconds=0.5)
              for kind, at, down in (f if len(f) == 3 else (*f, 0.2) for f in faults)]
     seen = checked if checked is not None else []
     targets = running.Targets(info, None, tmp_path / "out", watch_process=lambda c, p: seen.append((c, p)),
@@ -158,7 +158,7 @@ def test_the_load_seen_in_a_faults_window_is_summed_from_the_load_history():
 def test_positions_are_probed_only_where_the_strategy_serves_them(tmp_path, strategy, probed):
     from harness.drivers import contract
     from harness.running import adapters
-    from harness.scenarios import loading
+    from harness.scenarios import loading, sections
 
     scenario = loading.load("faults", [f"scheduler.strategy={strategy}"]).scenario
     info = state.ClusterInfo(name="c", backend="kwok", kubeconfig=str(tmp_path / "k"), apiserver_url="https://127.0.0.1:1")

@@ -12,7 +12,7 @@ from harness import bulkserving, etcdwriting
 from harness.clusters import bringup, kwokconfig, spec as specs, state
 from harness.errors import KqbenchError
 from harness.nodes import bulkloading, pools, storing
-from harness.scenarios import models
+from harness.scenarios import sections
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nodes"
 CREATED = "2026-12-01T15:39:12Z"
@@ -175,9 +175,9 @@ def test_bulk_needs_the_kwok_backend(backend):
 
 
 def test_the_scenario_field_reaches_the_cluster_spec():
-    section = models.ClusterSection(nodes=100, bulk=True)
+    section = sections.ClusterSection(nodes=100, bulk=True)
     assert section.cluster_spec("c").bulk is True
-    assert models.ClusterSection(nodes=100).cluster_spec("c").bulk is False
+    assert sections.ClusterSection(nodes=100).cluster_spec("c").bulk is False
 
 
 def test_replace_without_bulk_is_refused_before_anything_runs():

@@ -141,10 +141,10 @@ def test_jobs_pods_run_then_succeed_after_their_annotated_runtime_and_deleted_po
 
 
 def test_the_scenario_cluster_section_carries_jobs_to_the_cluster():
-    from harness.scenarios import models
+    from harness.scenarios import models, sections
 
-    assert models.ClusterSection(jobs=True).cluster_spec("c").jobs is True
-    assert models.ClusterSection().cluster_spec("c").jobs is False
+    assert sections.ClusterSection(jobs=True).cluster_spec("c").jobs is True
+    assert sections.ClusterSection().cluster_spec("c").jobs is False
 
 
 def test_feature_gates_and_apiserver_args_reach_the_config():
@@ -158,7 +158,7 @@ def test_feature_gates_and_apiserver_args_reach_the_config():
 
 
 def test_controller_manager_and_scheduler_flags_reach_their_components_from_an_arm():
-    from harness.scenarios import models
+    from harness.scenarios import models, sections
 
     scenario = models.Scenario.model_validate({
         "name": "arms", "cluster": {"jobs": True, "controller_manager_args": {"kube-api-burst": "300"}},

@@ -18,7 +18,7 @@ from harness.cli import scheduler as schedulercli
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations import reference, registry as implementations
-from harness.scenarios import models
+from harness.scenarios import models, sections
 from harness.toolchain import versions
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
@@ -148,7 +148,7 @@ def test_every_strategy_has_a_query_mode_the_querier_drives():
     from loadtests import settings as load_settings
 
     assert {s.query_mode for s in strategies.STRATEGIES.values()} <= set(load_settings.QUERY_MODES)
-    assert set(typing.get_args(models.Strategy)) == set(strategies.STRATEGIES)
+    assert set(typing.get_args(sections.Strategy)) == set(strategies.STRATEGIES)
 
 
 @pytest.mark.parametrize("module", ["harness.implementations.reference", "harness.implementations.kueue.starting"])

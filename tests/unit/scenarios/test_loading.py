@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.load import planning
-from harness.scenarios import loading, models
+from harness.scenarios import loading, sections
 
 BASE = """\
 name: t
@@ -172,4 +172,4 @@ def test_missing_file_and_unknown_name():
 
 
 def test_strategies_constant_matches_literal():
-    assert set(models.STRATEGIES) == set(models.Strategy.__args__)
+    assert set(sections.STRATEGIES) == set(sections.Strategy.__args__)
