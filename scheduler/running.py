@@ -49,7 +49,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
         manager = QueueManager(positions=strategy.core_positions, fair_sharing=settings.core_fair_sharing(),
                                admission_fair_sharing=settings.core_admission_fair_sharing(),
                                preserve_scan_progress=settings.preserve_scan_progress,
-                               preemption_ignores_pods=settings.preemption_ignores_pods)
+                               preemption_ignores_pods=settings.preemption_ignores_pods,
+                               scheduling_equivalence_hashing=settings.scheduling_equivalence_hashing)
         publisher = publishers.create(strategy.name, manager, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,

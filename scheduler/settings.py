@@ -84,6 +84,11 @@ class SchedulerSettings:
     flavor assignment wrote `pods` into the request it shared with the search; v0.19 copies it first,
     pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors): which targets it takes and the reason it
     gives them follow (off: Kueue v0.17's)."""
+    scheduling_equivalence_hashing: bool = False
+    """Kueue's SchedulingEquivalenceHashing (beta, on by default from Kueue v0.18): a BestEffortFIFO head set
+    aside as inadmissible (no fit, or no preemption candidates) sets aside every pending Workload of the same
+    shape (priority and pod sets) with it, and those that arrive until the queue's next retry (off: Kueue
+    v0.17's one at a time)."""
     log_cycles: bool = False
     """Log every decision of every cycle, one line each (controlling.ControllerSettings.log_cycles)."""
     write_pending_reasons: bool = False
@@ -212,6 +217,9 @@ _OPTIONS = (
             "on with the next flavor, and a flavor search one cycle old outlives a quota change.", bool),
     _Option("--preemption-ignores-pods", "preemption_ignores_pods",
             "Kueue v0.19's preemption search: the preemptor's request without the pods resource.", bool),
+    _Option("--scheduling-equivalence-hashing", "scheduling_equivalence_hashing",
+            "Kueue's SchedulingEquivalenceHashing (on from Kueue v0.18): a BestEffortFIFO head set aside as "
+            "inadmissible sets aside every pending Workload of its shape until the next retry.", bool),
     _Option("--log-cycles", "log_cycles", "Log every decision of every scheduling cycle (one INFO line each).", bool),
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,

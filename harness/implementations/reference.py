@@ -58,6 +58,11 @@ class ReferenceFields(base.Model):
     """Reference scheduler only: Kueue v0.19's preemption search, which reads the preemptor's request
     without the `pods` resource. None: as the run's Kueue version decides (on from v0.19)."""
 
+    scheduling_equivalence_hashing: bool | None = None
+    """Reference scheduler only: Kueue's SchedulingEquivalenceHashing (a BestEffortFIFO head set aside as
+    inadmissible sets aside every pending Workload of its shape). None: as the run's Kueue version decides
+    (on from v0.18)."""
+
     log_cycles: bool = _PROCESS.log_cycles
     """Reference scheduler only: log every decision of every cycle, one line each, to read beside Kueue's
     cycle log (`kueue_log_level: 3`); costs time per cycle, so never for headline figures."""
@@ -88,6 +93,8 @@ def fields_of(section: sections.SchedulerFields) -> dict:
                                                  section.kueue_version),
                 preemption_ignores_pods=_as_kueue(section.preemption_ignores_pods, "preemption_ignores_pods",
                                                   section.kueue_version),
+                scheduling_equivalence_hashing=_as_kueue(section.scheduling_equivalence_hashing,
+                                                         "scheduling_equivalence_hashing", section.kueue_version),
                 log_cycles=section.log_cycles, admission_fair_sharing=section.admission_fair_sharing,
                 usage_half_life_seconds=section.usage_half_life_seconds,
                 usage_sampling_interval_seconds=section.usage_sampling_interval_seconds,

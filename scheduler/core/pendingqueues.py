@@ -14,6 +14,10 @@ search stopped (``LastAssignment``, workload.Info in Kueue: kept while it stays 
 it leaves or is replaced, outdated for the whole queue when its allocatable quota changes), and the
 *sticky* workload of a BestEffortFIFO queue, the preemptor waiting for its evictions, which stays
 its queue's head until it leaves the queue (pkg/cache/queue/cluster_queue.go, stickyWorkload).
+
+With Kueue's SchedulingEquivalenceHashing a BestEffortFIFO head parked because it did not fit parks
+every active workload of its shape (priority and pod sets) with it, and one of that shape that arrives
+later is parked at once, until the queue's next retry (cluster_queue.go, handleInadmissibleHash).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ class PendingQueue:
 
     __slots__ = (
         "name", "strategy", "_members", "_active", "_parked", "_held", "_blocked_head", "_sticky", "_last",
-        "_allocatable", "generation", "reorder",
+        "_allocatable", "_parked_shapes", "generation", "reorder",
     )
 
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
@@ -54,6 +58,8 @@ class PendingQueue:
         self._last: dict[WorkloadKey, _Recorded] = {}
         # Kueue's AllocatableResourceGeneration: moves when admitted quota leaves or the queue's quota changes.
         self._allocatable = 0
+        # Shapes parked together (park_equivalent) since the last retry: Kueue's hashToBulkMoveReason.
+        self._parked_shapes: set[tuple] = set()
         # Renewed whenever the ordered pending list (and so some position) changes; drawn from one
         # process-wide counter so that a deleted and re-created queue never repeats an old value.
         self.generation = next(_CHANGES)
@@ -82,6 +88,8 @@ class PendingQueue:
         self._members[workload.key] = workload
         if workload.requeue_held:
             self._held.add(workload.key)
+        elif self._parked_shapes and shape_of(workload) in self._parked_shapes:
+            self._parked.add(workload.key)
         else:
             self._active.add(workload)
         self.generation = next(_CHANGES)
@@ -138,6 +146,18 @@ class PendingQueue:
         self._active.remove(workload)
         self._parked.add(key)
 
+    def park_equivalent(self, key: WorkloadKey) -> None:
+        """Park ``key`` and, in a BestEffortFIFO queue, every active workload of its shape, and remember the
+        shape so that one arriving before the next retry is parked too (Kueue's SchedulingEquivalenceHashing)."""
+        workload = self._members.get(key)
+        self.park(key)
+        if workload is None or self.strategy is not QueueingStrategy.BEST_EFFORT_FIFO:
+            return
+        shape = shape_of(workload)
+        self._parked_shapes.add(shape)
+        for other in [w for w in self._active if shape_of(w) == shape]:
+            self.park(other.key)
+
     def block(self, key: WorkloadKey) -> None:
         """Stop offering ``key`` as head until capacity changes or the head changes."""
         self._blocked_head = key
@@ -186,7 +206,9 @@ class PendingQueue:
         self._blocked_head = None
 
     def unpark(self, stays_parked: Callable[[Workload], bool] | None = None) -> None:
-        """Return parked workloads to the active queue (all but those ``stays_parked`` keeps)."""
+        """Return parked workloads to the active queue (all but those ``stays_parked`` keeps); shapes parked
+        together are forgotten (Kueue's queueInadmissibleWorkloads)."""
+        self._parked_shapes.clear()
         kept = set()
         for key in self._parked:
             workload = self._members[key]
@@ -205,6 +227,12 @@ class PendingQueue:
 
     def active_in_order(self) -> Iterator[Workload]:
         return iter(self._active)
+
+
+def shape_of(workload: Workload) -> tuple:
+    """What Kueue's scheduling hash reads of a workload (workload.computeSchedulingHash): its priority and
+    its pod sets (names, counts, requests, node selectors, tolerations, topology requests)."""
+    return workload.priority, workload.pod_sets
 
 
 @dataclass(frozen=True, slots=True)

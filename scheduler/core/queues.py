@@ -85,6 +85,7 @@ class QueueManager:
         admission_fair_sharing: AdmissionFairSharing = ADMISSION_FAIR_SHARING_OFF,
         preserve_scan_progress: bool = False,
         preemption_ignores_pods: bool = False,
+        scheduling_equivalence_hashing: bool = False,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
@@ -97,6 +98,8 @@ class QueueManager:
         self.preserve_scan_progress = preserve_scan_progress
         # Kueue v0.19's preemption search reads the request without `pods` (scheduling._nominate).
         self.preemption_ignores_pods = preemption_ignores_pods
+        # Kueue's SchedulingEquivalenceHashing (on from v0.18): a parked head parks its equals (apply_decisions).
+        self.scheduling_equivalence_hashing = scheduling_equivalence_hashing
         # Kueue's schedulingCycle: counts the cycles that had heads (run_cycle), for the age of a search.
         self.cycle = 0
         self.quotas = QuotaBook()
@@ -395,7 +398,10 @@ class QueueManager:
                 queue.remember_assignment(key, None)
                 queue.stick(key)
             elif isinstance(decision, Park):
-                queue.park(key)
+                if self.scheduling_equivalence_hashing and not decision.reason:
+                    queue.park_equivalent(key)  # Kueue's requeue reasons NoFit and PreemptionNoCandidates
+                else:
+                    queue.park(key)
                 queue.remember_assignment(key, decision.last_assignment, self.cycle)
             elif isinstance(decision, Wait):
                 if decision.blocks:
