@@ -7,9 +7,10 @@ slow-down) and counts admissions, evictions and cycles. One more point per scena
 reasons of turned-away heads in the cycle (--write-seconds each), as Kueue does. Each --measured run
 folder (a committed kueue-baseline run) adds its cases: the time between two cycles (wall / cycles,
 from the scheduler's own cycle counter: Kueue's admission attempts, ours its cycle histogram) and the
-evictions. Both are drawn per cohort, since cohorts share no quota. Writes pace.json (every point,
-the command, the git sha), pace.csv (the model's points), measured.csv (the runs' cases) and pace.png
-into --out.
+evictions. Both are drawn per cohort, since cohorts share no quota. The core decides as the Kueue of
+--kueue-version does (its settings in harness/versions.toml, [kueue.reference]). Writes pace.json (every
+point, the command, the git sha), pace.csv (the model's points), measured.csv (the runs' cases) and
+pace.png into --out.
 
     .venv/bin/python benchmarks/bench_pace.py --out results/peer/pace \
         --measured results/peer/kueue-baseline-1cohort-3x-batched --measured results/peer/kueue-baseline-full-3x-batched
@@ -34,6 +35,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from harness.drivers.kueuebaseline import pacing  # noqa: E402
 from harness.results import runs  # noqa: E402
 from harness.scenarios import loading, models  # noqa: E402
+from harness.toolchain import versions  # noqa: E402
 
 SCENARIOS = ("results/peer/kueue-baseline-1cohort-peers.yaml", "results/peer/kueue-baseline-peers.yaml")
 
@@ -47,8 +49,11 @@ def main() -> int:
                         help="one pending-reason write for the Kueue-writes point")
     parser.add_argument("--measured", action="append", type=Path, default=[],
                         help="a kueue-baseline run folder whose cases are drawn beside the model")
+    parser.add_argument("--kueue-version", default=None,
+                        help="decide as this Kueue version does (one of harness/versions.toml; default: its pinned one)")
     parser.add_argument("--out", type=Path, default=Path("results/peer/pace"))
     args = parser.parse_args()
+    settings = versions.reference_settings(args.kueue_version)
     args.out.mkdir(parents=True, exist_ok=True)
     points = []
     for path in args.scenario or SCENARIOS:
@@ -58,7 +63,7 @@ def main() -> int:
         paces.append(pacing.Pace(cycle_seconds=0.003, write_seconds=args.write_seconds, release_seconds=0.05))
         for pace in paces:
             started = time.perf_counter()
-            outcome = pacing.run(scenario, pace)
+            outcome = pacing.run(scenario, pace, settings=settings)
             point = {"source": "model", "scenario": path, "cohorts": cohorts, "pace": dataclasses.asdict(pace),
                      "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
                      "admissions": outcome.admissions, "evictions": outcome.evictions,
@@ -73,7 +78,7 @@ def main() -> int:
         for case, profile in _kueue_profiles(folder).items():
             # The model at Kueue's own spread of cycle times, as measured in this run's Kueue case.
             scenario = loading.load(path_of(args)).scenario
-            outcome = pacing.run(scenario, pacing.Pace(profile=profile))
+            outcome = pacing.run(scenario, pacing.Pace(profile=profile), settings=settings)
             points.append({"source": "model", "scenario": path_of(args), "label": f"{Path(folder).name}: {case}",
                            "cohorts": _cohorts(scenario),
                            "pace": dataclasses.asdict(pacing.Pace(profile=profile)),
@@ -82,7 +87,8 @@ def main() -> int:
                            "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
                            "complete": outcome.complete})
             print(f"{Path(folder).name} {case}: Kueue's cycle times drawn: evictions {outcome.evictions}", flush=True)
-    record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(), "points": points}
+    record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(),
+              "kueue_version": versions.kueue_version(args.kueue_version), "core_settings": settings, "points": points}
     (args.out / "pace.json").write_text(json.dumps(record, indent=1) + "\n")
     _table(points, args.out)
     _plot(points, args.out / "pace.png")

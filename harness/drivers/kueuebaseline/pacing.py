@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from harness.agreeing import simulating
@@ -77,11 +77,13 @@ def profile_of(buckets: dict[float, float]) -> tuple[tuple[float, float], ...]:
     return tuple((seconds, share / total) for seconds, share in out)
 
 
-def run(scenario: sections.ScenarioFields, pace: Pace, bound_seconds: float = 900.0) -> Outcome:
+def run(scenario: sections.ScenarioFields, pace: Pace, bound_seconds: float = 900.0,
+        settings: Mapping[str, bool] | None = None) -> Outcome:
     """Create on the scenario's schedule, decide with the core at ``pace``, until every Workload
-    finished or ``bound_seconds`` of simulated time passed."""
+    finished or ``bound_seconds`` of simulated time passed; ``settings``: the core's Kueue-version
+    settings (harness.toolchain.versions.reference_settings; none: Kueue v0.17's)."""
     plan = arrivals.from_scenario(scenario)
-    manager = simulating.manager_with([obj for _, obj in queueobjects.manifests(scenario.queues)])
+    manager = simulating.manager_with([obj for _, obj in queueobjects.manifests(scenario.queues)], **(settings or {}))
     manager.requeue_batch_seconds = 1.0
     return _Run(manager, plan, pace).until(bound_seconds)
 
