@@ -51,12 +51,14 @@ def main() -> int:
                         help="a kueue-baseline run folder whose cases are drawn beside the model")
     parser.add_argument("--kueue-version", default=None,
                         help="decide as this Kueue version does (one of harness/versions.toml; default: its pinned one)")
+    parser.add_argument("--no-model", action="store_true",
+                        help="only tabulate the --measured runs (measured.csv): no model points, no plot")
     parser.add_argument("--out", type=Path, default=Path("results/peer/pace"))
     args = parser.parse_args()
     settings = versions.reference_settings(args.kueue_version)
     args.out.mkdir(parents=True, exist_ok=True)
     points = []
-    for path in args.scenario or SCENARIOS:
+    for path in [] if args.no_model else args.scenario or SCENARIOS:
         scenario = loading.load(path).scenario
         cohorts = _cohorts(scenario)
         paces = [pacing.Pace(cycle_seconds=float(c)) for c in args.cycles.split(",")]
@@ -75,7 +77,7 @@ def main() -> int:
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
     for folder in args.measured:
         points.extend(_measured(folder))
-        for case, profile in _kueue_profiles(folder).items():
+        for case, profile in {} if args.no_model else _kueue_profiles(folder).items():
             # The model at Kueue's own spread of cycle times, as measured in this run's Kueue case.
             scenario = loading.load(path_of(args)).scenario
             outcome = pacing.run(scenario, pacing.Pace(profile=profile), settings=settings)
@@ -91,7 +93,8 @@ def main() -> int:
               "kueue_version": versions.kueue_version(args.kueue_version), "core_settings": settings, "points": points}
     (args.out / "pace.json").write_text(json.dumps(record, indent=1) + "\n")
     _table(points, args.out)
-    _plot(points, args.out / "pace.png")
+    if not args.no_model:
+        _plot(points, args.out / "pace.png")
     return 0
 
 
