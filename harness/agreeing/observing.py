@@ -60,23 +60,37 @@ def _listed(creds: Credentials, path: str) -> list[dict]:
 
 
 def settled(creds: Credentials, alive, quiet: float, timeout: float, clock=time.monotonic,
-            sleep=time.sleep) -> State:
-    """The state once its signature held for ``quiet`` seconds; bounded by ``timeout``.
-    ``alive()`` is asked each round, so that a crashed scheduler ends the wait at once."""
+            sleep=time.sleep, waited=lambda: 0.0) -> State:
+    """The state once its signature held for ``quiet`` seconds of quiet credit; bounded by ``timeout``.
+    ``alive()`` is asked each round, so that a crashed scheduler ends the wait at once; ``waited()``
+    gives the deciding processes' run-queue wait so far (seconds), which no quiet is credited for."""
     deadline = clock() + timeout
-    last, since = None, clock()
+    last, quiet_for = None, 0.0
+    then, waited_then = clock(), waited()
     while True:
         if not alive():
             raise SchedulerDied("the scheduler exited while decisions were settling")
         state = look(creds)
         signature = state.signature()
+        now, waited_now = clock(), waited()
         if signature != last:
-            last, since = signature, clock()
-        elif clock() - since >= quiet:
+            last, quiet_for = signature, 0.0
+        else:
+            quiet_for += quiet_credit(now - then, waited_now - waited_then)
+        then, waited_then = now, waited_now
+        if quiet_for >= quiet:
             return state
-        if clock() >= deadline:
-            raise NotSettled(f"decisions still changed after {timeout:.0f}s")
+        if now >= deadline:
+            raise NotSettled(f"decisions still changed (or the machine kept the deciders waiting) after {timeout:.0f}s")
         sleep(1.0)
+
+
+def quiet_credit(wall: float, waited: float) -> float:
+    """How much of a round with no change counts as quiet: its wall time less the time the deciding
+    processes were runnable but kept off a CPU (summed over their threads). A scheduler starved by
+    other work on the machine decides nothing for a while without having finished, so a loaded
+    machine makes settling slower rather than early."""
+    return max(0.0, wall - max(0.0, waited))
 
 
 class SchedulerDied(RuntimeError):

@@ -28,6 +28,7 @@ from harness import apiservice, kubeconfig, schedulerproc
 from harness.agreeing import cases, decisions, driving, observing, rendering
 from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
+from harness.metrics import sampling
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.toolchain import building, versions
@@ -37,7 +38,8 @@ from scheduler import settings as scheduler_settings
 IMPLEMENTATIONS = ("reference", "kueue")
 SETTLE_QUIET_SECONDS = 5.0
 """No decision changed for this long = settled. Kueue requeues inadmissible Workloads in batches of 1 s
-and backs its scheduling loop off by up to ~1 s; 5 s is several of both."""
+and backs its scheduling loop off by up to ~1 s; 5 s is several of both. Time the scheduler,
+kube-apiserver or etcd spent waiting for a CPU does not count (observing.quiet_credit)."""
 SETTLE_TIMEOUT_SECONDS = 180.0
 GATE_SECONDS = 2.0
 """After closing or before opening the gates: time for both schedulers to see every change."""
@@ -71,6 +73,7 @@ class Scheduler:
     stop: Callable[[], object]
     alive: Callable[[], bool]
     log_tail: Callable[[], str]
+    pid: Callable[[], int | None]
 
 
 def fair_sharing_of(case: cases.Case) -> tuple[str, ...] | None:
@@ -113,7 +116,7 @@ def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
         epochs = max(len(case.epochs) for case in batch.values())
         for epoch in range(epochs):
             say(f"{implementation} {name}: epoch {epoch + 1}/{epochs}")
-            results = _epoch(creds, batch, epoch, scheduler, log, say)
+            results = _epoch(info, creds, batch, epoch, scheduler, log, say)
             for prefix, result in results.items():
                 outcomes[prefix].decisions.append(result)
     except Exception as error:  # SchedulerDied, NotSettled, a refused write: the batch's cases fail, the run goes on
@@ -133,7 +136,7 @@ def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
     return outcomes
 
 
-def _epoch(creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler,
+def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler,
            log: observing.EvictionLog, say) -> dict[str, decisions.Decisions]:
     active = {p: c for p, c in batch.items() if epoch < len(c.epochs)}
     if epoch > 0:
@@ -148,7 +151,8 @@ def _epoch(creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler
     driving.create_in_order(creds, rows, say=say)
     time.sleep(GATE_SECONDS)
     driving.open_gates(creds, active)
-    state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS)
+    waited = _deciders_waited(info, scheduler)
+    state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS, waited=waited)
     for _ in range(RELEASE_ROUNDS):
         held = [w for w in state.workloads if decisions.holds_evicted_quota(w)]
         if not held:
@@ -158,9 +162,16 @@ def _epoch(creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler
         driving.release_evicted(creds, observing.look(creds).workloads)
         time.sleep(GATE_SECONDS)
         driving.open_gates(creds, active)
-        state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS)
+        state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS,
+                                  waited=waited)
     say(f"  settled: {sum(1 for w in state.workloads if decisions.admission_of(w))} Workloads hold quota")
     return observing.read_decisions(creds, state, active, log.take())
+
+
+def _deciders_waited(info, scheduler: Scheduler) -> Callable[[], float]:
+    """Run-queue wait so far of the processes a decision goes through: the scheduler, kube-apiserver, etcd."""
+    pids = [pid for pid in (scheduler.pid(), info.pids.get("kube-apiserver"), info.pids.get("etcd")) if pid]
+    return lambda: sampling.waited_seconds(pids)
 
 
 def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
@@ -175,7 +186,7 @@ def _start(info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
     if build is not None:  # Kueue, of that build
         handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing,
                                 kueue=build, log_level=kueue.log_level)
-        return Scheduler(handle.stop, handle.alive, handle.log_tail)
+        return Scheduler(handle.stop, handle.alive, handle.log_tail, handle.pid)
     # The reference scheduler decides as the Kueue of the run: its defaults for that version.
     options = ("--hold-evicted-quota",)
     options += tuple(scheduler_settings.flag_of(setting)
@@ -185,7 +196,7 @@ def _start(info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
     if fair_sharing is not None:
         options += ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
     process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, extra_args=options)
-    return Scheduler(process.stop, process.alive, lambda: _tail(process.log_path))
+    return Scheduler(process.stop, process.alive, lambda: _tail(process.log_path), process.pid)
 
 
 def _tail(path: Path, lines: int = 30) -> str:

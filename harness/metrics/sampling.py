@@ -1,6 +1,9 @@
-"""RSS and CPU seconds of the processes a run involves, read from /proc through psutil."""
+"""RSS, CPU seconds and run-queue wait of the processes a run involves, read from /proc (through
+psutil where it has the figure)."""
 
 from __future__ import annotations
+
+import os
 
 import psutil
 
@@ -20,3 +23,22 @@ def sample(pids: dict[str, int], t: float) -> list[summarising.ProcessSample]:
             continue
         found.append(summarising.ProcessSample(t, component, pid, rss, times.user + times.system))
     return found
+
+
+def waited_seconds(pids: list[int]) -> float:
+    """Seconds the threads of these processes have spent runnable but waiting for a CPU, summed
+    (the second field of each thread's /proc schedstat: time on a run queue, in nanoseconds).
+    A process that has exited, or a kernel without schedstat, counts 0."""
+    total = 0
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
+                    total += int(handle.read().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # the thread ended between listing and reading
+    return total / 1e9
