@@ -33,7 +33,7 @@ STRATEGY_CHOICES = click.Choice(list(sections.STRATEGIES))
               show_default=True, help="Parent folder of run folders.")
 @click.option("--dry-run", is_flag=True, help="List the designs and a duration estimate, start nothing.")
 def command(scenario, vary, start, stop, strategies, overrides, out_parent, dry_run) -> None:
-    """Search, per design, the largest load that holds before a break condition (see the README).
+    """Search, per design, the largest load that holds before a break condition (see docs/capacity.md).
 
     One cluster per design, reused across steps. Each step deletes every Workload and restarts the
     scheduler, fills to the step's pending with churn, queries and bystanders, holds, and is judged.

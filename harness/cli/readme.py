@@ -14,12 +14,13 @@ from harness.readmes import rendering
 @click.command("readme")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
-              show_default=True, help="The repository (READMEs are found under it when no PATHS are given).")
+              show_default=True, help="The repository (READMEs and docs pages are found under it when no PATHS "
+                                      "are given).")
 @click.option("--check", is_flag=True, help="Write nothing; print the difference and fail when a table is not "
                                             "what its files say.")
 def command(paths: tuple[Path, ...], root: Path, check: bool) -> None:
-    """Render every table block (<!-- table: NAME ... --> ... <!-- end table -->) of README.md and
-    results/**/README.md, or of PATHS, from the files its spec names."""
+    """Render every table block (<!-- table: NAME ... --> ... <!-- end table -->) of README.md, docs/*.md
+    and results/**/README.md, or of PATHS, from the files its spec names."""
     root = root.resolve()
     stale = []
     for path in [p.resolve() for p in paths] or rendering.readmes(root):

@@ -1,7 +1,7 @@
 """The kind backend: `kind create cluster` plus kwok's in-cluster controller, as kwok's docs describe.
 
 It needs a container engine, which this project's machines lack, so the commands and manifests
-below are unit-tested as data but never exercised here (the README says so).
+below are unit-tested as data but never exercised here (docs/clusters.md says so).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every README's tables of figures made again from the committed files: the list of table builders,
-and which READMEs there are (the results folders' and the top-level one)."""
+and which READMEs there are (the top-level one, the docs/ pages and the results folders')."""
 
 from __future__ import annotations
 
@@ -27,9 +27,11 @@ BUILDERS: dict[str, blocks.Builder] = {
 
 
 def readmes(root: Path) -> list[Path]:
-    """README.md at the top of the repository and under results/ (not results/runs/, the git-ignored outputs), sorted."""
+    """README.md at the top of the repository, then docs/*.md, then README.md under results/ (not results/runs/,
+    the git-ignored outputs), each group sorted."""
+    docs = sorted((root / "docs").glob("*.md"))
     found = sorted(p for p in (root / "results").rglob("README.md") if (root / "results" / "runs") not in p.parents)
-    return [p for p in [root / "README.md", *found] if p.is_file()]
+    return [p for p in [root / "README.md", *docs, *found] if p.is_file()]
 
 
 def render_file(path: Path, root: Path) -> str:

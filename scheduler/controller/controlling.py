@@ -462,7 +462,7 @@ class Controller:
                 self._turned_away.append((decision.workload, decision.message))
             elif isinstance(decision, Park) and decision.reason in (NAMESPACE_MISMATCH, CLUSTER_QUEUE_INACTIVE):
                 # Kueue writes this for every head it turns away; by default the reference scheduler only
-                # for these (a head that does not fit stays unmarked, see the README).
+                # for these (a head that does not fit stays unmarked, see docs/kueue.md).
                 self._write_pending(decision.workload, decision.message, now)
             self.metrics.decisions.labels(kind).inc()
         self.metrics.unwritten.set(self._unwritten)

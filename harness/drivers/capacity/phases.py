@@ -14,7 +14,7 @@ class CapacityPhase(base.Model):
     """Raise `vary` from `from` to `to` (geometric, then bisection; below `from` if it already breaks)
     until a break condition holds.
 
-    Each step: delete every Workload and restart the scheduler (a fresh start, see the README), fill
+    Each step: delete every Workload and restart the scheduler (a fresh start, see docs/capacity.md), fill
     to the step's pending with churn, queries and bystanders running, hold for `hold_seconds`,
     then judge the step from what the hold measured.
     """
