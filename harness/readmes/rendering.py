@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.readmes import (agreementtables, baselinetables, blocks, bringuptables, capacitytables, clustertables,
-                             faulttables, jobstables, pyperftables, rangespectables, rowtables)
+                             faulttables, gatetables, jobstables, pyperftables, rangespectables, rowtables)
 
 BUILDERS: dict[str, blocks.Builder] = {
     "agreement-pairs": agreementtables.pairs,
@@ -15,6 +15,8 @@ BUILDERS: dict[str, blocks.Builder] = {
     "capacity-spread": capacitytables.spread,
     "capacity-steps": capacitytables.steps,
     "faults": faulttables.faults,
+    "gate-rates": gatetables.rates,
+    "gate-runs": gatetables.runs,
     "jobs-cases": jobstables.cases,
     "kueue-baseline": baselinetables.cases,
     "kueue-rangespec": rangespectables.bounds,
