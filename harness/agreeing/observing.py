@@ -60,36 +60,47 @@ def _listed(creds: Credentials, path: str) -> list[dict]:
 
 
 def settled(creds: Credentials, alive, quiet: float, timeout: float, clock=time.monotonic,
-            sleep=time.sleep, waited=lambda: 0.0) -> State:
+            sleep=time.sleep, waits=dict) -> State:
     """The state once its signature held for ``quiet`` seconds of quiet credit; bounded by ``timeout``.
-    ``alive()`` is asked each round, so that a crashed scheduler ends the wait at once; ``waited()``
-    gives the deciding processes' run-queue wait so far (seconds), which no quiet is credited for."""
+    ``alive()`` is asked each round, so that a crashed scheduler ends the wait at once; ``waits()``
+    gives each deciding thread's run-queue wait so far (seconds, by thread), which no quiet is
+    credited for."""
     deadline = clock() + timeout
-    last, quiet_for = None, 0.0
-    then, waited_then = clock(), waited()
+    last, quiet_for, starved = None, 0.0, 0.0
+    then, waits_then = clock(), waits()
     while True:
         if not alive():
             raise SchedulerDied("the scheduler exited while decisions were settling")
         state = look(creds)
         signature = state.signature()
-        now, waited_now = clock(), waited()
+        now, waits_now = clock(), waits()
+        waited = longest_wait(waits_then, waits_now)
+        starved += min(waited, now - then)
         if signature != last:
             last, quiet_for = signature, 0.0
         else:
-            quiet_for += quiet_credit(now - then, waited_now - waited_then)
-        then, waited_then = now, waited_now
+            quiet_for += quiet_credit(now - then, waited)
+        then, waits_then = now, waits_now
         if quiet_for >= quiet:
             return state
         if now >= deadline:
-            raise NotSettled(f"decisions still changed (or the machine kept the deciders waiting) after {timeout:.0f}s")
+            raise NotSettled(f"decisions still changed after {timeout:.0f}s (the last {quiet_for:.0f}s quiet of "
+                             f"{quiet:.0f}s needed; the most starved deciding thread waited {starved:.0f}s for a CPU)")
         sleep(1.0)
 
 
+def longest_wait(before: dict, after: dict) -> float:
+    """The most one thread waited for a CPU between two readings of ``waits()`` (a thread new since
+    ``before`` counts all its wait). One thread, not the sum: a Go process has dozens of threads that
+    each wait a little on a busy machine, while a starved decider has one waiting all the time."""
+    return max((wait - before.get(thread, 0.0) for thread, wait in after.items()), default=0.0)
+
+
 def quiet_credit(wall: float, waited: float) -> float:
-    """How much of a round with no change counts as quiet: its wall time less the time the deciding
-    processes were runnable but kept off a CPU (summed over their threads). A scheduler starved by
-    other work on the machine decides nothing for a while without having finished, so a loaded
-    machine makes settling slower rather than early."""
+    """How much of a round with no change counts as quiet: its wall time less the time the most
+    starved deciding thread was runnable but kept off a CPU. A scheduler starved by other work on
+    the machine decides nothing for a while without having finished, so a loaded machine makes
+    settling slower rather than early."""
     return max(0.0, wall - max(0.0, waited))
 
 

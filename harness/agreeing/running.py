@@ -151,8 +151,8 @@ def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Sch
     driving.create_in_order(creds, rows, say=say)
     time.sleep(GATE_SECONDS)
     driving.open_gates(creds, active)
-    waited = _deciders_waited(info, scheduler)
-    state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS, waited=waited)
+    waits = _deciders_waits(info, scheduler)
+    state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS, waits=waits)
     for _ in range(RELEASE_ROUNDS):
         held = [w for w in state.workloads if decisions.holds_evicted_quota(w)]
         if not held:
@@ -163,15 +163,15 @@ def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Sch
         time.sleep(GATE_SECONDS)
         driving.open_gates(creds, active)
         state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS,
-                                  waited=waited)
+                                  waits=waits)
     say(f"  settled: {sum(1 for w in state.workloads if decisions.admission_of(w))} Workloads hold quota")
     return observing.read_decisions(creds, state, active, log.take())
 
 
-def _deciders_waited(info, scheduler: Scheduler) -> Callable[[], float]:
-    """Run-queue wait so far of the processes a decision goes through: the scheduler, kube-apiserver, etcd."""
+def _deciders_waits(info, scheduler: Scheduler) -> Callable[[], dict]:
+    """Run-queue wait so far of each thread a decision goes through: the scheduler's, kube-apiserver's, etcd's."""
     pids = [pid for pid in (scheduler.pid(), info.pids.get("kube-apiserver"), info.pids.get("etcd")) if pid]
-    return lambda: sampling.waited_seconds(pids)
+    return lambda: sampling.thread_waits(pids)
 
 
 def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:

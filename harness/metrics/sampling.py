@@ -25,11 +25,11 @@ def sample(pids: dict[str, int], t: float) -> list[summarising.ProcessSample]:
     return found
 
 
-def waited_seconds(pids: list[int]) -> float:
-    """Seconds the threads of these processes have spent runnable but waiting for a CPU, summed
-    (the second field of each thread's /proc schedstat: time on a run queue, in nanoseconds).
-    A process that has exited, or a kernel without schedstat, counts 0."""
-    total = 0
+def thread_waits(pids: list[int]) -> dict[tuple[int, int], float]:
+    """Seconds each thread of these processes has spent runnable but waiting for a CPU, by
+    (pid, tid) (the second field of each thread's /proc schedstat: time on a run queue, in
+    nanoseconds). A process that has exited, or a kernel without schedstat, has no entries."""
+    waits = {}
     for pid in pids:
         try:
             tids = os.listdir(f"/proc/{pid}/task")
@@ -38,7 +38,7 @@ def waited_seconds(pids: list[int]) -> float:
         for tid in tids:
             try:
                 with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
-                    total += int(handle.read().split()[1])
+                    waits[(pid, int(tid))] = int(handle.read().split()[1]) / 1e9
             except (OSError, IndexError, ValueError):
                 continue  # the thread ended between listing and reading
-    return total / 1e9
+    return waits
