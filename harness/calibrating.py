@@ -10,7 +10,9 @@ whatever else the machine is doing, not with the code under test (no scheduler r
 from __future__ import annotations
 
 import http.client
+import json
 import statistics
+from collections import Counter
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -33,8 +35,10 @@ def figures(latencies_ms: list[float], seconds: float, path: str = PATH) -> pd.D
     """The calibration table's one row from the measured latencies (pure)."""
     ordered = sorted(latencies_ms)
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] if ordered else float("nan")
+    step = machines.CALIBRATION_STEP_MS
+    histogram = Counter(round(round(ms / step) * step, 6) for ms in ordered)
     row = [path, len(ordered), statistics.median(ordered) if ordered else float("nan"), p90,
-           statistics.fmean(ordered) if ordered else float("nan"), seconds]
+           statistics.fmean(ordered) if ordered else float("nan"), seconds, json.dumps(dict(sorted(histogram.items())))]
     return pd.DataFrame([row], columns=machines.CALIBRATION_COLUMNS)
 
 

@@ -12,6 +12,8 @@ A driver is one experiment in a folder of its own (`harness/drivers/<name>/`). I
 - `report(tables, context)`: optionally its section of report.html;
 - `ratio_metrics`: prefixes of its metrics whose strategy ratios within one run the summary reports
   (ratios cancel the machine's speed: gates on them are far less noisy);
+- `calibrated_metrics`: names of its latency metrics whose ratio to the case's calibration (the
+  machine's own speed that day, `harness.calibrating`) the summary reports, for every design;
 - what the report asks of every driver, so that it names no experiment itself: `questions` (its
   verdict questions, answered from the summary), `figures()` (its per-design figures among the
   report's own), `perfdata(tables, run_id)` (its items of perfdata.json), `request_counts(tables)`
@@ -156,6 +158,9 @@ class Driver(Protocol):
     def ratio_metrics(self) -> tuple[str, ...]: ...
 
     @property
+    def calibrated_metrics(self) -> tuple[str, ...]: ...
+
+    @property
     def questions(self) -> tuple[Question, ...]: ...
 
     def run(self, context: PhaseContext) -> None:
@@ -191,6 +196,7 @@ class DriverSpec:
     summary_metrics: Callable[[Tables, str], list[Metric]] = lambda tables, case: []
     report_section: Callable[[Tables, ReportContext], ReportSection | None] = lambda tables, context: None
     ratio_metrics: tuple[str, ...] = ()
+    calibrated_metrics: tuple[str, ...] = ()
     questions: tuple[Question, ...] = ()
     report_figures: Callable[[], tuple[Figure, ...]] = lambda: ()
     perfdata_items: Callable[[Tables, str], list[dict]] = lambda tables, run_id: []

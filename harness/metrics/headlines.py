@@ -1,5 +1,6 @@
 """The summary metrics the measurements contribute to every case (pure): bring-up speed, etcd size,
-apiserver write QPS per phase, peak RSS per component, failed SLO checks, the largest etcd object.
+apiserver write QPS per phase, peak RSS per component, failed SLO checks, the largest etcd object,
+the machine's calibration p50 (with the latencies behind it, for its interval).
 
 They read the tables the runner keeps from the collector (`observations`, `summary`, `slo`,
 `census`); the drivers add their own (harness.drivers.contract: `metrics`).
@@ -7,6 +8,7 @@ They read the tables the runner keeps from the collector (`observations`, `summa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import orjson
@@ -14,8 +16,11 @@ import pandas as pd
 
 from harness.drivers import contract
 from harness.metrics import slo as slo_rules
+from harness.results import machines
 
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
+CALIBRATION_METRIC = "machine.calibration_p50_ms"
+"""Not gated itself (it measures the machine, not the code); the denominator of calibrated ratios."""
 BRINGUP = (("nodes_per_second", "1/s", "higher"), ("control_plane_seconds", "s", "lower"),
            ("node_ready_seconds", "s", "lower"))
 
@@ -59,6 +64,11 @@ def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[contract.Metr
     if not slo.empty:  # a check over too few requests is neither passed nor failed
         judged = slo[slo["count"].map(slo_rules.sufficient)] if "count" in slo.columns else slo
         out.append(contract.Metric("slo.failed_checks", float((~judged["passed"].astype(bool)).sum()), "count", "lower"))
+    calibration = _rows(tables, machines.CALIBRATION_TABLE, case)
+    if not calibration.empty and "histogram" in calibration.columns:
+        histogram = {float(ms): int(n) for ms, n in json.loads(calibration["histogram"].iloc[-1]).items()}
+        out.append(contract.Metric(CALIBRATION_METRIC, float(calibration["p50_ms"].iloc[-1]), "ms", "lower",
+                                   histograms=(histogram,), resolution=lambda _: machines.CALIBRATION_STEP_MS))
     census = _rows(tables, "census", case)
     if not census.empty:
         out.append(contract.Metric("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))

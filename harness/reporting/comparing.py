@@ -38,6 +38,8 @@ class Threshold(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     metric: str
     """fnmatch pattern on the metric name (e.g. `ratio.*`, `apiserver.write_qps*`; in fnmatch `[*]` matches a literal `*`)."""
+    point: str = "*"
+    """fnmatch pattern on the sweep point (e.g. `strategy=status-field*`): a design whose figure spreads more gets a rule of its own."""
     max_regression: float = Field(ge=0)
     """Smallest relative change in the bad direction that matters (0.2 = 20 % worse); regressed also needs significance."""
     min_base: float = 0.0
@@ -169,12 +171,18 @@ def judge(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry) -> tup
     return "inconclusive", "not significant", diff
 
 
+def rule_for(thresholds: Thresholds, entry: summaries.Entry) -> Threshold | None:
+    """The first threshold whose metric and point patterns both match the entry."""
+    return next((t for t in thresholds.thresholds
+                 if fnmatch.fnmatchcase(entry.metric, t.metric) and fnmatch.fnmatchcase(entry.point, t.point)), None)
+
+
 def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresholds) -> list[Row]:
     rows = []
     for key in sorted(set(base.entries) | set(new.entries)):
         b, n = base.entries.get(key), new.entries.get(key)
         entry = n or b
-        rule = next((t for t in thresholds.thresholds if fnmatch.fnmatchcase(entry.metric, t.metric)), None)
+        rule = rule_for(thresholds, entry)
         limit = rule.max_regression if rule else None
         if b is None:
             rows.append(Row(key, entry.metric, entry.point, entry.unit, None, n.value, None, limit, "new",

@@ -6,7 +6,9 @@ kept), a unit and which direction is better, and its 95% interval with the sampl
 interval bootstrapped over requests (and repeats); any other number is the median of the repeats,
 its interval bootstrapped over repeats. Ratios measured within one run (indexed vs snapshot
 query latency at the same point) are entries of their own: they cancel the machine's speed, so a
-gate on them is far less noisy than a gate on absolute numbers.
+gate on them is far less noisy than a gate on absolute numbers. So are latencies over the machine's
+calibration p50 in the same cases (`ratio.<metric>.over_calibration`, the metrics drivers name in
+`calibrated_metrics`): a design's own figure with the day's and the CPU's speed divided out.
 
 Resolution: a latency entry keeps `step`, the smallest change its data can show at its value (1 ms
 for Locust's figures below 100 ms, about 0.1% for the HDR histograms), and its interval is never
@@ -146,8 +148,11 @@ def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: 
     for (name, point), repeats in measured.items():
         entry = estimate(name, point, repeats)
         summary.entries[entry.key] = entry
-    prefixes = tuple(prefix for driver in (drivers or registry.drivers()) for prefix in driver.ratio_metrics)
-    for entry in ratios(summary.entries.values(), params_of, prefixes):
+    drivers = drivers or registry.drivers()
+    prefixes = tuple(prefix for driver in drivers for prefix in driver.ratio_metrics)
+    calibrated = tuple(name for driver in drivers for name in driver.calibrated_metrics)
+    for entry in ratios(summary.entries.values(), params_of, prefixes) + calibrated_ratios(summary.entries.values(),
+                                                                                         calibrated):
         summary.entries[entry.key] = entry
     return summary
 
@@ -188,6 +193,14 @@ def ratios(entries, params_of: Mapping[str, dict], prefixes: tuple[str, ...]) ->
             name = f"ratio.{metric.split('.', 1)[-1]}.{numerator.split('-')[-1]}_over_{denominator.split('-')[-1]}"
             out.append(ratio_entry(name, rest, entry, base))
     return out
+
+
+def calibrated_ratios(entries, names: tuple[str, ...]) -> list[Entry]:
+    """Each named metric over the calibration p50 at its own point (`ratio.<metric>.over_calibration`):
+    the figure in units of the machine's own fast path, measured in the same cases."""
+    calibration = {e.point: e for e in entries if e.metric == headlines.CALIBRATION_METRIC and e.value > 0}
+    return [ratio_entry(f"ratio.{e.metric.split('.', 1)[-1]}.over_calibration", e.point, e, calibration[e.point])
+            for e in sorted(entries, key=lambda e: e.key) if e.metric in names and e.point in calibration]
 
 
 def ratio_entry(name: str, point: str, numerator: Entry, denominator: Entry) -> Entry:

@@ -29,5 +29,6 @@ def _figures() -> tuple[contract.Figure, ...]:
 
 DRIVER = contract.DriverSpec(name="locust", phases=phases.PHASES, tables=results.TABLES, run_phase=running.run,
                              summary_metrics=summarising.metrics, ratio_metrics=summarising.RATIO_METRICS,
+                             calibrated_metrics=summarising.CALIBRATED_METRICS,
                              questions=QUESTIONS, report_figures=_figures, perfdata_items=exporting.perfdata,
                              requests_behind=summarising.request_counts, pending_of=summarising.case_pending)

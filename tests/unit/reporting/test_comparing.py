@@ -52,6 +52,20 @@ def test_missing_and_new():
     assert not comparing.failed(rows)
 
 
+def test_a_rule_for_one_point_comes_before_the_rule_for_all():
+    rules = comparing.Thresholds(schema_version=1, thresholds=[
+        comparing.Threshold(metric="lat", point="strategy=wide*", max_regression=2.0),
+        comparing.Threshold(metric="lat", max_regression=0.2)])
+
+    def entry(point, value):
+        return summaries.Entry("lat", point, value, "ms", "lower", [value])
+
+    base = summaries.Summary("r", "s", "ok", {e.key: e for e in (entry("strategy=wide", 10), entry("strategy=narrow", 10))})
+    new = summaries.Summary("r", "s", "ok", {e.key: e for e in (entry("strategy=wide", 20), entry("strategy=narrow", 20))})
+    verdicts = {r.point: (r.verdict, r.limit) for r in comparing.compare(base, new, rules)}
+    assert verdicts == {"strategy=wide": ("same", 2.0), "strategy=narrow": ("regressed", 0.2)}
+
+
 def test_same_summary_passes():
     same = _summary(lat=(1, "lower"), qps=(2, "higher"), fails=(0, "lower"))
     assert not comparing.failed(comparing.compare(same, same, RULES))
@@ -74,10 +88,13 @@ def test_bad_thresholds(tmp_path, text, error):
         comparing.load_thresholds(path)
 
 
-def test_every_shipped_threshold_matches_a_metric_of_the_committed_baseline():
+def test_every_shipped_threshold_matches_an_entry_of_a_committed_baseline():
     # fnmatch reads `[*]` as a character class: a pattern like `write_qps[*]` silently matched nothing.
     rules = comparing.load_thresholds(ROOT / "ci" / "thresholds.yaml")
-    metrics = {e.metric for e in summaries.read(ROOT / "results" / "baselines" / "quick.summary.json").entries.values()}
-    unmatched = [r.metric for r in rules.thresholds
-                 if not r.metric.startswith("bringup.") and not any(comparing.fnmatch.fnmatchcase(m, r.metric) for m in metrics)]
+    baselines = [ROOT / "results" / "baselines" / "quick.summary.json",
+                 *sorted((ROOT / "results" / "baselines" / "machines").glob("*/quick.summary.json"))]
+    entries = [e for path in baselines for e in summaries.read(path).entries.values()]
+    unmatched = [(r.metric, r.point) for r in rules.thresholds if not r.metric.startswith("bringup.") and not any(
+        comparing.fnmatch.fnmatchcase(e.metric, r.metric) and comparing.fnmatch.fnmatchcase(e.point, r.point)
+        for e in entries)]
     assert unmatched == []

@@ -13,6 +13,7 @@ import pytest
 
 from harness import calibrating, cli
 from harness.errors import KqbenchError
+from harness.metrics import headlines
 from harness.reporting import comparing
 from harness.results import baselining, machines, runs, summaries
 
@@ -79,6 +80,43 @@ def test_calibration_is_the_median_of_the_cases():
     assert found.p50_ms == pytest.approx(0.7) and found.cases == pytest.approx((0.7, 1.0, 0.6))
     assert found.requests == 3 and found.path == calibrating.PATH
     assert machines.calibration_of(None) is None and machines.calibration_of(frame.iloc[0:0]) is None
+
+
+def test_the_calibration_keeps_its_latencies_to_the_microsecond():
+    frame = calibrating.figures([0.7004, 0.7006, 0.9, 1.2], 1.0)
+    assert json.loads(frame["histogram"].iloc[0]) == {"0.7": 1, "0.701": 1, "0.9": 1, "1.2": 1}
+
+
+def test_each_case_reports_its_calibration_p50_with_an_interval_from_its_requests():
+    tables = {machines.CALIBRATION_TABLE: pd.concat(
+        [calibrating.figures([0.6 + i * 0.001 for i in range(1000)], 1.0).assign(case="a"),
+         calibrating.figures([1.2 + i * 0.002 for i in range(1000)], 1.0).assign(case="b")], ignore_index=True)}
+    metric, = [m for m in headlines.metrics(tables, "b") if m.name == headlines.CALIBRATION_METRIC]
+    assert metric.value == pytest.approx(2.199, abs=0.002) and sum(metric.histograms[0].values()) == 1000
+    entry = summaries.estimate(metric.name, "strategy=x", [metric])
+    assert entry.low < entry.value < entry.high and entry.high - entry.low < 0.2 and entry.n == 1000
+
+
+def _position(point: str, value: float, calibration: float) -> list[summaries.Entry]:
+    return [summaries.Entry("load.position_query_p50_ms", point, value, "ms", "lower", [value], value * 0.95,
+                            value * 1.05, 400, value * 0.001),
+            summaries.Entry(headlines.CALIBRATION_METRIC, point, calibration, "ms", "lower", [calibration],
+                            calibration * 0.99, calibration * 1.01, 1000, 0.001)]
+
+
+def test_a_designs_latency_over_the_calibration_of_its_own_cases():
+    entries = _position("strategy=a", 40.0, 2.0) + _position("strategy=b", 6.0, 1.0)
+    entries.append(summaries.Entry("load.position_query_p99_ms", "strategy=a", 90.0, "ms", "lower"))
+    found = {e.point: e for e in summaries.calibrated_ratios(entries, ("load.position_query_p50_ms",))}
+    assert set(found) == {"strategy=a", "strategy=b"}
+    assert found["strategy=a"].metric == "ratio.position_query_p50_ms.over_calibration"
+    assert found["strategy=a"].value == pytest.approx(20.0) and found["strategy=b"].value == pytest.approx(6.0)
+    assert found["strategy=a"].low < 20.0 < found["strategy=a"].high and found["strategy=a"].note == ""
+
+
+def test_no_calibrated_ratio_where_a_point_has_no_calibration():
+    entries = _position("strategy=a", 40.0, 2.0)[:1]
+    assert summaries.calibrated_ratios(entries, ("load.position_query_p50_ms",)) == []
 
 
 def _summary(machine=HERE, calibration=0.7, **values) -> summaries.Summary:

@@ -74,6 +74,7 @@ class Recorder:
     phases = (locustphases.ChurnPhase,)
     tables = ("steps",)
     ratio_metrics = ()
+    calibrated_metrics = ()
 
     def __init__(self, fail: BaseException | None = None) -> None:
         self.fail = fail
