@@ -30,6 +30,8 @@ PhaseContext, what a run function gets (one object, so that adding a field break
 - `watch_process(component, pid)`: the measurements sample this process from now on (a driver that
   restarts the scheduler names the new one, so its RSS and CPU stay in the run's tables);
 - `say(line)`: one progress line on the terminal;
+- `on_teardown(name, action)`: the case runs `action` at its end, also on failure or Ctrl-C, newest
+  first (e.g. stopping what a phase started for the phases after it, as the bulk fill's keeper);
 - `emit(table, frame)`: hands a table to the runner as soon as it exists (without the `case` column,
   the runner adds it). The runner keeps emitted tables also when the case fails or is interrupted, so
   a driver that emits after every step loses at most the step that was running.
@@ -135,6 +137,7 @@ class PhaseContext:
     watch_process: Callable[[str, int], None] = lambda component, pid: None
     say: Callable[[str], None] = print
     emit: Callable[[str, pd.DataFrame], None] = lambda table, frame: None
+    on_teardown: Callable[[str, Callable[[], None]], None] = lambda name, action: None
 
 
 class Driver(Protocol):

@@ -35,10 +35,8 @@ def plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, users: M
     weights = {USER_CLASSES[k]: v for k, v in users.items() if v > 0}
     if not weights:
         return None
-    local_queues = tuple(name for lq in scenario.queues.local_queues for _, name, _ in lq.expanded()) or ("lq-0",)
-    namespace = next((ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()), "kqbench-churn")
-    mix = tuple(ls.WorkloadKind(weight=m.weight, priority=m.priority, pods=m.pods, cpu=m.cpu, memory=m.memory,
-                                runtime_seconds=m.runtime_seconds) for m in load.mix)
+    namespace, local_queues = queues_of(scenario)
+    mix = mix_of(scenario)
     cq = (scenario.queues.cluster_queue_names() or ["cq-0"])[0]
     settings = ls.LoadSettings(
         target=kubeconfig.load_target(cluster.kubeconfig, scenario.cluster.allow_remote),
@@ -53,6 +51,19 @@ def plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, users: M
     total = sum(weights.values())
     return ls.RunPlan(settings=settings, locustfile=running.BUILTIN_LOCUSTFILE, user_weights=weights, users=total,
                       spawn_rate=max(1.0, float(total)), run_time=float(run_time), **distribution(load))
+
+
+def queues_of(scenario: sections.ScenarioFields) -> tuple[str, tuple[str, ...]]:
+    """(namespace, LocalQueue names) the load's Workloads go to: the scenario's LocalQueues, in its first namespace."""
+    local_queues = tuple(name for lq in scenario.queues.local_queues for _, name, _ in lq.expanded()) or ("lq-0",)
+    namespace = next((ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()), "kqbench-churn")
+    return namespace, local_queues
+
+
+def mix_of(scenario: sections.ScenarioFields) -> tuple[ls.WorkloadKind, ...]:
+    """The churn mix of the scenario's load section."""
+    return tuple(ls.WorkloadKind(weight=m.weight, priority=m.priority, pods=m.pods, cpu=m.cpu, memory=m.memory,
+                                 runtime_seconds=m.runtime_seconds) for m in scenario.load.mix)
 
 
 def distribution(load: sections.LoadFields) -> dict:

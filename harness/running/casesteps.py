@@ -154,7 +154,7 @@ class CaseRun:
         context = contract.PhaseContext(cluster=self.st.info, scenario=self.scenario, phase_name=phase_name,
                                         phase=phase, out_dir=self.case_dir / phase_name, scheduler=self.st.scheduler,
                                         mark_phase=self.mark_phase, watch_process=self.watch_process, say=self.say,
-                                        emit=self.emit)
+                                        emit=self.emit, on_teardown=self.engine.on_teardown)
         faults = self.start_faults(phase_name, context)
         try:
             try:

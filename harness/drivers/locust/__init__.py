@@ -2,13 +2,14 @@
 
 - `phases`: FillPhase, ChurnPhase, QueryPhase, DrainPhase.
 - `planning`: a phase's Locust run plan from the scenario (users, rates, query mode of the strategy).
+- `backlogfill`: a fill with `bulk: true`, written straight into etcd as a backlog beneath the churn.
 - (harness.load: the Locust run plan and its tables, shared with the drivers that run Locust too.)
 - `summarising`: position-query and bystander latency, failure ratio; the requests behind them.
 - `figures`, `exporting`: its figures in the report, its items of perfdata.json.
 """
 
 from harness.drivers import contract
-from harness.drivers.locust import exporting, phases, running, summarising
+from harness.drivers.locust import backlogfill, exporting, phases, running, summarising
 from harness.load import results
 
 QUESTIONS = (
@@ -27,7 +28,7 @@ def _figures() -> tuple[contract.Figure, ...]:
     return figures.FIGURES
 
 
-DRIVER = contract.DriverSpec(name="locust", phases=phases.PHASES, tables=results.TABLES, run_phase=running.run,
+DRIVER = contract.DriverSpec(name="locust", phases=phases.PHASES, tables=(*results.TABLES, backlogfill.TABLE), run_phase=running.run,
                              summary_metrics=summarising.metrics, ratio_metrics=summarising.RATIO_METRICS,
                              calibrated_metrics=summarising.CALIBRATED_METRICS,
                              questions=QUESTIONS, report_figures=_figures, perfdata_items=exporting.perfdata,

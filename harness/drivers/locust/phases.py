@@ -14,6 +14,12 @@ class FillPhase(base.Model):
     pending: NonNegativeInt = 1000
     """Workloads pending across all ClusterQueues at the end of the phase."""
     timeout_seconds: PositiveFloat = 600
+    bulk: bool = False
+    """Write `pending` straight into etcd as a backlog (harness.workloads.backlog: no churn user owns it,
+    one priority below the churn mix, finished by a keeper when admitted) instead of churn users' POSTs;
+    the phase ends when the scheduler holds them all. For 100k and more pending."""
+    churn_pending: NonNegativeInt = 50
+    """With `bulk`: the Workloads churn users keep pending of their own, on top of the backlog."""
 
 
 class ChurnPhase(base.Model):

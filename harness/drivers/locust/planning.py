@@ -21,6 +21,8 @@ def load_plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, pha
     planning.refuse_fixed_counts(scenario)
     users = dict(scenario.load.users)
     if isinstance(phase, locustphases.FillPhase):
+        if phase.bulk:
+            return None  # no Locust: harness.drivers.locust.backlogfill writes it
         users = {"churn": max(1, users["churn"])}
         run_time = min(phase.timeout_seconds, phase.pending / scenario.load.rates.create_per_second + 10.0)
         return planning.plan(cluster, scenario, users, run_time, phase.pending)
@@ -34,6 +36,9 @@ def load_plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, pha
 
 
 def fill_target(scenario: sections.ScenarioFields) -> int:
-    """Pending Workloads of the scenario's last fill phase: what churn and queries keep the queues at."""
-    fills = [p.pending for p in scenario.phases.values() if isinstance(p, locustphases.FillPhase)]
-    return fills[-1] if fills else DEFAULT_FILL_TARGET
+    """What churn keeps pending of its own: the scenario's last fill's pending (its churn_pending when the
+    fill is a bulk backlog, which churn does not own)."""
+    fills = [p for p in scenario.phases.values() if isinstance(p, locustphases.FillPhase)]
+    if not fills:
+        return DEFAULT_FILL_TARGET
+    return fills[-1].churn_pending if fills[-1].bulk else fills[-1].pending

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from harness.drivers import contract
-from harness.drivers.locust import planning
+from harness.drivers.locust import backlogfill, phases, planning
 from harness.load import results
 
 
 def run(context: contract.PhaseContext) -> None:
+    if isinstance(context.phase, phases.FillPhase) and context.phase.bulk:
+        backlogfill.run(context)
+        return
     plan = planning.load_plan(context.cluster, context.scenario, context.phase)
     if plan is None:
         return

@@ -35,3 +35,16 @@ def test_no_users_no_plan_and_fixed_counts_are_refused(cluster):
     counted = loading.load("kueue-baseline").scenario
     with pytest.raises(KqbenchError, match="kind: kueue-baseline"):
         planning.plan(cluster, counted, {"churn": 1}, 10.0, 100)
+
+
+def test_a_bulk_fill_runs_no_locust_and_churn_keeps_only_its_own_share(cluster):
+    scenario = loading.load("quick").scenario
+    bulk = locustphases.FillPhase(pending=100_000, bulk=True, churn_pending=80)
+    filled = scenario.model_copy(update={"phases": {"fill": bulk, "churn": locustphases.ChurnPhase(seconds=30.0)}})
+    assert locustplanning.load_plan(cluster, filled, bulk) is None
+    assert locustplanning.fill_target(filled) == 80
+    churn = locustplanning.load_plan(cluster, filled, locustphases.ChurnPhase(seconds=30.0))
+    users = scenario.load.users.churn
+    assert churn.settings.churn.pending_target == 80 // users
+    posted = scenario.model_copy(update={"phases": {"fill": locustphases.FillPhase(pending=2000)}})
+    assert locustplanning.fill_target(posted) == 2000

@@ -1,0 +1,149 @@
+"""The backlog keeper: finishes and deletes bulk-loaded Workloads once admitted and their runtime has
+passed, so that a backlog never holds quota for ever (harness.workloads.backlog says why it exists).
+
+One thread, one watch of the bulk-loaded Workloads (label selector, from a resourceVersion taken
+before the load, so no admission is missed and no initial list is needed). Each watch request ends
+after WATCH_SECONDS and the next resumes from the last resourceVersion (bookmarks keep it fresh),
+so finishing is at most that late and `stop()` never waits on an open stream for longer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+
+from harness import rest
+from harness.kubeconfig import Credentials
+from harness.workloads import backlog
+from loadtests import workloads
+
+WATCH_SECONDS = 2
+RETRY_SECONDS = 5.0
+"""A finish or delete that failed (the apiserver busy) is tried again this much later."""
+MAX_FAILED_WATCHES = 30
+"""Watch requests that fail in a row before the keeper gives up (and says so in `error`)."""
+PAGE = 500
+
+
+class Keeper:
+    """Started before a backlog is loaded; `stop()` at the end of the case (also on failure)."""
+
+    def __init__(self, creds: Credentials, namespace: str, say: Callable[[str], None] = print,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.creds, self.namespace, self.say, self.clock = creds, namespace, say, clock
+        self.ledger = backlog.Ledger()
+        self.error: str | None = None
+        self._seen: dict[str, dict] = {}
+        """Last object of each admitted backlog Workload: the Finished merge patch carries its conditions."""
+        self._stop = threading.Event()
+        listed = rest.get_json(creds, self._path(limit=1), timeout=30)
+        self._version = listed["metadata"]["resourceVersion"]
+        self._thread = threading.Thread(target=self._run, name="kqbench-backlog-keeper", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> int:
+        """Stop watching; returns how many backlog Workloads it finished."""
+        self._stop.set()
+        self._thread.join(timeout=WATCH_SECONDS + 40)
+        return self.ledger.finished
+
+    def _path(self, **params) -> str:
+        query = urllib.parse.urlencode({"labelSelector": backlog.SELECTOR, **params})
+        return f"{workloads.collection_path(self.namespace)}?{query}"
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self._watch()
+                failures = 0
+            except _Gone:
+                self._relist()
+            except (OSError, urllib.error.URLError, ValueError) as error:
+                failures += 1
+                self.error = str(error)
+                if failures >= MAX_FAILED_WATCHES:
+                    self.say(f"backlog keeper: gave up after {failures} failed watches: {error}")
+                    return
+                self._stop.wait(0.5)
+            self._finish_due()
+
+    def _watch(self) -> None:
+        path = self._path(watch="1", allowWatchBookmarks="true", timeoutSeconds=str(WATCH_SECONDS),
+                          resourceVersion=self._version)
+        request = urllib.request.Request(self.creds.server + path, headers=self.creds.headers())
+        with urllib.request.urlopen(request, context=self.creds.ssl_context(), timeout=WATCH_SECONDS + 30) as response:
+            for line in response:
+                self._event(json.loads(line))
+
+    def _event(self, event: dict) -> None:
+        obj = event.get("object") or {}
+        if event.get("type") == "ERROR":
+            if obj.get("code") == 410:
+                raise _Gone(obj.get("message", "410 Gone"))
+            raise ValueError(f"watch error: {obj.get('message')}")
+        if version := (obj.get("metadata") or {}).get("resourceVersion"):
+            self._version = version
+        if event.get("type") == "DELETED":
+            self._forget(obj["metadata"]["name"])
+        elif event.get("type") in ("ADDED", "MODIFIED"):
+            self._observe(obj)
+
+    def _observe(self, obj: dict) -> None:
+        name = obj["metadata"]["name"]
+        phase = workloads.phase(obj)
+        if phase is workloads.Phase.PENDING:
+            self._forget(name)  # evicted: pending again, its runtime starts anew on its next admission
+            return
+        self._seen[name] = obj
+        runtime = workloads.runtime_seconds(obj) or 0.0
+        ago = workloads.admitted_seconds_ago(obj, dt.datetime.now(dt.timezone.utc))
+        self.ledger.observed(name, phase, runtime, ago, self.clock())
+
+    def _forget(self, name: str) -> None:
+        self._seen.pop(name, None)
+        self.ledger.gone(name)
+
+    def _relist(self) -> None:
+        """After 410 Gone: the admitted ones from a paginated LIST, and watch on from its resourceVersion."""
+        token = ""
+        while not self._stop.is_set():
+            listed = rest.get_json(self.creds, self._path(limit=str(PAGE), **({"continue": token} if token else {})),
+                                   timeout=60)
+            for item in listed.get("items") or ():
+                if workloads.phase(item) is not workloads.Phase.PENDING:
+                    self._observe(item)
+            token = listed["metadata"].get("continue") or ""
+            if not token:
+                self._version = listed["metadata"]["resourceVersion"]
+                return
+
+    def _finish_due(self) -> None:
+        for name in self.ledger.due(self.clock()):
+            if self._stop.is_set():
+                return
+            path = workloads.object_path(self.namespace, name)
+            obj = self._seen.get(name, {})
+            if workloads.phase(obj) is not workloads.Phase.FINISHED:
+                status, _ = rest.request(self.creds, "PATCH", path + "/status",
+                                         workloads.finished_patch(obj, dt.datetime.now(dt.timezone.utc)),
+                                         "application/merge-patch+json")
+                if status >= 300 and status != 404:
+                    self.ledger.retry(name, self.clock() + RETRY_SECONDS)
+                    continue
+            status, _ = rest.request(self.creds, "DELETE", path)
+            if status < 300 or status == 404:
+                self._seen.pop(name, None)
+                self.ledger.done(name)
+            else:
+                self.ledger.retry(name, self.clock() + RETRY_SECONDS)
+
+
+class _Gone(Exception):
+    """The watch's resourceVersion is older than etcd keeps (410): list again."""
