@@ -188,6 +188,11 @@ class CaseRun:
         if found is None:
             return
         self.emit(invariantreading.TABLE, found)
+        cost = self.st.invariants.last_cost
+        if cost is not None:  # a phase boundary's time at scale is mostly these reads
+            self.emit(invariantreading.COST_TABLE, invariantreading.cost_frame(phase_name, cost))
+            self.say(f"  - invariants after {phase_name}: {cost.reads} read(s) of every object "
+                     f"({cost.workloads:,} Workloads) in {cost.seconds:.1f}s")
         failed = found[found["status"] != invariantreading.PASSED]
         if not failed.empty:
             self.say(f"  ! invariants after {phase_name}: {len(failed)} failed, unread or unsettled "

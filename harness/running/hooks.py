@@ -15,6 +15,7 @@ import pandas as pd
 from harness.clusters import state
 from harness.drivers import contract, registry as driverregistry
 from harness.implementations import contract as implementations
+from harness.invariants import reading as invariantreading
 from harness.scenarios import sections
 
 Tables = dict[str, pd.DataFrame]
@@ -49,6 +50,9 @@ class Measurements(Protocol):
 
 
 class InvariantChecker(Protocol):
+    last_cost: invariantreading.ReadCost | None
+    """What the last check took (reads of every object, seconds)."""
+
     def check(self, phase: str) -> pd.DataFrame:
         """The `invariants` table rows of the checks after `phase` (never raises for an unreadable API)."""
 

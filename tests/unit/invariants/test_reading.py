@@ -72,3 +72,21 @@ def test_a_status_behind_objects_that_keep_changing_is_unsettled_not_failed():
     [row] = table[table["status"] == reading.UNSETTLED].to_dict("records")
     assert row["check"] == checking.PENDING and row["objects"] == "ClusterQueue/a"
     assert set(table["check"]) == set(checking.CHECKS)
+
+
+def test_a_check_keeps_its_reads_and_time_also_when_the_api_fails():
+    ticks = iter(range(100))
+    queue = _snapshots(0, 1, 2)
+    checker = reading.Checker(lambda: queue.pop(0), reading.InvariantSettings(refresh_seconds=2.0, status_reads=5),
+                              sleep=lambda s: None, clock=lambda: float(next(ticks)))
+    checker.check("churn")
+    assert checker.last_cost == reading.ReadCost(reads=3, seconds=1.0, workloads=2)
+    row = reading.cost_frame("churn", checker.last_cost).to_dict("records")
+    assert row == [{"phase": "churn", "reads": 3, "seconds": 1.0, "workloads": 2}]
+
+    def broken():
+        raise KqbenchError("listing workloads answered 503")
+
+    failing = reading.Checker(broken, sleep=lambda s: None, clock=lambda: float(next(ticks)))
+    failing.check("drain")
+    assert failing.last_cost.reads == 0 and failing.last_cost.seconds == 1.0

@@ -175,6 +175,7 @@ class Invariants:
 
     def __init__(self, cluster) -> None:
         self.calls: list[str] = []
+        self.last_cost = None
         CHECKERS.append(self)
 
     def check(self, phase):
@@ -182,6 +183,7 @@ class Invariants:
         from harness.invariants.checking import QUOTA, Violation
 
         self.calls.append(phase)
+        self.last_cost = reading.ReadCost(reads=len(self.calls), seconds=0.5, workloads=3)
         found = [Violation(QUOTA, ("ClusterQueue/a",), "over")] if len(self.calls) % 2 == 0 else []
         return reading.frame(phase, found)
 
@@ -208,6 +210,8 @@ def test_the_runner_checks_invariants_after_every_phase_also_a_failed_one(tmp_pa
     failed = table[table["status"] == "failed"]
     assert list(failed["objects"]) == (["ClusterQueue/a"] if len(checked) == 2 else [])
     assert result.summary.entries["invariants.failed @ all"].value == (1.0 if len(checked) == 2 else 0.0)
+    costs = tidy.read(result.folder)["invariant_reads"]  # what each boundary's reads took, per phase
+    assert list(costs["phase"]) == checked and list(costs["reads"]) == list(range(1, len(checked) + 1))
 
 
 def test_invariants_can_be_turned_off_per_scenario(tmp_path, monkeypatch):
