@@ -12,7 +12,9 @@ seed's case is what it was before they existed: in 6 cases of 10 the cohorts bec
 in trees 1-3 deep (a root above them, or roots and middle Cohorts), some with quota of their own and
 borrowing and lending limits below the root, some queues attached to an inner Cohort; in about 1 of
 3 fair sharing is on (one of the strategy lists Kueue accepts) with weights on queues and Cohorts,
-and then every queue has a cohort (a queue alone has nothing to share fairly).
+and then every queue has a cohort (a queue alone has nothing to share fairly). `require` turns either
+on in every case (`hierarchy`, `fair-sharing`): the same draws are made, so a seed whose case had them
+anyway gives the same case.
 
 Quotas are small integers so that a few Workloads contend; the generator never checks its own
 output by hand: ``cases.check`` does, and a seed whose case it refuses is a generator bug.
@@ -25,10 +27,16 @@ import random
 from harness.agreeing import cases
 
 PRIORITIES = (0, 100, 200)
+HIERARCHY, FAIR_SHARING = "hierarchy", "fair-sharing"
+FEATURES = (HIERARCHY, FAIR_SHARING)
+"""What `require` may turn on in every case."""
 
 
-def generate(seed: int) -> cases.Case:
+def generate(seed: int, require: frozenset[str] = frozenset()) -> cases.Case:
     """The case of ``seed``: the same seed gives the same case on every machine."""
+    unknown = set(require) - set(FEATURES)
+    if unknown:
+        raise ValueError(f"unknown case feature(s) {sorted(unknown)}: known are {', '.join(FEATURES)}")
     rng = random.Random(seed)
     flavors = tuple(cases.Flavor(name=f"f{i}", nodeLabels={"pool": f"p{i}"}) for i in range(rng.randint(1, 3)))
     resources = ("cpu", "memory") if rng.random() < 0.8 else ("cpu", "memory", "pods")
@@ -48,15 +56,15 @@ def generate(seed: int) -> cases.Case:
     finished = tuple(sorted(rng.sample([w.name for w in first], k=rng.randint(1, min(3, len(first))))))
     epochs = (cases.Epoch(arrive=first), cases.Epoch(arrive=preemptors), cases.Epoch(finish=finished))
     more = random.Random(f"tree-{seed}")
-    tree, queues = _cohort_tree(more, cohorts, queues, flavors, resources)
-    fair, tree, queues = _fair_sharing(more, cohorts, tree, queues)
+    tree, queues = _cohort_tree(more, cohorts, queues, flavors, resources, HIERARCHY in require)
+    fair, tree, queues = _fair_sharing(more, cohorts, tree, queues, FAIR_SHARING in require)
     return cases.check(cases.Case(seed=seed, fairSharing=fair, flavors=flavors, namespaces=namespaces, cohorts=tree,
                                   clusterQueues=queues, localQueues=local, epochs=epochs))
 
 
-def _cohort_tree(rng: random.Random, cohorts: list[str], queues, flavors, resources):
+def _cohort_tree(rng: random.Random, cohorts: list[str], queues, flavors, resources, always: bool = False):
     """Cohort objects over the case's cohorts, 1-3 levels deep, or none (flat implicit cohorts)."""
-    if rng.random() < 0.4:
+    if rng.random() < 0.4 and not always:
         return (), queues
     depth = rng.randint(1, 3)
     parents: dict[str, str | None] = {name: None for name in cohorts}
@@ -99,9 +107,9 @@ def _cohort_groups(rng: random.Random, flavors, resources, has_parent: bool) -> 
 WEIGHTS = (None, "0", "0.5", "1", "2", "3")
 
 
-def _fair_sharing(rng: random.Random, cohorts: list[str], tree, queues):
+def _fair_sharing(rng: random.Random, cohorts: list[str], tree, queues, always: bool = False):
     """Fair sharing on in about a third of the cases, with weights; every queue then in a cohort."""
-    if rng.random() >= 0.35:
+    if rng.random() >= 0.35 and not always:
         return None, tree, queues
     strategies = rng.choice(cases.STRATEGY_SETS)
 

@@ -25,6 +25,9 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
 @click.option("--cases", "count", type=click.IntRange(min=0), default=0, show_default=True,
               help="How many random cases (seeds SEED, SEED+1, ...).")
 @click.option("--seed", type=int, default=1, show_default=True, help="The first random case's seed.")
+@click.option("--require", "required", multiple=True, type=click.Choice(generating.FEATURES),
+              help="Turn this on in every random case (may be given twice); the same seed otherwise draws "
+                   "the same case.")
 @click.option("--case", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A case file to replay (YAML); may be given several times, beside or instead of --cases.")
 @click.option("--implementation-a", "impl_a", type=click.Choice(running.IMPLEMENTATIONS), default="reference",
@@ -51,7 +54,7 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
                    "logs its own (--log-cycles); both logs go to <out>/logs.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
-def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, confirm,
+def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, confirm,
             kueue_version, kueue_log_level, out) -> None:
     """Generate or read cases (every one validated before a cluster starts), run each through
     both implementations on local clusters in epochs, and compare admissions, flavors, evictions,
@@ -66,7 +69,8 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, pre
     if previous is not None:
         out, chosen = previous, []
     else:
-        chosen = [cases.load(path) for path in files] + [generating.generate(seed + i) for i in range(count)]
+        chosen = [cases.load(path) for path in files] + [generating.generate(seed + i, frozenset(required))
+                                                           for i in range(count)]
         if not chosen:
             raise click.UsageError("nothing to run: give --cases N or --case FILE (or --from FOLDER)")
         out = out or DEFAULT_OUT / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -79,7 +83,7 @@ def command(count, seed, files, impl_a, impl_b, repeats, batch_size, shrink, pre
     if previous is None:
         (out / differential.RECORD).write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION,
             "command": " ".join(["kqbench", "agree", *sys.argv[2:]]), "git_sha": runs.git_sha(),
-            "seeds": [c.seed for c in chosen], "files": [str(f) for f in files],
+            "seeds": [c.seed for c in chosen], "require": sorted(required), "files": [str(f) for f in files],
             "implementations": list(implementations), "repeats": repeats, "batch": batch_size,
             "versions": _versions(kueue.version), "machine": runs.machine(), "started": runs.now_iso()}, indent=2) + "\n")
 

@@ -76,6 +76,24 @@ def test_the_generator_is_reproducible_and_its_cases_valid():
     assert seen_policies == {"Never", "LowerPriority", "Any"}
 
 
+def test_required_features_are_in_every_case_and_leave_the_rest_of_a_seed_alone():
+    both = frozenset(generating.FEATURES)
+    unforced_with_both = 0
+    for seed in range(40):
+        forced = generating.generate(seed, both)
+        cases.check(forced)
+        assert forced.cohorts and forced.fairSharing is not None
+        assert all(cq.cohort for cq in forced.clusterQueues), "fair sharing puts every queue in a cohort"
+        plain = generating.generate(seed)
+        if plain.cohorts and plain.fairSharing is not None:
+            unforced_with_both += 1
+            assert forced == plain
+        assert forced.epochs == plain.epochs
+    assert unforced_with_both > 0
+    with pytest.raises(ValueError, match="unknown case feature.*known are hierarchy, fair-sharing"):
+        generating.generate(1, frozenset({"tas"}))
+
+
 def test_rendering_prefixes_names_and_gates_every_queue():
     case = cases.parse(yaml.safe_load(MINIMAL))
     objects = rendering.setup_objects(case, "c004")
