@@ -28,11 +28,15 @@ STRATEGY_CHOICES = click.Choice(list(sections.STRATEGIES))
               help=f"Designs to search, comma-separated from: {', '.join(sections.STRATEGIES)}. "
                    "aggregated-indexed runs first (the admissions condition compares with it); status-field runs "
                    "twice, with Kueue's client limit and without one. Default: the scenario's sweep.")
+@click.option("--bulk/--no-bulk", default=None,
+              help="Fill each step by writing its pending straight into etcd (the churn keeping "
+                   "phases.<capacity>.churn_pending of its own), past the ~16k a churn fill reaches on 2 cores. "
+                   "Default: the scenario's.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario field (repeatable).")
 @click.option("--out", "out_parent", type=click.Path(file_okay=False, path_type=Path), default=runs.RUNS_DIR,
               show_default=True, help="Parent folder of run folders.")
 @click.option("--dry-run", is_flag=True, help="List the designs and a duration estimate, start nothing.")
-def command(scenario, vary, start, stop, strategies, overrides, out_parent, dry_run) -> None:
+def command(scenario, vary, start, stop, strategies, bulk, overrides, out_parent, dry_run) -> None:
     """Search, per design, the largest load that holds before a break condition (see docs/capacity.md).
 
     One cluster per design, reused across steps. Each step deletes every Workload and restarts the
@@ -46,7 +50,7 @@ def command(scenario, vary, start, stop, strategies, overrides, out_parent, dry_
         raise click.BadParameter(f"{', '.join(unknown)} is not a strategy: use {', '.join(sections.STRATEGIES)}",
                                  param_hint="--strategies")
     base = loading.load(scenario, list(overrides))
-    loaded = loading.load(scenario, [*overrides, *commanding.overrides_for(base.scenario, vary, start, stop, chosen)])
+    loaded = loading.load(scenario, [*overrides, *commanding.overrides_for(base.scenario, vary, start, stop, chosen, bulk)])
     low, high = commanding.estimate(case.scenario for case in loaded.cases)
     console = Console(stderr=True)
     console.print(f"{len(loaded.cases)} design(s); estimated {low / 60:.0f}-{high / 60:.0f} min of steps "

@@ -27,10 +27,12 @@ def capacity_phase(scenario: sections.ScenarioFields) -> tuple[str, capacityphas
 
 
 def overrides_for(scenario: sections.ScenarioFields, vary: str | None, start: int | None, stop: int | None,
-                  strategies: tuple[str, ...]) -> list[str]:
+                  strategies: tuple[str, ...], bulk: bool | None = None) -> list[str]:
     """--set items that carry the command's options into the scenario (so run.json records them)."""
     name, _ = capacity_phase(scenario)
     items = []
+    if bulk is not None:
+        items.append(f"phases.{name}.bulk={str(bulk).lower()}")
     for key, value in (("vary", vary), ("from", start), ("to", stop)):
         if value is not None:
             items.append(f"phases.{name}.{key}={value}")
@@ -47,7 +49,8 @@ def estimate(scenarios: Iterable[sections.ScenarioFields]) -> tuple[float, float
     for scenario in scenarios:
         _, phase = capacity_phase(scenario)
         settings = stepping.StepSettings("capacity", phase.hold_seconds, phase.fill_timeout_seconds,
-                                         scenario.load.rates.create_per_second, "", phase.thresholds)
+                                         scenario.load.rates.create_per_second, "", phase.thresholds,
+                                         churn_pending=phase.churn_pending if phase.bulk else None)
         plan = phase.plan()
         geometric = plan.geometric_loads()
         bisections = searching.steps_needed(plan) - len(geometric)

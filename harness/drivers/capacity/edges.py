@@ -1,6 +1,7 @@
-"""The capacity step's I/O on a real cluster: delete Workloads, restart the scheduler, scrape,
-sample processes, run Locust. Everything here is bounded in time; the scheduler this module
-starts is stopped by `close()`, which the driver calls in a `finally`.
+"""The capacity step's I/O on a real cluster: delete Workloads, restart the scheduler, load a backlog
+straight into etcd, scrape, sample processes, run Locust. Everything here is bounded in time; the
+scheduler and the backlog keeper this module starts are stopped by `close()`, which the driver calls
+in a `finally`.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from harness import kubeconfig, rest, waiting
+from harness import kubeconfig, rest, schedulerproc, waiting
 from harness.clusters import state
 from harness.drivers.capacity import stepping
 from harness.errors import KqbenchError
+from harness.load import planning
 from harness.metrics import catalog, samples, sampling, scraping
+from harness.progress import LineProgress
+from harness.workloads import backlog, bulkloading, keeping
 from scheduler.api import groups
 
 WORKLOADS = groups.PATH + "/namespaces/{namespace}/workloads"
@@ -24,11 +28,15 @@ class ClusterEdges:
     """One design's cluster and scheduler across the steps of its search."""
 
     def __init__(self, cluster: state.ClusterInfo, scenario, scheduler, out_dir: Path, reset_timeout: float,
-                 start_scheduler, run_load, watch_process=lambda component, pid: None) -> None:
+                 start_scheduler, run_load, watch_process=lambda component, pid: None,
+                 fill_timeout: float = 900.0, say=print) -> None:
         self.cluster = cluster
         self.scenario = scenario
         self.out_dir = Path(out_dir)
         self.reset_timeout = reset_timeout
+        self.fill_timeout = fill_timeout
+        self.say = say
+        self.keeper: keeping.Keeper | None = None
         self.creds = kubeconfig.load(cluster.kubeconfig)
         self._start_scheduler = start_scheduler
         self._run_load = run_load
@@ -44,7 +52,8 @@ class ClusterEdges:
 
     def edges(self) -> stepping.Edges:
         return stepping.Edges(reset=self.reset, scrape=self.scrape, processes=self.processes, pending=self.pending,
-                              run_load=self.run_load, mark_phase=lambda name: None)
+                              run_load=self.run_load, mark_phase=lambda name: None,
+                              load_backlog=self.load_backlog if self.cluster.etcd_url else None)
 
     # -- reset ------------------------------------------------------------------------------
 
@@ -57,6 +66,7 @@ class ClusterEdges:
         delete then outlasted 300 s at 4000 pending."""
         if self.scheduler is not None:
             self.scheduler.stop()
+        self._stop_keeper()
         deadline = time.monotonic() + self.reset_timeout
         for namespace in self.namespaces:
             try:
@@ -89,9 +99,48 @@ class ClusterEdges:
             self._watch_process("scheduler", self.scheduler.pid())
 
     def close(self) -> None:
-        """Stop the scheduler this driver started (the runner stops the one it started)."""
+        """Stop the scheduler this driver started (the runner stops the one it started) and the keeper."""
+        self._stop_keeper()
         if self.scheduler is not None and self.scheduler is not self.original:
             self.scheduler.stop()
+
+    # -- bulk fill --------------------------------------------------------------------------
+
+    def load_backlog(self, count: int) -> float:
+        """Write `count` pending Workloads straight into etcd as a backlog beneath the churn, a keeper
+        finishing the admitted ones, and wait until the scheduler holds them all; returns the seconds."""
+        namespace, queues = planning.queues_of(self.scenario)
+        started = time.monotonic()
+        deadline = started + self.fill_timeout
+        progress = LineProgress(interval=5.0)
+        bulkloading.ensure_namespace(self.creds, namespace)
+        self.keeper = keeping.Keeper(self.creds, namespace, say=self.say)  # before the load: no admission unseen
+        for batch in backlog.batches(count, namespace, queues, planning.mix_of(self.scenario)):
+            bulkloading.load(self.cluster, batch, progress, timeout=max(1.0, deadline - time.monotonic()))
+        keeper = self.keeper
+        bulkloading.wait_pending(lambda: self._held() + keeper.ledger.finished, count, progress,
+                                 timeout=max(1.0, deadline - time.monotonic()))
+        seconds = time.monotonic() - started
+        self.say(f"  backlog: {count} Workloads written and held by the scheduler in {seconds:.1f}s")
+        return seconds
+
+    def _held(self) -> float:
+        """Workloads the scheduler holds, pending or holding quota (an admitted backlog Workload counts)."""
+        if self.scheduler is None or not self.scheduler.metrics_url():
+            raise OSError("no scheduler /metrics to ask")  # wait_pending retries until its timeout
+        try:
+            text = scraping.fetch(scraping.scheduler_target(self.scheduler.metrics_url()), 10.0)
+        except KqbenchError as error:
+            raise OSError(str(error)) from None
+        return (schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
+                + schedulerproc.metric_sum(text, catalog.HOLDING[catalog.SCHEDULER]))
+
+    def _stop_keeper(self) -> None:
+        if self.keeper is not None:
+            keeper, self.keeper = self.keeper, None
+            finished = keeper.stop()
+            self.say(f"  backlog keeper: finished {finished} admitted backlog Workloads"
+                     + (f" (last watch error: {keeper.error})" if keeper.error else ""))
 
     # -- measuring --------------------------------------------------------------------------
 
@@ -121,8 +170,6 @@ class ClusterEdges:
             text = scraping.fetch(scraping.scheduler_target(self.scheduler.metrics_url()), 10.0)
         except KqbenchError:
             return None
-        from harness import schedulerproc
-
         return schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
 
     def run_load(self, pending: int, seconds: float, name: str) -> stepping.LoadOutcome:

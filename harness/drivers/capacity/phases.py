@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from harness.drivers.capacity import conditions, searching
 from harness.scenarios import base
@@ -37,11 +37,21 @@ class CapacityPhase(base.Model):
     table shows the pending reached)."""
     reset_timeout_seconds: PositiveFloat = 300
     """Upper bound on deleting a step's Workloads."""
+    bulk: bool = False
+    """Fill each step by writing its pending straight into etcd as a backlog (as a `bulk` fill does:
+    one priority below the churn mix, admitted ones finished by a keeper), the churn keeping
+    `churn_pending` of its own on top; without it, churn users POST the whole step, which on 2 cores
+    reaches about 16k pending within the fill timeout."""
+    churn_pending: NonNegativeInt = 50
+    """With `bulk`: the Workloads churn users keep pending of their own, beside the backlog."""
     thresholds: conditions.BreakThresholds = conditions.BreakThresholds()
 
     @model_validator(mode="after")
     def _plan_is_valid(self) -> "CapacityPhase":
         self.plan()  # a ValueError here becomes the scenario's one-line error
+        if self.bulk and self.churn_pending >= self.start:
+            raise ValueError(f"churn_pending ({self.churn_pending}) must be below the search's first load "
+                             f"(from: {self.start}): the backlog is the rest of each step's pending")
         return self
 
     def plan(self) -> searching.SearchPlan:

@@ -32,10 +32,12 @@ def run(context: contract.PhaseContext) -> None:
                                                        phase.hold_seconds, phase.thresholds))
     world = clusteredges.ClusterEdges(context.cluster, context.scenario, context.scheduler, context.out_dir,
                                       phase.reset_timeout_seconds, reference.restart, run_locust,
-                                      context.watch_process)
+                                      context.watch_process, fill_timeout=phase.fill_timeout_seconds,
+                                      say=context.say)
     settings = stepping.StepSettings(context.phase_name, phase.hold_seconds, phase.fill_timeout_seconds,
                                      context.scenario.load.rates.create_per_second,
-                                     strategies.get(section.strategy).query_mode, phase.thresholds)
+                                     strategies.get(section.strategy).query_mode, phase.thresholds,
+                                     churn_pending=phase.churn_pending if phase.bulk else None)
 
     def emit_load(phase_name: str, tables) -> None:
         for table, frame in tables.items():
@@ -43,7 +45,8 @@ def run(context: contract.PhaseContext) -> None:
 
     stepper = stepping.Stepper(settings, dataclasses.replace(world.edges(), mark_phase=context.mark_phase),
                                on_tables=emit_load)
-    context.say(f"  capacity {name}: {plan.describe()}")
+    context.say(f"  capacity {name}: {plan.describe()}"
+                + (f"; each step bulk-loaded, the churn keeping {phase.churn_pending} of it" if phase.bulk else ""))
 
     def on_step(step: searching.Step) -> None:
         context.emit(tabulating.STEPS, tabulating.step_row(name, section.strategy, limit,

@@ -6,7 +6,9 @@
    take minutes to drain at 50 writes/s and would be charged to the next step).
 2. Fill: one Locust run with churn (keeping `load` Workloads pending), position queries and
    bystanders. A watcher thread marks the hold once the scheduler reports the target pending (or
-   when the fill budget is spent), so Locust is never restarted between fill and hold.
+   when the fill budget is spent), so Locust is never restarted between fill and hold. With a bulk
+   fill, all but the churn's own share of `load` is first written straight into etcd as a backlog,
+   and the Locust run's churn keeps only that share.
 3. Judge: figures from three boundary scrapes, the Locust history of the hold and process RSS.
 
 The I/O is behind `Edges`, so the step's sequencing is unit-tested with fakes.
@@ -36,6 +38,9 @@ RESET_SECONDS = 10.0
 """Deleting an empty namespace's Workloads and restarting the scheduler (measured: 6-10 s)."""
 DELETE_PER_SECOND = 1000.0
 """Workloads kube-apiserver deletes per second in a delete-collection on this machine (estimate)."""
+BULK_PER_SECOND = 2000.0
+"""Bulk-loaded Workloads per second until the reference scheduler holds them (2,071/s measured at 100k,
+results/bringup/workloads-bulk-and-posts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,9 @@ class Edges:
     """Locust with churn at `pending`, queries and bystanders for `seconds`; raw files under the name."""
     mark_phase: Callable[[str], None]
     clock: Callable[[], float] = time.monotonic
+    load_backlog: Callable[[int], float] | None = None
+    """Write that many pending Workloads straight into etcd beneath the churn and wait until the
+    scheduler holds them; returns the seconds it took (None: this world has no bulk path)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +78,12 @@ class StepSettings:
     create_per_second: float
     query_mode: str
     thresholds: conditions.BreakThresholds
+    churn_pending: int | None = None
+    """Bulk fill: the churn keeps this many pending and a backlog the rest (None: the churn keeps all)."""
+
+    def churn_of(self, load: int) -> int:
+        """What the churn keeps pending of a step's `load`; the backlog is the rest."""
+        return load if self.churn_pending is None else min(load, self.churn_pending)
 
     def fill_budget(self, load: int) -> float:
         return min(self.fill_timeout_seconds, load / self.create_per_second * FILL_SLACK + FILL_FLOOR_SECONDS)
@@ -105,7 +119,12 @@ class Stepper:
         edges.reset()
         edges.mark_phase(self.phase_of(index, "fill"))
         start, started_processes = edges.scrape(), list(edges.processes())
-        budget = self.settings.fill_budget(load)
+        churn = self.settings.churn_of(load)
+        if churn < load:
+            if edges.load_backlog is None:
+                raise KqbenchError("a bulk fill needs a cluster whose etcd the harness can write to")
+            edges.load_backlog(load - churn)
+        budget = self.settings.fill_budget(churn)
         hold = _Hold()
         stop = threading.Event()
         launched = edges.clock()
@@ -113,7 +132,7 @@ class Stepper:
                                    name="kqbench-capacity-hold", daemon=True)
         watcher.start()
         try:
-            outcome = edges.run_load(load, budget + self.settings.hold_seconds, self.phase_of(index, "load"))
+            outcome = edges.run_load(churn, budget + self.settings.hold_seconds, self.phase_of(index, "load"))
         finally:
             stop.set()
             watcher.join(timeout=60)
@@ -148,6 +167,6 @@ class Stepper:
 
 
 def estimate_seconds(settings: StepSettings, loads: Sequence[int]) -> float:
-    """A dry estimate of a search's duration over `loads` (reset + fill budget + hold per step)."""
-    return sum(RESET_SECONDS + load / DELETE_PER_SECOND + settings.fill_budget(load) + settings.hold_seconds
-               for load in loads)
+    """A dry estimate of a search's duration over `loads` (reset + backlog + fill budget + hold per step)."""
+    return sum(RESET_SECONDS + load / DELETE_PER_SECOND + (load - settings.churn_of(load)) / BULK_PER_SECOND
+               + settings.fill_budget(settings.churn_of(load)) + settings.hold_seconds for load in loads)

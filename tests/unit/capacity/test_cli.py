@@ -30,6 +30,19 @@ def test_dry_run_lists_designs_and_an_estimate_that_grows_with_the_range():
     assert small[0] < large[0] and large[0] <= large[1]
 
 
+def test_bulk_fills_each_step_from_etcd_and_a_churn_share_above_the_first_load_is_refused():
+    result = CliRunner().invoke(cli.command, ["capacity-positions", "--strategies", "aggregated-indexed",
+                                              "--from", "20000", "--to", "160000", "--bulk", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    bulk = commanding.estimate(c.scenario for c in loading.load(
+        "capacity-positions", ["phases.capacity.from=20000", "phases.capacity.to=160000", "phases.capacity.bulk=true"]).cases)
+    posted = commanding.estimate(c.scenario for c in loading.load(
+        "capacity-positions", ["phases.capacity.from=20000", "phases.capacity.to=160000"]).cases)
+    assert bulk[0] < posted[0]
+    refused = CliRunner().invoke(cli.command, ["capacity-positions", "--from", "40", "--bulk", "--dry-run"])
+    assert "churn_pending (50) must be below the search's first load (from: 40)" in str(refused.exception)
+
+
 def test_bad_strategy_is_one_clear_error():
     result = CliRunner().invoke(cli.command, ["capacity-positions", "--strategies", "warp", "--dry-run"])
     assert result.exit_code != 0 and "warp is not a strategy" in result.output

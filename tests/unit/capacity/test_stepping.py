@@ -27,12 +27,19 @@ class World:
         self.refuse = refuse
         self.now = 0.0
         self.target = 0
+        self.backlog = 0
 
     def edges(self) -> stepping.Edges:
         return stepping.Edges(reset=lambda: self.log.append("reset"), scrape=self.scrape,
                               processes=lambda: [summarising.ProcessSample(self.now, "etcd", 1, 500, 0.0)],
-                              pending=lambda: self.target if self.reach else 0.0, run_load=self.run_load,
-                              mark_phase=self.mark, clock=lambda: self.now)
+                              pending=lambda: self.backlog + self.target if self.reach else 0.0,
+                              run_load=self.run_load, mark_phase=self.mark, clock=lambda: self.now,
+                              load_backlog=self.load_backlog)
+
+    def load_backlog(self, count: int) -> float:
+        self.log.append(f"backlog {count}")
+        self.backlog = count
+        return 1.0
 
     def mark(self, name: str) -> None:
         self.log.append(name)
@@ -96,3 +103,26 @@ def test_a_failing_reset_fails_the_step_which_the_search_counts_as_broken():
     outcome = searching.run(search, stepping.Stepper(SETTINGS, edges, poll_seconds=0.01))
     assert outcome.steps[0].verdict.broken == (searching.ERROR,)
     assert "still present" in outcome.steps[0].verdict.detail
+
+
+def test_a_bulk_step_loads_all_but_the_churns_share_first_and_the_churn_keeps_only_that():
+    world = World()
+    bulk = stepping.StepSettings("capacity", hold_seconds=60, fill_timeout_seconds=900, create_per_second=100,
+                                 query_mode="single-object", thresholds=conditions.BreakThresholds(),
+                                 churn_pending=50)
+    verdict = stepping.Stepper(bulk, world.edges(), poll_seconds=0.01)(20_000)
+    # fill budget of the churn's 50 alone: 50 / 100 * 1.3 + 20 s floor, then the 60 s hold
+    assert world.log == ["reset", "capacity-00-fill", "backlog 19950", "load 50 for 81s", "capacity-00-hold"]
+    assert verdict.figures["fill_share"] == pytest.approx(1.0)
+    assert stepping.estimate_seconds(bulk, [20_000]) < stepping.estimate_seconds(SETTINGS, [20_000])
+
+
+def test_a_bulk_step_in_a_world_without_a_bulk_path_says_so():
+    world = World()
+    edges = world.edges()
+    edges.load_backlog = None
+    bulk = stepping.StepSettings("capacity", hold_seconds=60, fill_timeout_seconds=900, create_per_second=100,
+                                 query_mode="single-object", thresholds=conditions.BreakThresholds(),
+                                 churn_pending=50)
+    with pytest.raises(KqbenchError, match="etcd"):
+        stepping.Stepper(bulk, edges, poll_seconds=0.01)(1000)
