@@ -45,9 +45,9 @@ _AFS = kinds.AdmissionFairSharing(True, usage_half_life_seconds=600.0, usage_sam
 
 def tree_world(cluster_queues: int, mode: str) -> QueueManager:
     """``cluster_queues`` queues under 10 Cohorts (1 for 10 queues) under a root with 64 cpu of its own."""
-    admission = mode == "admission"
+    usage_based = mode == "admission"
     manager = QueueManager(fair_sharing=kinds.FairSharing(enabled=mode == "fair"),
-                           admission_fair_sharing=_AFS if admission else kinds.ADMISSION_FAIR_SHARING_OFF)
+                           admission_fair_sharing=_AFS if usage_based else kinds.ADMISSION_FAIR_SHARING_OFF)
     manager.add_resource_flavor(kinds.ResourceFlavor("default"))
     cohorts = 1 if cluster_queues <= 10 else 10
     root_quota = kinds.ResourceGroup(("cpu", "memory"), (kinds.FlavorQuotas("default", (
@@ -60,7 +60,7 @@ def tree_world(cluster_queues: int, mode: str) -> QueueManager:
     for index in range(cluster_queues):
         name = f"cq-{index}"
         manager.add_cluster_queue(replace(fixtures.cluster_queue(name, cohort=f"team-{index % cohorts}", cpu="16",
-                                                                 memory="64Gi"), usage_based_admission=admission))
+                                                                 memory="64Gi"), usage_based_admission=usage_based))
         for lq in range(fixtures.LOCAL_QUEUES_PER_CLUSTER_QUEUE):
             manager.add_local_queue(kinds.LocalQueue(f"team-{index}", f"lq-{lq}", name))
         if index % 2:
@@ -71,7 +71,7 @@ def tree_world(cluster_queues: int, mode: str) -> QueueManager:
                                                       admitted_at=workload.creation_timestamp))
         for workload in fixtures.make_workloads(PENDING_PER_QUEUE, cluster_queue_index=index):
             manager.add_workload(workload)
-    if admission:
+    if usage_based:
         manager.sample_local_queues(1_700_000_000.0)  # every LocalQueue's usage starts at its admitted usage
     return manager
 
