@@ -75,18 +75,40 @@ def test_a_status_behind_objects_that_keep_changing_is_unsettled_not_failed():
 
 
 def test_a_check_keeps_its_reads_and_time_also_when_the_api_fails():
-    ticks = iter(range(100))
+    now = [0.0]
     queue = _snapshots(0, 1, 2)
-    checker = reading.Checker(lambda: queue.pop(0), reading.InvariantSettings(refresh_seconds=2.0, status_reads=5),
-                              sleep=lambda s: None, clock=lambda: float(next(ticks)))
+
+    def read():
+        now[0] += 0.5
+        return queue.pop(0)
+
+    checker = reading.Checker(read, reading.InvariantSettings(refresh_seconds=2.0, status_reads=5),
+                              sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])
     checker.check("churn")
-    assert checker.last_cost == reading.ReadCost(reads=3, seconds=1.0, workloads=2)
+    assert checker.last_cost == reading.ReadCost(reads=3, seconds=7.5, workloads=2)  # 3 reads, 2 waits of 3 s
     row = reading.cost_frame("churn", checker.last_cost).to_dict("records")
-    assert row == [{"phase": "churn", "reads": 3, "seconds": 1.0, "workloads": 2}]
+    assert row == [{"phase": "churn", "reads": 3, "seconds": 7.5, "workloads": 2}]
 
     def broken():
+        now[0] += 1.0
         raise KqbenchError("listing workloads answered 503")
 
-    failing = reading.Checker(broken, sleep=lambda s: None, clock=lambda: float(next(ticks)))
+    failing = reading.Checker(broken, sleep=lambda s: None, clock=lambda: now[0])
     failing.check("drain")
     assert failing.last_cost.reads == 0 and failing.last_cost.seconds == 1.0
+
+
+def test_reads_that_take_long_stop_rechecking_within_the_budget_and_leave_the_status_unsettled():
+    now = [0.0]
+    queue = _snapshots(0, 0, 0, 0, 0)
+
+    def slow_read():
+        now[0] += 20.0  # one read of 100k Workloads
+        return queue.pop(0)
+
+    checker = reading.Checker(slow_read, reading.InvariantSettings(refresh_seconds=2.0, status_reads=5),
+                              sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])
+    table = checker.check("fill")
+    assert checker.last_cost.reads == 1 and checker.last_cost.seconds == 20.0  # a second read would end at 43 s
+    assert reading.FAILED not in set(table["status"])
+    assert list(table[table["status"] == reading.UNSETTLED]["check"]) == [checking.PENDING]
