@@ -3,8 +3,8 @@
 Each kind is one paginated LIST (a continued list is one resourceVersion, so one consistent snapshot).
 The queue statuses are written by the scheduler every `refresh_seconds`: a status that disagrees
 with the objects is read again, up to `status_reads` times one refresh apart (and while another read
-fits in `recheck_seconds`), and only then a failed check. Instant checks and the admission history are judged on the first read. Each check keeps what
-it cost (`Checker.last_cost`: reads and seconds): at 100k Workloads a read is seconds, and a phase
+fits in `recheck_seconds`), and only then a failed check. Instant checks and the admission history are
+judged on the first read. Each check keeps what it cost (`Checker.last_cost`: reads and seconds): at 100k Workloads a read is seconds, and a phase
 boundary's time is mostly these reads.
 """
 

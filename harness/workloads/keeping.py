@@ -53,6 +53,12 @@ class Keeper:
         self._thread.join(timeout=WATCH_SECONDS + 40)
         return self.ledger.finished
 
+    def stop_and_say(self) -> None:
+        """Stop, and say how many it finished (and its last watch error, if any)."""
+        finished = self.stop()
+        self.say(f"backlog keeper: finished {finished} admitted backlog Workloads"
+                 + (f" (last watch error: {self.error})" if self.error else ""))
+
     def _path(self, **params) -> str:
         query = urllib.parse.urlencode({"labelSelector": backlog.SELECTOR, **params})
         return f"{workloads.collection_path(self.namespace)}?{query}"

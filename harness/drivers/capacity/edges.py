@@ -144,21 +144,16 @@ class ClusterEdges:
 
     def _held(self) -> float:
         """Workloads the scheduler holds, pending or holding quota (an admitted backlog Workload counts)."""
-        if self.scheduler is None or not self.scheduler.metrics_url():
-            raise OSError("no scheduler /metrics to ask")  # wait_pending retries until its timeout
-        try:
-            text = scraping.fetch(scraping.scheduler_target(self.scheduler.metrics_url()), 10.0)
-        except KqbenchError as error:
-            raise OSError(str(error)) from None
+        text = self._metrics_text()
+        if text is None:
+            raise OSError("the scheduler's /metrics did not answer")  # wait_pending retries until its timeout
         return (schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
                 + schedulerproc.metric_sum(text, catalog.HOLDING[catalog.SCHEDULER]))
 
     def _stop_keeper(self) -> None:
         if self.keeper is not None:
             keeper, self.keeper = self.keeper, None
-            finished = keeper.stop()
-            self.say(f"  backlog keeper: finished {finished} admitted backlog Workloads"
-                     + (f" (last watch error: {keeper.error})" if keeper.error else ""))
+            keeper.stop_and_say()
 
     # -- measuring --------------------------------------------------------------------------
 
@@ -182,13 +177,17 @@ class ClusterEdges:
         return sampling.sample(pids, time.monotonic())
 
     def pending(self) -> float | None:
+        text = self._metrics_text()
+        return None if text is None else schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
+
+    def _metrics_text(self) -> str | None:
+        """The scheduler's /metrics now (None when there is none or it does not answer)."""
         if self.scheduler is None or not self.scheduler.metrics_url():
             return None
         try:
-            text = scraping.fetch(scraping.scheduler_target(self.scheduler.metrics_url()), 10.0)
+            return scraping.fetch(scraping.scheduler_target(self.scheduler.metrics_url()), 10.0)
         except KqbenchError:
             return None
-        return schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
 
     def run_load(self, pending: int, seconds: float, name: str) -> stepping.LoadOutcome:
         return self._run_load(self.cluster, self.scenario, pending, seconds, self.out_dir / name)

@@ -35,7 +35,7 @@ def run(context: contract.PhaseContext) -> None:
     creds = kubeconfig.load(context.cluster.kubeconfig)
     bulkloading.ensure_namespace(creds, namespace)
     keeper = keeping.Keeper(creds, namespace, say=context.say)  # before the load: no admission goes unseen
-    context.on_teardown("backlog keeper stop", lambda: _stop(keeper, context))
+    context.on_teardown("backlog keeper stop", keeper.stop_and_say)
     deadline = time.monotonic() + phase.timeout_seconds
     rows = []
     for batch in batches:
@@ -73,9 +73,3 @@ def _wait_held(context: contract.PhaseContext, expected: int, keeper: keeping.Ke
                  failure=lambda: f"the scheduler holds {seen[0]:.0f} of the {expected} backlog Workloads at the "
                                  "fill's timeout_seconds (its log says why; raise the timeout for larger fills)")
     return time.monotonic() - started
-
-
-def _stop(keeper: keeping.Keeper, context: contract.PhaseContext) -> None:
-    finished = keeper.stop()
-    context.say(f"backlog keeper: finished {finished} admitted backlog Workloads"
-                + (f" (last watch error: {keeper.error})" if keeper.error else ""))
