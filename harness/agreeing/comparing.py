@@ -9,9 +9,11 @@ they follow from the decisions, so they are not counted twice.
 A *tie* is an epoch whose evictions differ only by a coin flip of Kueue's: it orders preemption
 candidates by (evicted, in the preemptor's ClusterQueue, priority, quota reserved more recently,
 UID), and the API keeps the reservation time in whole seconds while the UID is random per cluster,
-so between candidates equal in all but the UID either may go (see ``_is_tie``). From a tie on, a
-case's decisions are set aside: counted neither agreeing nor disagreeing, their differences kept
-apart (``Comparison.set_aside``).
+so between candidates equal in all but the UID either may go (see ``_is_tie``). The candidates may
+have held their quota since an earlier epoch or have been admitted in the tie's own epoch (Kueue's
+cache keeps a new admission's exact time until the API's echo replaces it: a preemption that comes
+after the echo sees one second for both). From a tie on, a case's decisions are set aside: counted
+neither agreeing nor disagreeing, their differences kept apart (``Comparison.set_aside``).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class Difference:
 class Tie:
     epoch: int
     a: tuple[str, ...]
-    """Evicted by a and not by b in that epoch."""
+    """Evicted by a and not by b in that epoch (or by the flipping preemptor on a and not on b)."""
     b: tuple[str, ...]
 
     def klass(self, difference: Difference) -> str:
@@ -105,8 +107,9 @@ def compare(case: cases.Case, a: Sequence[Decisions], b: Sequence[Decisions]) ->
     for epoch, (da, db) in enumerate(zip(a, b, strict=False)):
         arrived += [w.name for w in case.epochs[epoch].arrive] if epoch < len(case.epochs) else []
         found = _compare_epoch(epoch, arrived, da, db)
-        if tie is None and epoch > 0:
-            tie = _is_tie(epoch, da, db, a[epoch - 1], b[epoch - 1], priorities)
+        if tie is None:
+            before_a, before_b = (a[epoch - 1], b[epoch - 1]) if epoch else (Decisions(), Decisions())
+            tie = _is_tie(epoch, da, db, before_a, before_b, priorities)
         if tie is not None:
             set_aside += found.differences
             decisions_set_aside += found.decisions
@@ -150,9 +153,10 @@ def _compare_epoch(epoch: int, arrived: list[str], da: Decisions, db: Decisions)
 
 def _is_tie(epoch: int, da: Decisions, db: Decisions, before_a: Decisions, before_b: Decisions,
             priorities: dict[str, int]) -> Tie | None:
-    """The epoch's evictions differ only among Workloads that each side, at the settled point
-    before, held in one ClusterQueue, with one priority, reserved in one second; as many on each
-    side, for the same reasons. Else None (and None when a side has no reservation times: old runs).
+    """The epoch's evictions differ only among Workloads with one priority that each side held in one
+    ClusterQueue, reserved in one second; as many on each side, for the same reasons. Or one preemptor
+    evicted as many on each side and its victims differ only so (``_flipped_by_one_preemptor``). Else
+    None (and None when a side has no reservation times: old runs).
 
     Both sides must see the tie: a side that reserved them in different seconds had an order to
     follow. From the tie on, the rest of the case is set aside rather than compared with the tied
@@ -165,19 +169,59 @@ def _is_tie(epoch: int, da: Decisions, db: Decisions, before_a: Decisions, befor
     evicted_a, evicted_b = dict(da.evicted), dict(db.evicted)
     if any(evicted_a[n] != evicted_b[n] for n in evicted_a.keys() & evicted_b.keys()):
         return None  # the same Workload evicted for different reasons: no coin decides that
+    flipped = _flipped_by_one_preemptor(da, db, before_a, before_b, priorities)
+    if flipped is not None:
+        return Tie(epoch, *flipped)
     only_a = sorted(evicted_a.keys() - evicted_b.keys())
     only_b = sorted(evicted_b.keys() - evicted_a.keys())
     if not only_a or sorted(evicted_a[n] for n in only_a) != sorted(evicted_b[n] for n in only_b):
         return None
     names = only_a + only_b
-    if any(n not in priorities for n in names) or len({priorities[n] for n in names}) != 1:
+    if not _tied(names, ((da, before_a), (db, before_b)), priorities):
         return None
-    for before in (before_a, before_b):
-        if any(n not in before.admitted or not before.reserved.get(n) for n in names):
-            return None
-        if len({(before.admitted[n][0], before.reserved[n]) for n in names}) != 1:
-            return None
     return Tie(epoch, tuple(only_a), tuple(only_b))
+
+
+def _flipped_by_one_preemptor(da: Decisions, db: Decisions, before_a: Decisions, before_b: Decisions,
+                              priorities: dict[str, int]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """A preemptor that evicted as many Workloads on each side, for the same reasons, differing only in
+    tied ones: (its victims on a only, on b only). What follows in the epoch may differ in number (a
+    second preemptor needs a victim the first left on one side only), so the evictions as a whole
+    need not pair up."""
+    reasons_a, reasons_b = dict(da.evicted), dict(db.evicted)
+    for preemptor in sorted(set(da.evicted_by.values()) & set(db.evicted_by.values())):
+        victims_a = {n for n, p in da.evicted_by.items() if p == preemptor}
+        victims_b = {n for n, p in db.evicted_by.items() if p == preemptor}
+        if victims_a == victims_b or len(victims_a) != len(victims_b):
+            continue
+        if sorted(reasons_a[n] for n in victims_a) != sorted(reasons_b[n] for n in victims_b):
+            continue
+        if _tied(sorted(victims_a ^ victims_b), ((da, before_a), (db, before_b)), priorities):
+            return tuple(sorted(victims_a - victims_b)), tuple(sorted(victims_b - victims_a))
+    return None
+
+
+def _tied(names: list[str], sides, priorities: dict[str, int]) -> bool:
+    """One priority, and on every side one ClusterQueue and one reservation second, for all of ``names``."""
+    if any(n not in priorities for n in names) or len({priorities[n] for n in names}) != 1:
+        return False
+    for now, before in sides:
+        held = {_held(n, now, before) for n in names}
+        if None in held or len(held) != 1:
+            return False
+    return True
+
+
+def _held(name: str, now: Decisions, before: Decisions) -> tuple[str, str] | None:
+    """(ClusterQueue, reservation time) of a tie's candidate on one side: what it held when this side
+    evicted it, else its admission at the settled point before, else (admitted in this epoch and kept)
+    at the settled point after."""
+    if name in now.evicted_reserved:
+        return now.evicted_reserved[name]
+    for point in (before, now):
+        if name in point.admitted and point.reserved.get(name):
+            return point.admitted[name][0], point.reserved[name]
+    return None
 
 
 def describe(difference: Difference, a: str = "a", b: str = "b") -> str:

@@ -8,6 +8,7 @@ clusters' clocks differ), but what tells a tie between preemption candidates (``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -33,6 +34,13 @@ class Decisions:
     reserved: dict[str, str] = field(default_factory=dict, compare=False)
     """Workload -> its QuotaReserved lastTransitionTime (whole seconds, as the API stores it), for every
     admitted one; left out of ``==``. Empty in decisions written before it was recorded."""
+    evicted_reserved: dict[str, tuple[str, str]] = field(default_factory=dict, compare=False)
+    """Workload -> (ClusterQueue, QuotaReserved lastTransitionTime) it held when it was evicted, for every
+    eviction of the epoch (the first, if it was evicted twice); left out of ``==``. Empty in decisions
+    written before it was recorded."""
+    evicted_by: dict[str, str] = field(default_factory=dict, compare=False)
+    """Workload -> the Workload whose preemption evicted it (its first eviction of the epoch), where the
+    eviction names one; left out of ``==``. Empty in decisions written before it was recorded."""
 
 
 def admission_of(obj: Mapping) -> Admission | None:
@@ -62,6 +70,31 @@ def eviction_of(obj: Mapping) -> tuple[str, str] | None:
     preempted = conditions.condition(obj, "Preempted")
     reason = preempted.get("reason", "") if preempted and preempted.get("status") == "True" else evicted.get("reason", "")
     return evicted.get("lastTransitionTime", ""), reason
+
+
+def held_when_evicted(obj: Mapping, prefix: str) -> tuple[str, str] | None:
+    """(the case's own ClusterQueue name, QuotaReserved lastTransitionTime) an evicted Workload still
+    holds: both schedulers keep the quota reserved until the tester releases it."""
+    admission = (obj.get("status") or {}).get("admission") or {}
+    reserved = conditions.condition(obj, "QuotaReserved")
+    if not admission.get("clusterQueue") or reserved is None or reserved.get("status") != "True":
+        return None
+    cq = admission["clusterQueue"]
+    return rendering.local_name(prefix, cq) or cq, reserved.get("lastTransitionTime", "")
+
+
+PREEMPTOR = re.compile(r"to accommodate (?:a workload \(UID: (?P<uid>[^,)]+)|(?P<namespace>[^/\s]+)/(?P<name>[^\s;,]+))")
+"""The preemptor in an eviction's message: Kueue names its UID, the reference scheduler namespace/name."""
+
+
+def preemptor_of(obj: Mapping, names_by_uid: Mapping[str, str]) -> str | None:
+    """The name of the Workload whose preemption evicted this one (its Preempted, else Evicted,
+    condition's message), if the message names one that is known."""
+    for kind in ("Preempted", "Evicted"):
+        found = PREEMPTOR.search((conditions.condition(obj, kind) or {}).get("message", ""))
+        if found:
+            return names_by_uid.get(found["uid"]) if found["uid"] else found["name"]
+    return None
 
 
 def admitted_by_case(workloads: Iterable[Mapping], prefixes: Iterable[str]) -> dict[str, dict[str, Admission]]:
@@ -116,7 +149,7 @@ def _owner(obj: Mapping, prefixes: Mapping[str, object]) -> tuple[str | None, st
 
 def from_json(data: Mapping) -> Decisions:
     """A Decisions value back from its JSON form (``dataclasses.asdict`` written by the run; runs
-    written before ``reserved`` was recorded lack it)."""
+    written before ``reserved`` or the eviction details were recorded lack them)."""
     def admission(value) -> Admission:
         cq, pod_sets = value
         return cq, tuple((ps, tuple((r, f) for r, f in flavors)) for ps, flavors in pod_sets)
@@ -127,4 +160,6 @@ def from_json(data: Mapping) -> Decisions:
         pending={k: tuple(v) for k, v in data["pending"].items()},
         pending_local={k: tuple(v) for k, v in data["pending_local"].items()},
         usage={k: tuple(tuple(row) for row in v) for k, v in data["usage"].items()},
-        reserved=dict(data.get("reserved", {})))
+        reserved=dict(data.get("reserved", {})),
+        evicted_reserved={name: (cq, at) for name, (cq, at) in data.get("evicted_reserved", {}).items()},
+        evicted_by=dict(data.get("evicted_by", {})))

@@ -113,7 +113,7 @@ class NotSettled(RuntimeError):
 
 
 def read_decisions(creds: Credentials, state: State, batch: dict[str, cases.Case],
-                   evictions: dict[str, list[tuple[str, str]]]) -> dict[str, decisions.Decisions]:
+                   evictions: dict[str, list[Eviction]]) -> dict[str, decisions.Decisions]:
     """Every case's decisions at a settled point (``evictions``: since the last one, per case)."""
     admitted = decisions.admitted_by_case(state.workloads, batch)
     reserved = decisions.reserved_by_case(state.workloads, batch)
@@ -126,8 +126,16 @@ def read_decisions(creds: Credentials, state: State, batch: dict[str, cases.Case
                  for lq in case.localQueues}
         usage = {cq.name: decisions.usage_of(queues.get(rendering.named(prefix, cq.name), {}), prefix)
                  for cq in case.clusterQueues}
-        out[prefix] = decisions.Decisions(admitted[prefix], tuple(sorted(evictions.get(prefix, ()))),
-                                          pending, local, usage, reserved[prefix])
+        evicted = evictions.get(prefix, [])
+        held: dict[str, tuple[str, str]] = {}
+        by: dict[str, str] = {}
+        for eviction in evicted:
+            if eviction.held is not None:
+                held.setdefault(eviction.workload, eviction.held)
+            if eviction.preemptor:
+                by.setdefault(eviction.workload, eviction.preemptor)
+        out[prefix] = decisions.Decisions(admitted[prefix], tuple(sorted((e.workload, e.reason) for e in evicted)),
+                                          pending, local, usage, reserved[prefix], held, by)
     return out
 
 
@@ -156,6 +164,16 @@ def _pages(creds: Credentials, batch: dict[str, cases.Case]) -> dict[tuple[str, 
         return dict(zip(paths, pool.map(read, paths.values()), strict=True))
 
 
+@dataclass(frozen=True)
+class Eviction:
+    workload: str
+    reason: str
+    held: tuple[str, str] | None
+    """(ClusterQueue, QuotaReserved time) it held when evicted (``decisions.held_when_evicted``)."""
+    preemptor: str | None = None
+    """The Workload whose preemption evicted it, where the eviction names one."""
+
+
 class EvictionLog:
     """Every Evicted=True transition of a Workload, from a watch (so an eviction followed by a
     re-admission between two looks is still seen). Runs in a thread; ``stop()`` ends it."""
@@ -167,7 +185,8 @@ class EvictionLog:
     def __init__(self, creds: Credentials) -> None:
         self.creds = creds
         self._seen: set[tuple[str, str, str]] = set()
-        self._new: dict[str, list[tuple[str, str]]] = {}
+        self._names_by_uid: dict[str, str] = {}  # Kueue's evictions name the preemptor by UID
+        self._new: dict[str, list[Eviction]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.error: str | None = None
@@ -176,8 +195,8 @@ class EvictionLog:
         self._thread = threading.Thread(target=self._run, name="eviction-log", daemon=True)
         self._thread.start()
 
-    def take(self) -> dict[str, list[tuple[str, str]]]:
-        """Evictions since the last take, per case prefix: [(workload, reason)]."""
+    def take(self) -> dict[str, list[Eviction]]:
+        """Evictions since the last take, per case prefix."""
         with self._lock:
             taken, self._new = self._new, {}
         return taken
@@ -212,14 +231,18 @@ class EvictionLog:
             self._version = version
         if event.get("type") not in ("ADDED", "MODIFIED"):
             return
+        meta = obj.get("metadata") or {}
+        if meta.get("uid"):
+            self._names_by_uid[meta["uid"]] = meta.get("name", "")
         eviction = decisions.eviction_of(obj)
         if eviction is None:
             return
-        meta = obj["metadata"]
         key = (meta["namespace"], meta["name"], eviction[0])
         with self._lock:
             if key in self._seen:
                 return
             self._seen.add(key)
             prefix = meta["namespace"].split("-", 1)[0]
-            self._new.setdefault(prefix, []).append((meta["name"], eviction[1]))
+            held = decisions.held_when_evicted(obj, prefix)
+            preemptor = decisions.preemptor_of(obj, self._names_by_uid)
+            self._new.setdefault(prefix, []).append(Eviction(meta["name"], eviction[1], held, preemptor))

@@ -66,10 +66,11 @@ def render(run: dict, summary: dict) -> str:
 
 
 def _ties(pairs: list[tuple[str, dict]]) -> list[str]:
-    return ["Set aside after a tie, in no column above: an epoch whose evictions differ only among Workloads",
-            "equal in everything Kueue orders preemption candidates by (ClusterQueue, priority, quota reserved",
-            "in the same second) on both sides. Kueue's last key is the UID, random per cluster, so which one",
-            "goes is a coin flip; the rest of that case is not compared.", ""] + [
+    return ["Set aside after a tie, in no column above: an epoch whose evictions (or one preemptor's",
+            "victims) differ only among Workloads equal in everything Kueue orders preemption candidates by",
+            "(ClusterQueue, priority, quota reserved in the same second) on both sides. Kueue's last key is",
+            "the UID, random per cluster, so which one goes is a coin flip; the rest of that case is not",
+            "compared.", ""] + [
         f"- {label}: {r['decisions_set_aside']} decisions set aside; {r['cases_tied']} case(s) agreeing up to a tie"
         for label, r in pairs] + [""]
 

@@ -263,6 +263,8 @@ class QueueManager:
         sticky_in = ""
         if old is not None:
             if _same_for_queueing(old, workload):
+                if old.admission is not None and workload.admitted_at and workload.admitted_at != old.admitted_at:
+                    self._take_reservation_time(old, workload.admitted_at)
                 return
             # A pending workload's update keeps it sticky (Kueue's PushOrUpdate); its last flavor
             # search is forgotten (a new workload.Info).
@@ -285,6 +287,19 @@ class QueueManager:
                 queue.stick(workload.key)
 
     update_workload = add_workload
+
+    def _take_reservation_time(self, old: Workload, admitted_at: float) -> None:
+        """The API's echo of an admission replaces the exact time it was decided at with the whole
+        second the API keeps, as Kueue's cache replaces the assumed Workload with the informer's object:
+        from then on, preemption candidates reserved in one second are ordered by UID
+        (pkg/scheduler/preemption/common/ordering.go, CandidatesOrdering)."""
+        updated = dataclasses.replace(old, admitted_at=admitted_at)
+        self._workloads[old.key] = updated
+        record = self._admitted.get(old.key)
+        if record is not None:
+            record = dataclasses.replace(record, workload=updated)
+            self._admitted[old.key] = record
+            self._admitted_by_cq[record.cluster_queue][old.key] = record
 
     def delete_workload(self, key: WorkloadKey) -> None:
         old = self._workloads.get(key)
@@ -328,9 +343,10 @@ class QueueManager:
         if workload is None or workload.admission is not None:
             return
         self._forget(workload, release_quota=False)
-        # The exact time, not the API's whole second: Kueue orders preemption candidates by its cache's
-        # QuotaReserved time, and on the same case it picks the most recent of one second's admissions
-        # (tests/integration/test_agreement_cases.py seed 102 tells the two apart).
+        # The exact time until the API's echo brings the whole second (_take_reservation_time): Kueue
+        # orders preemption candidates by its cache's QuotaReserved time, so a preemption before the echo
+        # picks the most recent of one second's admissions (tests/integration/test_agreement_cases.py,
+        # seed 102) and one after it falls to the UID.
         admitted = dataclasses.replace(workload, admission=admission, admitted_at=now)
         self._workloads[key] = admitted
         self._record_admitted(admitted, admission.cluster_queue, evicting=False)

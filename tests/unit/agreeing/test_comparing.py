@@ -166,3 +166,87 @@ def test_decisions_read_from_old_files_still_compare():
     assert result.tie is None and result.first_epoch == 1
     assert [d.klass for d in result.differences if d.kind == "eviction"] == ["eviction: only a evicts",
                                                                               "eviction: only b evicts"]
+
+
+def test_an_evicted_workload_reads_the_queue_and_second_it_held_its_quota_from():
+    obj = workload("w0", "c001-cq0", evicted=True)
+    obj["status"]["conditions"][0]["lastTransitionTime"] = T1
+    assert decisions.held_when_evicted(obj, "c001") == ("cq0", T1)
+    released = workload("w0", "c001-cq0", evicted=True)
+    released["status"]["conditions"][0]["status"] = "False"
+    assert decisions.held_when_evicted(released, "c001") is None
+    recorded = Decisions(evicted=(("w0", "InClusterQueue"),), evicted_reserved={"w0": ("cq0", T1)})
+    assert recorded == Decisions(evicted=(("w0", "InClusterQueue"),))
+    assert decisions.from_json(dataclasses.asdict(recorded)).evicted_reserved == {"w0": ("cq0", T1)}
+
+
+def within_one_epoch(victim: str, seconds: dict[str, str], recorded: bool = True) -> list[Decisions]:
+    """Epoch 0 admits w1 and w2, then a preemptor of cq0 reclaims ``victim`` in the same epoch; the
+    other stays admitted. ``seconds``: when each of w1, w2 had its quota reserved."""
+    kept = "w2" if victim == "w1" else "w1"
+    point0 = Decisions(admitted={kept: (WHERE[kept], (("ps0", (("cpu", "f0"),)),))},
+                       evicted=((victim, "InClusterQueue"),), reserved={kept: seconds[kept]},
+                       evicted_reserved={victim: (WHERE[victim], seconds[victim])} if recorded else {})
+    return [point0, point({kept: seconds[kept]}), point({kept: seconds[kept]})]
+
+
+@pytest.mark.parametrize("a, b, tied", [
+    pytest.param(within_one_epoch("w1", {"w1": T1, "w2": T1}), within_one_epoch("w2", {"w1": T1, "w2": T1}), True,
+                 id="both admitted in the tie's epoch, in one second: a tie"),
+    pytest.param(within_one_epoch("w1", {"w1": T1, "w2": T1}), within_one_epoch("w2", {"w1": T1, "w2": T2}), False,
+                 id="one side reserved them in two seconds: it had an order"),
+    pytest.param(within_one_epoch("w1", {"w1": T1, "w2": T1}, recorded=False),
+                 within_one_epoch("w2", {"w1": T1, "w2": T1}, recorded=False), False,
+                 id="an evictee's reservation not recorded (old runs)"),
+])
+def test_a_tie_may_arise_among_workloads_admitted_in_its_own_epoch(a, b, tied):
+    case = cases.parse(yaml.safe_load(TIES))
+    result = comparing.compare(case, a, b)
+    assert (result.tie is not None) is tied
+    if tied:
+        assert result.tie == comparing.Tie(0, ("w1",), ("w2",)) and result.agrees
+        assert result.decisions == 0 and result.decisions_set_aside > 0
+    else:
+        assert not result.agrees and result.first_epoch == 0
+
+
+def test_an_eviction_names_its_preemptor_in_either_schedulers_words():
+    def evicted_by(message):
+        obj = workload("w0", "c001-cq0", evicted=True)
+        obj["status"]["conditions"][2]["message"] = message
+        return decisions.preemptor_of(obj, {"0b7c-uid": "w16"})
+    kueue = ("Preempted to accommodate a workload (UID: 0b7c-uid, JobUID: UNKNOWN) due to prioritization in the "
+             "ClusterQueue; preemptor path: /c001-cq0; preemptee path: /c001-cq0")
+    assert evicted_by(kueue) == "w16"
+    assert evicted_by("Preempted to accommodate c001-ns-b/w17") == "w17"
+    assert evicted_by("Preempted to accommodate a workload (UID: unknown-uid, JobUID: UNKNOWN)") is None
+    assert evicted_by("Evicted by an admin") is None
+
+
+def one_flip(victim: str, later: tuple[tuple[str, str], ...] = ()) -> list[Decisions]:
+    """Epoch 0 admits w1 and w2 (cq0, one second); in epoch 1 preemptor p evicts ``victim``, and
+    ``later`` preemptors evict more, (victim, preemptor)."""
+    evicted = ((victim, "p"), *later)
+    kept = {n: T1 for n in ("w1", "w2") if n not in {v for v, _ in evicted}}
+    epoch1 = Decisions(admitted=point({**kept, "p": T2}).admitted, reserved={**kept, "p": T2},
+                       evicted=tuple(sorted((v, "InClusterQueue") for v, _ in evicted)),
+                       evicted_by=dict(evicted), evicted_reserved={v: ("cq0", T1) for v, _ in evicted})
+    return [point({"w1": T1, "w2": T1}), epoch1, point(kept)]
+
+
+@pytest.mark.parametrize("a, b, tied", [
+    pytest.param(one_flip("w2"), one_flip("w1", later=(("w2", "w3"),)), True,
+                 id="one preemptor's tied victims differ, a second preemptor then takes the other"),
+    pytest.param(one_flip("w2"), one_flip("w1"), True, id="a plain flip, named by its preemptor"),
+    pytest.param(one_flip("w2", later=(("w1", "p"),)), one_flip("w2"), False,
+                 id="one preemptor evicts more on one side: not a coin flip"),
+])
+def test_a_flip_may_leave_the_epoch_with_more_evictions_on_one_side(a, b, tied):
+    case = cases.parse(yaml.safe_load(TIES))
+    result = comparing.compare(case, a, b)
+    assert (result.tie is not None) is tied
+    if tied:
+        assert result.tie.epoch == 1 and result.tie.a == ("w2",) and result.tie.b == ("w1",)
+        assert result.agrees and result.decisions == 4
+    else:
+        assert not result.agrees and result.first_epoch == 1

@@ -235,3 +235,22 @@ def test_kueue_v0_19_preemption_reads_the_request_without_pods(ignores_pods, rea
     manager.add_workload(WorkloadBuilder("p").queue("lq-p").priority(100).created(3).request(count=3, cpu="1").obj())
     (decision,) = run_cycle(manager, now=11)
     assert [(t.workload.name, t.reason) for t in decision.targets] == [("v", reason)]
+
+
+def test_the_apis_echo_turns_an_exact_admission_time_into_its_second_and_the_uid_decides():
+    """Kueue's cache holds an admission's exact time until the API's echo brings the whole second; two
+    candidates reserved in one second then go by UID, not by which was admitted a moment later."""
+    from scheduler.core.victims import candidate_order
+
+    manager = manager_with(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).obj())
+    admit(manager, WorkloadBuilder("first").uid("uid-1").created(100.2).request(cpu="1").obj(), "cq")
+    admit(manager, WorkloadBuilder("second").uid("uid-2").created(100.7).request(cpu="1").obj(), "cq")
+
+    def order():
+        return [r.workload.name for r in sorted(manager.admitted_in(["cq"]), key=lambda r: candidate_order(r, "cq"))]
+
+    assert order() == ["second", "first"], "before the echo: the most recent exact time first"
+    for record in list(manager.admitted_in(["cq"])):
+        manager.add_workload(dataclasses.replace(record.workload, admitted_at=100.0))
+    assert order() == ["first", "second"], "after it: one second for both, the lower UID first"
+    assert manager.quotas.used("cq", ("default", "cpu")) == 2000, "the echo moves no quota"
