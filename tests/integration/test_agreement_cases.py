@@ -74,7 +74,7 @@ def test_both_implementations_decide_alike(outcomes, index):
     assert kueue.failure is None, kueue.failure
     assert len(ours.decisions) == len(kueue.decisions) == len(case.epochs)
     found = comparing.compare(case, ours.decisions, kueue.decisions)
-    assert found.decisions > 0
+    assert found.decisions > 0 or found.tie is not None, "nothing compared, and no tie Kueue flipped a coin on"
     assert found.agrees, "\n".join(comparing.describe(d, "reference", "kueue") for d in found.differences[:15])
 
 
