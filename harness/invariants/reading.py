@@ -64,6 +64,11 @@ def frame(phase: str, violations: list[checking.Violation], checks: tuple[str, .
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def tally(table: pd.DataFrame) -> str:
+    """`3 failed, 0 unread, 36 unsettled`: the checks that did not pass, by why (pure)."""
+    return ", ".join(f"{int((table['status'] == status).sum())} {status}" for status in (FAILED, UNREAD, UNSETTLED))
+
+
 def cost_frame(phase: str, cost: ReadCost) -> pd.DataFrame:
     """The `invariant_reads` row of one check: phase, reads, seconds, workloads (pure)."""
     return pd.DataFrame([(phase, cost.reads, cost.seconds, cost.workloads)],

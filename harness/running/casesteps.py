@@ -195,7 +195,7 @@ class CaseRun:
                      f"({cost.workloads:,} Workloads) in {cost.seconds:.1f}s")
         failed = found[found["status"] != invariantreading.PASSED]
         if not failed.empty:
-            self.say(f"  ! invariants after {phase_name}: {len(failed)} failed, unread or unsettled "
+            self.say(f"  ! invariants after {phase_name}: {invariantreading.tally(found)} "
                      f"({', '.join(sorted(set(failed['check'])))})")
 
 

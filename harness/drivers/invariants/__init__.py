@@ -32,7 +32,7 @@ def report_section(tables: contract.Tables, context: contract.ReportContext) -> 
         return None
     bad = table[table["status"] != reading.PASSED]
     passed = int((table["status"] == reading.PASSED).sum())
-    head = f"<h2>Invariants</h2><p>{passed} checks passed, {len(bad)} failed, unread or unsettled (checked after every phase).</p>"
+    head = f"<h2>Invariants</h2><p>{passed} checks passed, {reading.tally(table)} (checked after every phase).</p>"
     if bad.empty:
         return contract.ReportSection(head)
     cells = "".join(

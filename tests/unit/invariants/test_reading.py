@@ -59,7 +59,7 @@ def test_the_report_names_the_objects_of_failed_checks_escaped():
     table = reading.frame("churn", [checking.Violation(checking.QUOTA, ("ClusterQueue/<a>",), "over")])
     table["case"] = "r0"
     section = invariants.DRIVER.report({reading.TABLE: table}, contract.ReportContext(out_dir="."))
-    assert "4 checks passed, 1 failed" in section.html and "ClusterQueue/&lt;a&gt;" in section.html
+    assert "4 checks passed, 1 failed, 0 unread, 0 unsettled" in section.html and "ClusterQueue/&lt;a&gt;" in section.html
     assert invariants.DRIVER.metrics({reading.TABLE: table}, "r0")[0] == contract.Metric("invariants.failed", 1.0, "checks", "lower")
 
 
