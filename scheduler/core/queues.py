@@ -297,9 +297,7 @@ class QueueManager:
         self._workloads[old.key] = updated
         record = self._admitted.get(old.key)
         if record is not None:
-            record = dataclasses.replace(record, workload=updated)
-            self._admitted[old.key] = record
-            self._admitted_by_cq[record.cluster_queue][old.key] = record
+            self._replace_record(dataclasses.replace(record, workload=updated))
 
     def delete_workload(self, key: WorkloadKey) -> None:
         old = self._workloads.get(key)
@@ -508,7 +506,11 @@ class QueueManager:
         record = self._admitted.get(key)
         if record is None or record.evicting:
             return
-        record = dataclasses.replace(record, evicting=True)
+        self._replace_record(dataclasses.replace(record, evicting=True))
+
+    def _replace_record(self, record: AdmittedWorkload) -> None:
+        """An admitted workload's record changed in what preemption reads, not in the quota it holds."""
+        key = record.workload.key
         self._admitted[key] = record
         self._admitted_by_cq[record.cluster_queue][key] = record
 
