@@ -147,9 +147,11 @@ def _merged(data: dict, dotted: str, value: Any) -> Any:
 
 
 def expand(scenario: models.Scenario, data: dict, node, source: str, overridden: set[str]) -> list[Case]:
-    """One case per sweep point (cartesian product, in file order) and repeat."""
+    """One case per sweep point (cartesian product, in file order) and repeat, in rounds: every point
+    once, then every point again, so that a machine drifting over a long batch weighs on every point
+    alike and a batch cut short still holds every point."""
     axes = list(scenario.sweep.items())
-    cases: list[Case] = []
+    points: list[tuple[dict, models.Scenario]] = []
     for values in itertools.product(*(v for _, v in axes)):
         point = copy.deepcopy(data)
         point.pop("sweep", None)
@@ -157,10 +159,10 @@ def expand(scenario: models.Scenario, data: dict, node, source: str, overridden:
         for (axis, _), value in zip(axes, values):
             set_path(point, axis, _merged(point, axis, value))
             params[axis] = value
-        resolved = _validate(point, node, source, overridden, origin="sweep " + ",".join(f"{k}={v}" for k, v in params.items()))
-        for repeat in range(scenario.repeat):
-            cases.append(Case(len(cases), params, repeat, resolved))
-    return cases
+        points.append((params, _validate(point, node, source, overridden,
+                                         origin="sweep " + ",".join(f"{k}={v}" for k, v in params.items()))))
+    return [Case(index, params, repeat, resolved)
+            for index, (repeat, (params, resolved)) in enumerate(itertools.product(range(scenario.repeat), points))]
 
 
 def _validate(data: dict, node, source: str, overridden: set[str], origin: str) -> models.Scenario:

@@ -81,7 +81,8 @@ def test_sweep_expands_product_and_repeats():
     assert first.id == "strategy=aggregated-snapshot,pending=10,r0"
     assert first.point == "strategy=aggregated-snapshot,pending=10"
     assert first.scenario.scheduler.strategy == "aggregated-snapshot" and first.scenario.phases["fill"].pending == 10
-    assert {c.repeat for c in loaded.cases} == {0, 1}
+    assert [c.repeat for c in loaded.cases] == [0] * 4 + [1] * 4  # rounds: every point once, then again
+    assert [c.point for c in loaded.cases[:4]] == [c.point for c in loaded.cases[4:]]
 
 
 def test_sweep_from_set():
