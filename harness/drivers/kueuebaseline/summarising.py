@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from harness.drivers import contract, peers
-from harness.drivers.kueuebaseline import tabulating
+from harness.drivers.kueuebaseline import costs, tabulating
 from harness.stats import fairness
 
 BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
@@ -20,6 +20,8 @@ BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admiss
 RATIOS = ("wall_seconds", "cq_usage_percent", "time_to_admission_seconds[small]",
           "time_to_admission_seconds[medium]", "time_to_admission_seconds[large]")
 """Figures whose ours / Kueue's ratio is summarised (the goals: wall and time to admission <= 1)."""
+FAIRNESS_RATIOS = {"jain_index": "higher", "share_error": "lower"}
+"""Fairness figures set beside Kueue's as a ratio too (the goal: within 5% where the decisions agree)."""
 
 
 def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
@@ -34,11 +36,18 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
             out.append(contract.Metric(f"kueue.{metric}", float(row["kqbench"]), str(row["unit"]), BETTER[metric]))
     for metric, value in ratios_to_kueue(frame, case).items():
         out.append(contract.Metric(f"kueue.ratio_to_kueue.{metric}", value, "ratio", BETTER[metric]))
+    spent = costs.costs_frame(tables.get("summary"), frame)
+    for _, row in spent[spent["case"] == case].iterrows():
+        out.append(contract.Metric(f"kueue.{row['metric']}", float(row["kqbench"]), str(row["unit"]),
+                                   costs.BETTER[row["metric"]]))
+    for metric, value in peers.ratios_to_kueue(spent, case, costs.BETTER, value="kqbench").items():
+        out.append(contract.Metric(f"kueue.ratio_to_kueue.{metric}", value, "ratio", costs.BETTER[metric]))
     if "within_rangespec" in mine.columns and mine["within_rangespec"].notna().any():
         # Kueue's checker: how many of its rangespec's bounds the run breaks (0 passes)
         failed = int((~mine["within_rangespec"].dropna().astype(bool)).sum())
         out.append(contract.Metric("kueue.rangespec_failures", float(failed), "count", "lower"))
-    return out + fairness_metrics(tables.get(tabulating.WORKLOADS_TABLE), case)
+    workloads = tables.get(tabulating.WORKLOADS_TABLE)
+    return out + fairness_metrics(workloads, case) + fairness_ratios(workloads, frame, case)
 
 
 def fairness_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:
@@ -60,6 +69,19 @@ def fairness_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract
                ("longest_starvation_seconds", result.longest_starvation_seconds if spans else None, "s", "lower"))
     return [contract.Metric(f"kueue.fairness.{name}", float(value), unit, better)
             for name, value, unit, better in figures if value is not None]
+
+
+def fairness_ratios(workloads: pd.DataFrame | None, frame: pd.DataFrame, case: str) -> list[contract.Metric]:
+    """Ours / Kueue's Jain index and share error, for a reference case whose Kueue twin ran."""
+    if workloads is None or workloads.empty or "implementation" not in frame.columns:
+        return []
+    twin = case.replace("implementation=reference", "implementation=kueue")
+    if twin == case or not (workloads["case"] == twin).any():
+        return []
+    ours, theirs = ({m.name.removeprefix("kueue.fairness."): m.value for m in fairness_metrics(workloads, c)}
+                    for c in (case, twin))
+    return [contract.Metric(f"kueue.ratio_to_kueue.fairness.{name}", ours[name] / theirs[name], "ratio", better)
+            for name, better in FAIRNESS_RATIOS.items() if name in ours and theirs.get(name)]
 
 
 def _seconds(value: object) -> float | None:
