@@ -33,7 +33,17 @@ LABELS = {
     "time_to_admission_seconds[small]": "time to admission, small (s)",
     "time_to_admission_seconds[medium]": "time to admission, medium (s)",
     "time_to_admission_seconds[large]": "time to admission, large (s)",
+    "admissions_per_second": "admissions/s",
+    "cycle_seconds_mean": "mean cycle (s)",
+    "writes_per_admission": "API writes per admission",
+    "scheduler_cpu_seconds": "scheduler CPU (s)",
+    "scheduler_rss_max_bytes": "scheduler RSS (MiB)",
+    "fairness.jain_index": "Jain's index",
+    "fairness.share_error": "share error",
+    "fairness.longest_starvation_seconds": "longest starvation (s)",
 }
+SCALE = {"scheduler_rss_max_bytes": 2**20}
+"""Rows shown in another unit than the one recorded (bytes as MiB)."""
 _REPEAT = re.compile(r",r(\d+)$")
 
 
@@ -49,13 +59,20 @@ def _summary(folder: Path) -> dict:
     return json.loads(path.read_text()).get("metrics", {}) if path.is_file() else {}
 
 
-def _values(frame: pd.DataFrame, point: str, metric: str) -> list[float]:
+def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str) -> list[float]:
+    """Each repeat's value: from the figures table, or for the figures the summary alone holds (costs,
+    fairness), its samples."""
     rows = frame[(frame["metric"] == metric) & (frame["case"].str.replace(_REPEAT, "", regex=True) == point)]
+    if rows.empty:
+        entry = summary.get(f"kueue.{metric} @ {point}") or {}
+        return [float(v) / SCALE.get(metric, 1) for v in entry.get("samples") or ()]
     ordered = rows.assign(repeat=rows["case"].str.extract(_REPEAT, expand=False).astype(int)).sort_values("repeat")
-    return [float(v) for v in ordered["kqbench"]]
+    return [float(v) / SCALE.get(metric, 1) for v in ordered["kqbench"]]
 
 
 def _digits(metric: str, value: float) -> int:
+    if metric.startswith("fairness.") and value < 10:
+        return 3
     return 0 if metric in ("evictions", "wall_seconds") or value >= 100 else 1 if value >= 10 else 2
 
 
@@ -90,7 +107,7 @@ def cases(spec: dict, folder: Path) -> str:
     for metric in spec["rows"]:
         if metric not in LABELS:
             raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)})")
-        values = {header: _values(frame, point, metric) for header, point in columns.items()}
+        values = {header: _values(frame, summary, point, metric) for header, point in columns.items()}
         cells = [_cell(metric, values[h]) for h in columns]
         for ratio in ratios:
             a, b = ratio["of"]

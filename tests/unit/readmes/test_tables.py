@@ -3,6 +3,7 @@ changed by hand is put back."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,23 @@ def test_kueue_baseline_rows_are_medians_of_the_repeats_with_the_runs_interval(t
     assert table[3] == "| evictions | 2,965 (2,965, 2,841, 3,851) | 34 (34, 18, 39) | 87.2 (of medians) |"
     with pytest.raises(blocks.BlockError, match="unknown row 'walls'"):
         blocks.render(BASELINE.replace("wall_seconds,", "walls,"), "x.md", rendering.BUILDERS, tmp_path)
+
+
+def test_kueue_baseline_rows_the_figures_table_lacks_come_from_the_summarys_samples(tmp_path):
+    run = tmp_path / "run"
+    (run / "tables").mkdir(parents=True)
+    (run / "tables" / "kueue_baseline.csv").write_text("case,metric,kqbench\n\"implementation=kueue,r0\",wall_seconds,1\n")
+    metrics = {"kueue.scheduler_rss_max_bytes @ implementation=reference": {"samples": [2**20, 3 * 2**20]},
+               "kueue.scheduler_rss_max_bytes @ implementation=kueue": {"samples": [4 * 2**20]},
+               "kueue.ratio_to_kueue.scheduler_rss_max_bytes @ implementation=reference":
+                   {"value": 0.5, "low": 0.25, "high": 0.75},
+               "kueue.fairness.jain_index @ implementation=reference": {"samples": [0.98765]}}
+    (run / "summary.json").write_text(json.dumps({"metrics": metrics}))
+    text = BASELINE.replace(str(ROOT / "results" / "peer" / "kueue-baseline-full-3x-batched"), str(run)).replace(
+        "[wall_seconds, evictions]", "[scheduler_rss_max_bytes, fairness.jain_index]")
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")
+    assert table[2] == "| scheduler RSS (MiB) | 2.00 (1.00, 3.00) | 4.00 | 0.50 [0.25, 0.75] |"
+    assert table[3] == "| Jain's index | 0.988 | n/a | n/a |"
 
 
 def test_rows_keep_the_records_asked_for_in_that_order_and_read_keyword_columns(tmp_path):
