@@ -164,7 +164,7 @@ class CaseRun:
                     for table, frame in faults.stop().items():
                         self.emit(table, frame)
         except Exception:
-            self.check_invariants(phase_name)
+            self.check_invariants(phase_name, failed=True)
             raise
         self.check_invariants(phase_name)
 
@@ -178,12 +178,15 @@ class CaseRun:
         return session
 
     def invariant_rows(self, label: str) -> pd.DataFrame | None:
-        if self.hooks.invariants is None or self.st.info is None or not self.scenario.measurements.invariants:
+        if self.hooks.invariants is None or self.st.info is None or self.scenario.measurements.invariants == "off":
             return None
         self.st.invariants = self.st.invariants or self.hooks.invariants(self.st.info)
         return self.st.invariants.check(label)
 
-    def check_invariants(self, phase_name: str) -> None:
+    def check_invariants(self, phase_name: str, failed: bool = False) -> None:
+        when = self.scenario.measurements.invariants
+        if when == "last-phase" and not failed and phase_name != list(self.scenario.phases)[-1]:
+            return
         found = self.invariant_rows(phase_name)
         if found is None:
             return

@@ -214,6 +214,18 @@ def test_the_runner_checks_invariants_after_every_phase_also_a_failed_one(tmp_pa
     assert list(costs["phase"]) == checked and list(costs["reads"]) == list(range(1, len(checked) + 1))
 
 
+@pytest.mark.parametrize("fail, checked", [(None, ["again"]), (RuntimeError("boom"), ["churn"])])
+def test_invariants_after_the_last_phase_only_or_after_the_phase_that_failed(tmp_path, monkeypatch, fail, checked):
+    from harness.drivers import invariants
+
+    _adopted_cluster(tmp_path, monkeypatch)
+    CHECKERS.clear()
+    runner.run(loading.parse(TWO_PHASES + "measurements: {invariants: last-phase}\n", "t.yaml"),
+               hooks.Hooks(drivers=registry.Registry((Recorder(fail), invariants.DRIVER)), invariants=Invariants),
+               runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
+    assert [c.calls for c in CHECKERS] == [checked]
+
+
 def test_invariants_can_be_turned_off_per_scenario(tmp_path, monkeypatch):
     _adopted_cluster(tmp_path, monkeypatch)
     CHECKERS.clear()
