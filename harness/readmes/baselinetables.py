@@ -41,6 +41,8 @@ LABELS = {
     "fairness.jain_index": "Jain's index",
     "fairness.share_error": "share error",
     "fairness.longest_starvation_seconds": "longest starvation (s)",
+    "rangespec_failures": "Kueue's rangespec bounds broken",
+    "creation_lag_p50_seconds": "creation behind schedule, p50 (s)",
 }
 SCALE = {"scheduler_rss_max_bytes": 2**20}
 """Rows shown in another unit than the one recorded (bytes as MiB)."""
@@ -73,7 +75,7 @@ def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str) -> list
 def _digits(metric: str, value: float) -> int:
     if metric.startswith("fairness.") and value < 10:
         return 3
-    return 0 if metric in ("evictions", "wall_seconds") or value >= 100 else 1 if value >= 10 else 2
+    return 0 if metric in ("evictions", "wall_seconds", "rangespec_failures") or value >= 100 else 1 if value >= 10 else 2
 
 
 def _cell(metric: str, values: list[float]) -> str:
