@@ -30,10 +30,10 @@ def command(paths: tuple[Path, ...], root: Path, check: bool) -> None:
             continue
         stale.append(path)
         if check:
-            name = str(path.relative_to(root))
+            name = rendering.name_of(path, root)
             click.echo("".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), name, name)))
         else:
             path.write_text(after)
-            click.echo(f"rendered {path.relative_to(root)}")
+            click.echo(f"rendered {rendering.name_of(path, root)}")
     if check and stale:
         raise KqbenchError(f"{len(stale)} README(s) with tables that are not what their files say: run `kqbench readme`")

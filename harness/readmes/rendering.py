@@ -36,6 +36,11 @@ def readmes(root: Path) -> list[Path]:
     return [p for p in [root / "README.md", *docs, *found] if p.is_file()]
 
 
+def name_of(path: Path, root: Path) -> str:
+    """The README as messages name it: under the repository by its relative path, elsewhere by its own."""
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
 def render_file(path: Path, root: Path) -> str:
     """The README's text with every table made again from its files."""
-    return blocks.render(path.read_text(), str(path.relative_to(root)), BUILDERS, path.parent)
+    return blocks.render(path.read_text(), name_of(path, root), BUILDERS, path.parent)

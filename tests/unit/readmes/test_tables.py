@@ -277,3 +277,16 @@ def test_the_large_scale_rangespec_beside_its_readme_is_the_modules():
         pytest.skip(f"{module} is not in the Go module cache (kqbench toolchain build fetches it)")
     copy = ROOT / "results" / "large-scale" / "kueue-v0.19.2-large-scale-rangespec.yaml"
     assert copy.read_text() == (module / "rangespec.yaml").read_text()
+
+
+def test_a_readme_outside_the_repository_is_rendered_and_named_by_its_own_path(tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli import readme
+
+    (tmp_path / "t.csv").write_text("metric,value\na,1.5\n")
+    page = tmp_path / "README.md"
+    page.write_text("<!-- table: rows\nfile: t.csv\ncolumns: {v: '{value:.1f}'}\n-->\n<!-- end table -->\n")
+    result = CliRunner().invoke(readme.command, [str(page), "--root", str(ROOT)])
+    assert result.exit_code == 0 and f"rendered {page}" in result.output
+    assert "| 1.5 |" in page.read_text()
