@@ -27,6 +27,8 @@ from harness.errors import KqbenchError
 from harness.readmes import markdown
 
 LABELS = {
+    "workloads": "Workloads created",
+    "finished": "Workloads finished",
     "wall_seconds": "wall time (s)",
     "evictions": "evictions",
     "cq_usage_percent": "CQ usage (%)",
@@ -64,6 +66,8 @@ def _summary(folder: Path) -> dict:
 def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str) -> list[float]:
     """Each repeat's value: from the figures table, or for the figures the summary alone holds (costs,
     fairness), its samples."""
+    if metric == "rangespec_failures" and "within_rangespec" in frame.columns:
+        return _rangespec_failures(frame, point)
     rows = frame[(frame["metric"] == metric) & (frame["case"].str.replace(_REPEAT, "", regex=True) == point)]
     if rows.empty:
         entry = summary.get(f"kueue.{metric} @ {point}") or {}
@@ -72,10 +76,24 @@ def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str) -> list
     return [float(v) / SCALE.get(metric, 1) for v in ordered["kqbench"]]
 
 
+def _rangespec_failures(frame: pd.DataFrame, point: str) -> list[float]:
+    """Per repeat, how many of Kueue's rangespec bounds the case broke (as the summary counts them)."""
+    mine = frame[(frame["case"].str.replace(_REPEAT, "", regex=True) == point) & frame["within_rangespec"].notna()]
+    by_case = mine.groupby("case")["within_rangespec"].agg(lambda v: float((~v.astype(bool)).sum()))
+    ordered = sorted(by_case.items(), key=lambda item: int(_REPEAT.search(item[0]).group(1)))
+    return [value for _, value in ordered]
+
+
+def _unfinished(frame: pd.DataFrame, point: str) -> bool:
+    """A repeat of the point that did not finish every Workload (its `complete` figure is 0)."""
+    return any(value < 1 for value in _values(frame, {}, point, "complete"))
+
+
 def _digits(metric: str, value: float) -> int:
     if metric.startswith("fairness.") and value < 10:
         return 3
-    return 0 if metric in ("evictions", "wall_seconds", "rangespec_failures") or value >= 100 else 1 if value >= 10 else 2
+    whole = ("evictions", "wall_seconds", "rangespec_failures", "workloads", "finished")
+    return 0 if metric in whole or value >= 100 else 1 if value >= 10 else 2
 
 
 def _cell(metric: str, values: list[float]) -> str:
@@ -113,6 +131,8 @@ def cases(spec: dict, folder: Path) -> str:
         cells = [_cell(metric, values[h]) for h in columns]
         for ratio in ratios:
             a, b = ratio["of"]
-            cells.append(_ratio(summary, metric, columns[a], values[a], values[b]))
+            unfinished = [name for name in (a, b) if _unfinished(frame, columns[name])]
+            cells.append(f"not reached ({' and '.join(unfinished)} did not finish)" if unfinished
+                         else _ratio(summary, metric, columns[a], values[a], values[b]))
         rows.append([LABELS[metric], *cells])
     return markdown.table(["", *columns, *(r["label"] for r in ratios)], rows)

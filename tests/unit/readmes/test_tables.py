@@ -290,3 +290,18 @@ def test_a_readme_outside_the_repository_is_rendered_and_named_by_its_own_path(t
     result = CliRunner().invoke(readme.command, [str(page), "--root", str(ROOT)])
     assert result.exit_code == 0 and f"rendered {page}" in result.output
     assert "| 1.5 |" in page.read_text()
+
+
+def test_kueue_baseline_ratio_is_not_reached_when_a_side_did_not_finish_and_bounds_broken_are_counted(tmp_path):
+    run = tmp_path / "run"
+    (run / "tables").mkdir(parents=True)
+    rows = ["case,metric,kqbench,within_rangespec"]
+    for case, complete, wall_ok in (("implementation=reference,r0", 1, True), ("implementation=kueue,r0", 0, False)):
+        rows += [f'"{case}",complete,{complete},', f'"{case}",wall_seconds,100,{wall_ok}',
+                 f'"{case}",cq_usage_percent,40,False']
+    (run / "tables" / "kueue_baseline.csv").write_text("\n".join(rows) + "\n")
+    text = BASELINE.replace(str(ROOT / "results" / "peer" / "kueue-baseline-full-3x-batched"), str(run)).replace(
+        "[wall_seconds, evictions]", "[wall_seconds, rangespec_failures]")
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")
+    assert table[2] == "| wall time (s) | 100 | 100 | not reached (Kueue did not finish) |"
+    assert table[3] == "| Kueue's rangespec bounds broken | 1 | 2 | not reached (Kueue did not finish) |"
