@@ -17,7 +17,7 @@ from harness.scenarios import loading
 
 
 @click.command("run")
-@click.argument("scenario")
+@click.argument("scenario", required=False)
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set scheduler.strategy=aggregated-indexed (repeatable).")
 @click.option("--repeat", type=click.IntRange(min=1), default=None,
@@ -28,16 +28,28 @@ from harness.scenarios import loading
               "--set cluster.allow_remote=true).")
 @click.option("--no-report", is_flag=True, help="Skip report.html (tables and summary.json are still written).")
 @click.option("--dry-run", is_flag=True, help="Validate and list the cases, start nothing.")
-def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_run) -> None:
+@click.option("--resume", "resume_folder", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="Run folder of a stopped run: run the cases it left undone (interrupted, skipped) into it, with "
+                   "the scenario as run.json holds it; the cases it finished stay as they are.")
+def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_run, resume_folder) -> None:
     """Run SCENARIO (a shipped name like `quick` or a YAML file); tears everything down, also on Ctrl-C."""
     console = Console(stderr=True)
-    loaded = loading.load(scenario, [*overrides, *([f"repeat={repeat}"] if repeat else [])])
-    if dry_run:
-        for case in loaded.cases:
-            click.echo(case.id)
-        return
-    result = runner.run(loaded, adapters.hooks_for(loaded.scenario), runner.RunOptions(out_parent, not no_report, kubeconfig),
-                        say=lambda text: console.print(text, highlight=False, markup=False))
+    say = lambda text: console.print(text, highlight=False, markup=False)  # noqa: E731
+    options = runner.RunOptions(out_parent, not no_report, kubeconfig)
+    if resume_folder is not None:
+        if scenario or overrides or repeat or dry_run:
+            raise click.UsageError("--resume takes the scenario from the run folder: give no SCENARIO, --set, --repeat "
+                                   "or --dry-run with it")
+        result = runner.resume(resume_folder, adapters.hooks_for, options, say=say)
+    elif scenario is None:
+        raise click.UsageError("give a SCENARIO (a shipped name like `quick` or a YAML file), or --resume RUN_FOLDER")
+    else:
+        loaded = loading.load(scenario, [*overrides, *([f"repeat={repeat}"] if repeat else [])])
+        if dry_run:
+            for case in loaded.cases:
+                click.echo(case.id)
+            return
+        result = runner.run(loaded, adapters.hooks_for(loaded.scenario), options, say=say)
     table = Table(title=f"run {result.record.run_id}: {result.record.status}")
     for column in ("case", "status", "error"):
         table.add_column(column, overflow="fold")

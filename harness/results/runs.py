@@ -111,6 +111,8 @@ class RunRecord:
     """running | ok | failed | interrupted: a folder whose status is not ok holds partial results."""
     stopped_at: str = ""
     """Where an interrupted run stopped (`case <id>: <step>`, or the writing of results); empty otherwise."""
+    resumed: list[dict] = field(default_factory=list)
+    """Each `kqbench run --resume` of the folder: when, the git sha and packages it ran with, and its cases."""
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict:

@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.errors import KqbenchError
 from harness.results import machines, runs, summaries, tables as tidy
 from harness.running import casesteps, hooks as hookspecs, phases
-from harness.scenarios import loading
+from harness.scenarios import loading, models
+
+UNFINISHED = frozenset({"pending", "interrupted", "skipped"})
+"""Case statuses a resumed run runs again (a failed case is a result and stays)."""
 
 
 @dataclass(slots=True)
@@ -37,6 +41,14 @@ class RunResult:
     summary: summaries.Summary
     report: Path | None = None
     interrupted: bool = False
+
+
+@dataclass(slots=True)
+class Carried:
+    """What the run folder holds when the cases start (tables and meta of the cases kept) and which cases run."""
+    tables: dict[str, list[pd.DataFrame]]
+    meta: dict[str, dict]
+    todo: set[str]
 
 
 def cluster_name(run_id: str, index: int) -> str:
@@ -58,9 +70,53 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
                             git_sha=runs.git_sha(),
                             started_at=now().isoformat(timespec="seconds"))
     runs.write_run(folder, record)
+    return _guarded(loaded, hooks, options, say, now, clock, folder, record, Carried({}, {}, {case.id for case in record.cases}))
+
+
+def resume(folder: Path, hooks_for: Callable[[models.Scenario], hookspecs.Hooks], options: RunOptions | None = None,
+           say: Callable[[str], None] = print, now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+           clock: Callable[[], float] = time.monotonic) -> RunResult:
+    """Run the cases a stopped run left undone into its own folder, with the scenario as that run resolved it
+    (run.json), so that the folder ends as one run would have; the cases it holds are kept as they are."""
+    options = options or RunOptions()
+    folder = Path(folder)
+    record = runs.read_run(folder)
+    loaded = loading.load(record.scenario_source, record.overrides)
+    changed = _differences(models.Scenario.model_validate(record.scenario).model_dump(mode="json"),
+                           loaded.scenario.model_dump(mode="json"))
+    if changed or [case.id for case in loaded.cases] != [case.id for case in record.cases]:
+        raise KqbenchError(f"{folder}: {record.scenario_source} no longer resolves to the scenario the run started "
+                           f"with ({', '.join(changed[:3]) or 'its cases differ'}): restore it, or start a new run")
+    todo = {case.id for case in record.cases if case.status in UNFINISHED}
+    if not todo:
+        raise KqbenchError(f"{folder}: every case ended (status {record.status}); nothing to resume")
+    kept = tidy.read(folder)
+    tables = {name: [frame[~frame["case"].isin(todo)] if "case" in frame.columns else frame]
+              for name, frame in kept.items()}
+    meta = {case: value for case, value in tidy.read_meta(folder).items() if case not in todo}
+    for case in record.cases:
+        if case.id in todo:
+            case.status, case.error, case.started_at, case.ended_at, case.phases = "pending", "", "", "", []
+    record.resumed.append({"at": now().isoformat(timespec="seconds"), "git_sha": runs.git_sha(),
+                           "packages": runs.package_versions(), "cases": sorted(todo)})
+    record.status, record.stopped_at = "running", ""
+    runs.write_run(folder, record)
+    return _guarded(loaded, hooks_for(loaded.scenario), options, say, now, clock, folder, record,
+                    Carried(tables, meta, todo))
+
+
+def _differences(then: object, now: object, path: str = "") -> list[str]:
+    """Dotted paths where two resolved scenarios differ ('scheduler.qps: 20 -> 50')."""
+    if isinstance(then, dict) and isinstance(now, dict):
+        return [line for key in sorted(set(then) | set(now), key=str)
+                for line in _differences(then.get(key), now.get(key), f"{path}.{key}" if path else str(key))]
+    return [] if then == now else [f"{path}: {then!r} -> {now!r}"]
+
+
+def _guarded(loaded, hooks, options, say, now, clock, folder, record, carried: Carried) -> RunResult:
     where = casesteps.Position()
     try:
-        return _run_cases(loaded, hooks, options, say, now, clock, folder, record, where)
+        return _run_cases(loaded, hooks, options, say, now, clock, folder, record, where, carried)
     except KeyboardInterrupt:  # outside a case's steps (writing tables, the summary, the report): say so, then stop
         record.status, record.stopped_at = "interrupted", record.stopped_at or where.now
         record.ended_at = now().isoformat(timespec="seconds")
@@ -68,15 +124,17 @@ def run(loaded: loading.Loaded, hooks: hookspecs.Hooks, options: RunOptions | No
         raise
 
 
-def _run_cases(loaded, hooks, options, say, now, clock, folder, record, where) -> RunResult:
+def _run_cases(loaded, hooks, options, say, now, clock, folder, record, where, carried: Carried) -> RunResult:
     run_id = record.run_id
-    say(f"run {run_id}: {len(loaded.cases)} case(s) -> {folder}")
+    kept = len(loaded.cases) - len(carried.todo)
+    say(f"run {run_id}: {len(loaded.cases)} case(s) -> {folder}" + (f" ({kept} kept from before)" if kept else ""))
     for note in hooks.notes:
         say(f"note: {note}")
-    all_tables: dict[str, list[pd.DataFrame]] = {}
-    all_meta: dict[str, dict] = {}
+    all_tables, all_meta = carried.tables, carried.meta
     interrupted = False
     for case, case_record in zip(loaded.cases, record.cases):
+        if case.id not in carried.todo:
+            continue
         if interrupted:
             case_record.status = "skipped"
             continue

@@ -18,9 +18,8 @@ from __future__ import annotations
 import orjson
 import pandas as pd
 
-from harness.metrics import catalog
+from harness.metrics import catalog, headlines
 
-WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
 CYCLE = {"kqbench_scheduler_cycle_duration_seconds", "kueue_admission_attempt_duration_seconds"}
 ADMITTED = set(catalog.ADMITTED.values())
 GENERATOR_WRITES = ("workloads", "finished", "finish_failures", "create_failures", "generator_released_evictions")
@@ -51,7 +50,7 @@ def case_costs(summary: pd.DataFrame, figures: pd.DataFrame, case: str, phase: s
         out["admissions_per_second"] = admissions / float(wall)
     requests = rows[(rows["metric"] == "apiserver_request_total") & (rows["stat"] == "delta")]
     if admissions > 0 and not requests.empty:
-        writes = float(requests[requests["labels"].map(lambda text: _label(text, "verb")).isin(WRITE_VERBS)]["value"].sum())
+        writes = float(requests[requests["labels"].map(lambda text: _label(text, "verb")).isin(headlines.WRITE_VERBS)]["value"].sum())
         generator = sum(float(figure.get(name) or 0.0) for name in GENERATOR_WRITES)
         out["writes_per_admission"] = max(0.0, writes - generator) / admissions
     process = rows[(rows["source"] == "process") & (rows["labels"].map(lambda text: _label(text, "component")) == "scheduler")]

@@ -289,3 +289,54 @@ def test_faults_start_with_their_phase_stop_with_it_and_close_with_the_case(tmp_
     assert list(tidy.read(result.folder)["faults"]["kind"]) == ["kill-etcd"]
     if fail is None:
         assert result.summary.entries["faults.recovery_seconds[kill-etcd] @ all"].value == 2.0
+
+
+class StopsAtTwo(Recorder):
+    """Interrupted (as by Ctrl-C) in the case whose churn runs 2 s."""
+
+    def run(self, context: contract.PhaseContext) -> None:
+        self.fail = KeyboardInterrupt() if context.phase.seconds == 2 else None
+        super().run(context)
+
+
+SWEPT = SCENARIO + "sweep:\n  phases.churn.seconds: [1, 2, 3]\n"
+
+
+def _stopped_run(tmp_path, monkeypatch) -> runner.RunResult:
+    _adopted_cluster(tmp_path, monkeypatch)
+    source = tmp_path / "t.yaml"
+    source.write_text(SWEPT)
+    return runner.run(loading.load(str(source)), hooks.Hooks(measurements=Marks, drivers=registry.Registry((StopsAtTwo(),))),
+                      runner.RunOptions(out_parent=tmp_path / "runs", report=False), say=lambda line: None)
+
+
+def test_a_resumed_run_runs_the_cases_left_undone_into_the_same_folder_and_keeps_the_others(tmp_path, monkeypatch):
+    stopped = _stopped_run(tmp_path, monkeypatch)
+    assert [c.status for c in stopped.record.cases] == ["ok", "interrupted", "skipped"]
+    driver = Recorder()
+    result = runner.resume(stopped.folder, lambda scenario: hooks.Hooks(measurements=Marks, drivers=registry.Registry((driver,))),
+                           runner.RunOptions(report=False), say=lambda line: None)
+    assert result.folder == stopped.folder and result.record.status == "ok"
+    assert [c.status for c in result.record.cases] == ["ok", "ok", "ok"]
+    assert [c.phase.seconds for c in driver.contexts] == [2, 3]  # the finished case did not run again
+    steps = tidy.read(result.folder)["steps"]
+    assert steps.groupby("case").size().to_dict() == {"seconds=1,r0": 2, "seconds=2,r0": 2, "seconds=3,r0": 2}
+    assert set(tidy.read_meta(result.folder)) == {"seconds=1,r0", "seconds=2,r0", "seconds=3,r0"}
+    [resumed] = runner.runs.read_run(result.folder).resumed
+    assert resumed["cases"] == ["seconds=2,r0", "seconds=3,r0"]
+    assert sorted(e.value for e in result.summary.entries.values() if e.metric == "recorder.steps") == [2.0, 2.0, 2.0]
+
+
+def test_resuming_refuses_a_finished_run_and_a_changed_scenario(tmp_path, monkeypatch):
+    stopped = _stopped_run(tmp_path, monkeypatch)
+    (tmp_path / "t.yaml").write_text(SWEPT.replace("[1, 2, 3]", "[1, 2, 4]"))
+    with pytest.raises(runner.KqbenchError, match=r"no longer resolves .*sweep.phases.churn.seconds: \[1, 2, 3\] -> \[1, 2, 4\]"):
+        runner.resume(stopped.folder, lambda scenario: hooks.Hooks(), say=lambda line: None)
+    (tmp_path / "t.yaml").write_text(SWEPT.replace("scheduler: {enabled: false}", "scheduler: {enabled: false, qps: 20}"))
+    with pytest.raises(runner.KqbenchError, match="no longer resolves"):
+        runner.resume(stopped.folder, lambda scenario: hooks.Hooks(), say=lambda line: None)
+    (tmp_path / "t.yaml").write_text(SWEPT)
+    runner.resume(stopped.folder, lambda scenario: hooks.Hooks(measurements=Marks, drivers=registry.Registry((Recorder(),))),
+                  runner.RunOptions(report=False), say=lambda line: None)
+    with pytest.raises(runner.KqbenchError, match="every case ended"):
+        runner.resume(stopped.folder, lambda scenario: hooks.Hooks(), say=lambda line: None)
