@@ -32,9 +32,6 @@ LABELS = {
     "wall_seconds": "wall time (s)",
     "evictions": "evictions",
     "cq_usage_percent": "CQ usage (%)",
-    "time_to_admission_seconds[small]": "time to admission, small (s)",
-    "time_to_admission_seconds[medium]": "time to admission, medium (s)",
-    "time_to_admission_seconds[large]": "time to admission, large (s)",
     "admissions_per_second": "admissions/s",
     "cycle_seconds_mean": "mean cycle (s)",
     "writes_per_admission": "API writes per admission",
@@ -46,6 +43,15 @@ LABELS = {
     "rangespec_failures": "Kueue's rangespec bounds broken",
     "creation_lag_p50_seconds": "creation behind schedule, p50 (s)",
 }
+_CLASS = re.compile(r"^time_to_admission_seconds\[([a-z0-9-]+)\]$")
+"""A Workload class's mean time to admission (the class names come from the configuration)."""
+
+
+def _label(metric: str) -> str | None:
+    found = _CLASS.match(metric)
+    return f"time to admission, {found.group(1)} (s)" if found else LABELS.get(metric)
+
+
 SCALE = {"scheduler_rss_max_bytes": 2**20}
 """Rows shown in another unit than the one recorded (bytes as MiB)."""
 _REPEAT = re.compile(r",r(\d+)$")
@@ -125,8 +131,8 @@ def cases(spec: dict, folder: Path) -> str:
             raise KqbenchError(f"ratio {ratio.get('label')!r}: `of` names two of the columns ({', '.join(columns)})")
     rows = []
     for metric in spec["rows"]:
-        if metric not in LABELS:
-            raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)})")
+        if _label(metric) is None:
+            raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)}, time_to_admission_seconds[<class>])")
         values = {header: _values(frame, summary, point, metric) for header, point in columns.items()}
         cells = [_cell(metric, values[h]) for h in columns]
         for ratio in ratios:
@@ -134,5 +140,5 @@ def cases(spec: dict, folder: Path) -> str:
             unfinished = [name for name in (a, b) if _unfinished(frame, columns[name])]
             cells.append(f"not reached ({' and '.join(unfinished)} did not finish)" if unfinished
                          else _ratio(summary, metric, columns[a], values[a], values[b]))
-        rows.append([LABELS[metric], *cells])
+        rows.append([_label(metric), *cells])
     return markdown.table(["", *columns, *(r["label"] for r in ratios)], rows)

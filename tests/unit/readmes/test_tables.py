@@ -132,6 +132,20 @@ def test_kueue_baseline_rows_are_medians_of_the_repeats_with_the_runs_interval(t
         blocks.render(BASELINE.replace("wall_seconds,", "walls,"), "x.md", rendering.BUILDERS, tmp_path)
 
 
+def test_kueue_baseline_rows_name_the_configurations_own_classes(tmp_path):
+    run = tmp_path / "run"
+    (run / "tables").mkdir(parents=True)
+    (run / "tables" / "kueue_baseline.csv").write_text(
+        "case,metric,kqbench\n\"implementation=kueue,r0\",time_to_admission_seconds[large-balanced-rack],39.6\n")
+    (run / "summary.json").write_text(json.dumps({"metrics": {}}))
+    text = BASELINE.replace(str(ROOT / "results" / "peer" / "kueue-baseline-full-3x-batched"), str(run)).replace(
+        "[wall_seconds, evictions]", '["time_to_admission_seconds[large-balanced-rack]"]')
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")
+    assert table[2] == "| time to admission, large-balanced-rack (s) | n/a | 39.6 | n/a |"
+    with pytest.raises(blocks.BlockError, match=r"unknown row 'time_to_admission_seconds\[Large rack\]'"):
+        blocks.render(text.replace("large-balanced-rack", "Large rack"), "x.md", rendering.BUILDERS, tmp_path)
+
+
 def test_kueue_baseline_rows_the_figures_table_lacks_come_from_the_summarys_samples(tmp_path):
     run = tmp_path / "run"
     (run / "tables").mkdir(parents=True)
