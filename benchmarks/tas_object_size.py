@@ -38,9 +38,9 @@ def assignment(pods: int, pod_set: pools.NodePool) -> TopologyAssignment:
     return TopologyAssignment((HOSTNAME_LABEL,), tuple(DomainAssignment((pod_set.node_name(i),), 1) for i in range(pods)))
 
 
-def sizes(pods: int) -> dict[str, int]:
+def sizes(pods: int, names: str = "indexed") -> dict[str, int]:
     """Bytes of the admission's JSON (compact separators, as kube-apiserver stores JSON) per encoding."""
-    placed = assignment(pods, pools.NodePool(count=pods))
+    placed = assignment(pods, pools.NodePool(count=pods, names=names))
     compact = topologyconversion.assignment_to_dict(placed)
     listed = {"levels": list(placed.levels),
               "domains": [{"values": list(d.values), "count": d.count} for d in placed.domains]}
@@ -53,32 +53,38 @@ def sizes(pods: int) -> dict[str, int]:
     return out
 
 
-def largest_fitting(encoding: str, high: int = 2_000_000) -> int:
+def largest_fitting(encoding: str, names: str = "indexed", high: int = 2_000_000) -> int:
     """The largest pod set (one pod per host) whose Workload stays within the etcd request limit."""
     low = 1
     while low < high:
         middle = (low + high + 1) // 2
-        if sizes(middle)[encoding] <= ETCD_REQUEST_LIMIT:
+        if sizes(middle, names)[encoding] <= ETCD_REQUEST_LIMIT:
             low = middle
         else:
             high = middle - 1
     return low
 
 
+def figures(names: str) -> dict:
+    """Each pod set's bytes and bytes per domain in each encoding, and the largest that fits."""
+    table = []
+    for pods in POD_SETS:
+        measured, one = sizes(pods, names), sizes(1, names)
+        row = {"pods": pods, **{f"{k}_bytes": v for k, v in measured.items()}}
+        row.update({f"{k}_bytes_per_domain": round((v - one[k]) / max(pods - 1, 1), 2) for k, v in measured.items()})
+        table.append(row)
+    return {"rows": table, "largest_pod_set_within_limit": {
+        encoding: largest_fitting(encoding, names) for encoding in ("v1beta2-compact", "domain-list")}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    table = []
-    for pods in POD_SETS:
-        row = {"pods": pods, **{f"{k}_bytes": v for k, v in sizes(pods).items()}}
-        row.update({f"{k}_bytes_per_domain": round((v - sizes(1)[k]) / max(pods - 1, 1), 2)
-                    for k, v in sizes(pods).items()})
-        table.append(row)
-    result = {"schema_version": 1, "etcd_request_limit_bytes": ETCD_REQUEST_LIMIT, "node_names": "kwok-NNNNNN",
-              "kueue_crd_max_roots": KUEUE_MAX_ROOTS,
-              "rows": table, "largest_pod_set_within_limit": {
-                  encoding: largest_fitting(encoding) for encoding in ("v1beta2-compact", "domain-list")}}
+    result = {"schema_version": 2, "etcd_request_limit_bytes": ETCD_REQUEST_LIMIT, "node_names": "kwok-NNNNNN",
+              "kueue_crd_max_roots": KUEUE_MAX_ROOTS, **figures("indexed"),
+              "cloud": {"node_names": f"kwok-<8 hex per {pools.CLOUD_GROUP_SIZE:,} nodes>-<4 characters>",
+                        **figures("cloud")}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

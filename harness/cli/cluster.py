@@ -53,6 +53,9 @@ def _node_options(command):
         click.option("--topology", "topology", default=None, callback=_parse_topology, metavar="RACKSxHOSTS",
                      help="Label the nodes with blocks of RACKS racks of HOSTS hosts (e.g. 10x64, Kueue's TAS "
                           f"suite): {', '.join(topologies.LEVELS)}."),
+        click.option("--node-names", type=click.Choice(nodepools.NAME_STYLES), default="indexed", show_default=True,
+                     help="indexed: kwok-000042; cloud: as a cloud names its VMs (kwok-<8 hex per 1,000 nodes>-<4 "
+                          "characters>), for what a topology assignment costs with real host names."),
     )):
         command = option(command)
     return command
@@ -80,7 +83,7 @@ def _node_options(command):
               help="Write the bring-up figures (times, nodes/s, RSS, etcd size) as JSON to this file.")
 @click.option("--down-after", is_flag=True, help="Tear the cluster down after reporting (a smoke run).")
 def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heartbeat_seconds, jobs,
-       node_cpu, node_memory, node_gpus, topology, bulk, kubeconfig, allow_remote, record, down_after) -> None:
+       node_cpu, node_memory, node_gpus, topology, node_names, bulk, kubeconfig, allow_remote, record, down_after) -> None:
     """Start a cluster, create NODES Ready nodes, and print what runs and its numbers."""
     if nodes < 0 or (nodes == 0 and backend != "existing"):
         raise click.BadParameter(f"must be >= 1 (got {nodes}; 0 only with --backend existing, which adopts a cluster "
@@ -89,7 +92,7 @@ def up(name, nodes, backend, k8s_version, feature_gates, port, heartbeats, heart
                             allow_remote, bulk, schedulable_nodes=topology is not None)
     # An adopted cluster may be a real one: with --nodes 0 it gets no simulated nodes.
     pools = [nodepools.NodePool(name="kwok", count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus,
-                                topology=topology)] if nodes else []
+                                topology=topology, names=node_names)] if nodes else []
     progress = LineProgress(interval=3.0)
     info, report = bringup.up(cluster, pools, progress, kubeconfig_path=kubeconfig)
     try:
@@ -144,11 +147,12 @@ def _print_report(info: state.ClusterInfo, report: bringup.BringUpReport) -> Non
                    "Without it, a bulk load that would overwrite any node is refused before writing.")
 @click.option("--timeout", type=float, default=1800.0, show_default=True,
               help="Seconds to wait until kube-apiserver serves every node Ready.")
-def add_nodes(name, nodes, pool, node_cpu, node_memory, node_gpus, topology, bulk, replace, timeout) -> None:
+def add_nodes(name, nodes, pool, node_cpu, node_memory, node_gpus, topology, node_names, bulk, replace,
+              timeout) -> None:
     """Add NODES Ready nodes to a running cluster, by POSTs or (--bulk) straight into its etcd."""
     info = state.load(name)
     pools = [nodepools.NodePool(name=pool, count=nodes, cpu=node_cpu, memory=node_memory, gpus=node_gpus,
-                                topology=topology)]
+                                topology=topology, names=node_names)]
     added = bringup.add_nodes(info, pools, LineProgress(interval=3.0), bulk=bulk, replace=replace,
                               ready_timeout=timeout)
     replaced = f", {added.replaced} replaced" if added.replaced else ""

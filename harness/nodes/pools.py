@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -13,6 +14,11 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 POOL_LABEL = "kqbench.dev/pool"
 _PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+NAME_STYLES = ("indexed", "cloud")
+CLOUD_GROUP_SIZE = 1_000
+"""Nodes per instance group in cloud-style names (a group shares its 8-hex-digit part, as GKE's do)."""
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+_SPREAD = 1_679_609  # odd and not a multiple of 3: index * _SPREAD mod 36**4 is one-to-one within a group
 
 
 class PoolError(KqbenchError, ValueError):
@@ -48,6 +54,10 @@ class NodePool:
     """Nodes are spread round-robin over these zones."""
     topology: NodeTopology | None = None
     """Block and rack labels for topology-aware scheduling (None: the nodes have none)."""
+    names: str = "indexed"
+    """indexed: <pool>-000042. cloud: as a cloud names its VMs, <pool>-<instance group, 8 hex>-<4 characters>
+    (GKE's shape): the part that differs between nodes is what a Workload's topology assignment pays per
+    host, and indexed names share all but their last digits."""
 
     def __post_init__(self) -> None:
         if self.count <= 0:
@@ -58,9 +68,16 @@ class NodePool:
             raise PoolError(f"node pool {self.name!r}: gpus must be >= 0 and pods >= 1")
         if not self.zones:
             raise PoolError(f"node pool {self.name!r}: give at least one zone")
+        if self.names not in NAME_STYLES:
+            raise PoolError(f"node pool {self.name!r}: names {self.names!r} is not one of {', '.join(NAME_STYLES)}")
 
     def node_name(self, index: int) -> str:
-        return f"{self.name}-{index:06d}"
+        if self.names == "indexed":
+            return f"{self.name}-{index:06d}"
+        group, member = divmod(index, CLOUD_GROUP_SIZE)
+        code = hashlib.sha1(f"{self.name}/{group}".encode()).hexdigest()[:8]
+        scrambled = (member * _SPREAD + group) % 36**4
+        return f"{self.name}-{code}-{''.join(_BASE36[scrambled // 36**k % 36] for k in range(4))}"
 
     def manifest(self, index: int) -> dict:
         """The Node object for the index-th node of this pool, with status so kwok keeps its capacity."""

@@ -59,12 +59,15 @@ class PoolSpec(_Model):
     taints: list[TaintSpec] = []
     zones: list[str] = Field(default_factory=lambda: ["zone-a"], min_length=1)
     topology: TopologySpec | None = None
+    names: Literal[nodepools.NAME_STYLES] = "indexed"  # type: ignore[valid-type]
+    """indexed: <pool>-000042; cloud: as a cloud names its VMs (harness.nodes.pools)."""
 
     def node_pool(self) -> nodepools.NodePool:
         return nodepools.NodePool(name=self.name, count=self.count, cpu=self.cpu, memory=self.memory, gpus=self.gpus,
                                   labels=dict(self.labels), zones=tuple(self.zones),
                                   taints=tuple(nodepools.Taint(t.key, t.value, t.effect) for t in self.taints),
-                                  topology=self.topology.node_topology() if self.topology else None)
+                                  topology=self.topology.node_topology() if self.topology else None,
+                                  names=self.names)
 
 
 class HeartbeatSpec(_Model):

@@ -32,6 +32,7 @@ def test_node_manifest_carries_kwok_annotation_capacity_and_labels():
     ({"name": "Bad Name"}, "DNS label"),
     ({"gpus": -1}, "gpus"),
     ({"zones": ()}, "zone"),
+    ({"names": "random"}, "names 'random' is not one of indexed, cloud"),
 ])
 def test_bad_pools_fail_with_a_named_field(kwargs, message):
     with pytest.raises(pools.PoolError, match=message):
@@ -41,6 +42,18 @@ def test_bad_pools_fail_with_a_named_field(kwargs, message):
 def test_bad_taint_effect():
     with pytest.raises(pools.PoolError, match="NoSchedule"):
         pools.Taint("k", effect="Sometimes")
+
+
+def test_cloud_style_node_names_are_distinct_stable_dns_labels_sharing_a_part_per_instance_group():
+    pool = pools.NodePool(name="gpu", count=5_000, names="cloud")
+    names = [pool.node_name(i) for i in range(pool.count)]
+    assert len(set(names)) == len(names)
+    assert all(pools._PREFIX.match(name) and len(name) <= 63 for name in names)
+    assert names == [pools.NodePool(name="gpu", count=5_000, names="cloud").node_name(i) for i in range(5_000)]
+    groups = {name.split("-")[1] for name in names}  # gpu-<group>-<node>
+    assert len(groups) == 5_000 // pools.CLOUD_GROUP_SIZE and all(len(g) == 8 for g in groups)
+    assert pool.manifest(7)["metadata"]["name"] == names[7] == pool.manifest(7)["metadata"]["labels"]["kubernetes.io/hostname"]
+    assert pools.NodePool(count=3).node_name(2) == "kwok-000002"
 
 
 def test_pool_names_must_be_distinct():
