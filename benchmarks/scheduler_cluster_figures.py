@@ -63,6 +63,18 @@ def apiserver_writes(text: str) -> dict[str, float]:
     return out
 
 
+def request_codes(text: str, resource: str, subresource: str = "") -> dict[str, float]:
+    """Mutating requests to one resource[/subresource] kube-apiserver answered so far, by HTTP code."""
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = sample.labels
+            if (sample.name == "apiserver_request_total" and labels.get("verb") in MUTATING_VERBS
+                    and labels.get("resource") == resource and labels.get("subresource", "") == subresource):
+                out[labels.get("code", "")] = out.get(labels.get("code", ""), 0.0) + sample.value
+    return out
+
+
 def delta(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
     """Per-key growth between two counter readings (keys that did not grow are left out)."""
     return {k: after[k] - before.get(k, 0.0) for k in sorted(after) if after[k] - before.get(k, 0.0) > 0}

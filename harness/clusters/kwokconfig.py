@@ -296,6 +296,8 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
                     + [_arg(key, value) for key, value in cluster.controller_manager_args]})
     if cluster.scheduler_args:
         patches.append({"name": "kube-scheduler", "extraArgs": [_arg(key, value) for key, value in cluster.scheduler_args]})
+    if cluster.etcd_args:
+        patches.append({"name": "etcd", "extraArgs": [_arg(key, value) for key, value in cluster.etcd_args]})
 
     # kwok-controller plays the node stage on 4 workers by default: ~75 nodes/s become Ready on
     # this machine, 20 minutes for 100k. Its work is one status patch per node; more workers keep up.

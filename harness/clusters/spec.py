@@ -80,6 +80,9 @@ class ClusterSpec:
     caps how fast the job controller creates pods."""
     scheduler_args: tuple[tuple[str, str], ...] = ()
     """Extra kube-scheduler flags, e.g. (kube-api-qps, 200) (50/s by default: binds and events)."""
+    etcd_args: tuple[tuple[str, str], ...] = ()
+    """Extra etcd flags, e.g. (max-request-bytes, 262144): where a too-large object is refused, so that the
+    refusal can be met at a scale a test affords (kwok backend)."""
     kwok_parallelism: int = 64
     """Workers kwok-controller uses to mark nodes Ready (its default of 4 takes 20 min for 100k nodes)."""
     max_requests_inflight: int = 400

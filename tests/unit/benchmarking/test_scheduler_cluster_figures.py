@@ -19,6 +19,14 @@ def test_only_mutating_requests_count_as_writes_by_resource_and_subresource():
     assert figs.apiserver_writes(APISERVER) == {"workloads/status": 42.0, "events": 20.0}
 
 
+def test_request_codes_count_one_resources_writes_by_answer():
+    refused = APISERVER + ('apiserver_request_total{code="500",component="apiserver",group="kueue.x-k8s.io",'
+                           'resource="workloads",subresource="status",verb="APPLY",version="v1beta2"} 5\n')
+    assert figs.request_codes(refused, "workloads", "status") == {"200": 42.0, "500": 5.0}
+    assert figs.request_codes(refused, "workloads") == {}  # LIST and WATCH are not writes
+    assert figs.request_codes(refused, "events") == {"201": 20.0}
+
+
 def test_delta_keeps_what_grew():
     assert figs.delta({"events": 25.0, "workloads/status": 42.0, "new": 1.0},
                       {"events": 20.0, "workloads/status": 42.0}) == {"events": 5.0, "new": 1.0}

@@ -175,6 +175,12 @@ def test_controller_manager_and_scheduler_flags_reach_their_components_from_an_a
     assert "kube-scheduler" not in [p["name"] for p in _documents(jobs=True)[0]["componentsPatches"]]
 
 
+def test_etcd_flags_reach_etcd_only_when_given():
+    config = _documents(etcd_args=(("max-request-bytes", "262144"),))[0]
+    assert _patch_args(config, "etcd")["max-request-bytes"]["value"] == "262144"
+    assert "etcd" not in [p["name"] for p in _documents()[0]["componentsPatches"]]
+
+
 def test_the_config_serialises_as_multi_document_yaml():
     text = yaml.safe_dump_all(_documents(), sort_keys=False)
     kinds = [d["kind"] for d in yaml.safe_load_all(text)]
