@@ -33,10 +33,10 @@ def test_the_summary_names_the_largest_admitted_and_what_became_of_the_first_ref
     rows = [{"pods": 1_000, "admitted": True, "etcd_bytes": 20_000},
             {"pods": 90_000, "admitted": True, "etcd_bytes": 1_450_000},
             {"pods": 100_000, "admitted": False, "etcd_bytes": 900, "conditions": [{"reason": "Pending"}],
-             "status_writes_by_code": {"500": 3.0}, "status_writes_by_code_next_30s": {"500": 1.0}}]
+             "status_writes_by_code": {"500": 3.0}, "watched_seconds": 30.0, "status_writes_by_code_watched": {"500": 1.0}}]
     out = bench.summary([{"implementation": "reference", "pod_sets": rows},
                          {"implementation": "kueue", "pod_sets": []}])
     assert out["reference"]["largest_admitted_pods"] == 90_000
     assert out["reference"]["largest_stored_bytes"] == 1_450_000
-    assert out["reference"]["first_not_admitted"]["status_writes_by_code_next_30s"] == {"500": 1.0}
+    assert out["reference"]["first_not_admitted"]["status_writes_by_code_watched"] == {"500": 1.0}
     assert out["kueue"] == {"largest_admitted_pods": None, "largest_stored_bytes": None, "first_not_admitted": None}
