@@ -282,8 +282,11 @@ def _parts(entries: Mapping[str, Entry], ratio: Entry) -> tuple[Entry, Entry] | 
     return None
 
 
+FILE = "summary.json"
+
+
 def write(folder: Path, summary: Summary) -> Path:
-    path = Path(folder) / "summary.json"
+    path = Path(folder) / FILE
     path.write_text(json.dumps(summary.to_dict(), indent=2, sort_keys=True))
     return path
 

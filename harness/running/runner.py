@@ -77,7 +77,8 @@ def resume(folder: Path, hooks_for: Callable[[models.Scenario], hookspecs.Hooks]
            say: Callable[[str], None] = print, now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
            clock: Callable[[], float] = time.monotonic) -> RunResult:
     """Run the cases a stopped run left undone into its own folder, with the scenario as that run resolved it
-    (run.json), so that the folder ends as one run would have; the cases it holds are kept as they are."""
+    (run.json), then its summary and report, so that the folder ends as one run would have; the cases it
+    holds are kept as they are."""
     options = options or RunOptions()
     folder = Path(folder)
     record = runs.read_run(folder)
@@ -88,9 +89,10 @@ def resume(folder: Path, hooks_for: Callable[[models.Scenario], hookspecs.Hooks]
         raise KqbenchError(f"{folder}: {record.scenario_source} no longer resolves to the scenario the run started "
                            f"with ({', '.join(changed[:3]) or 'its cases differ'}): restore it, or start a new run")
     todo = {case.id for case in record.cases if case.status in UNFINISHED}
-    if not todo:
-        raise KqbenchError(f"{folder}: every case ended (status {record.status}); nothing to resume")
-    kept = tidy.read(folder)
+    if not todo and record.status == "ok" and (folder / summaries.FILE).is_file():
+        raise KqbenchError(f"{folder}: every case ended and its summary is written; nothing to resume")
+    # With every case ended, a run stopped while writing its summary or report gets them written.
+    kept = tidy.read(folder) if todo else {}  # the summary reads them again itself
     tables = {name: [frame[~frame["case"].isin(todo)] if "case" in frame.columns else frame]
               for name, frame in kept.items()}
     meta = {case: value for case, value in tidy.read_meta(folder).items() if case not in todo}

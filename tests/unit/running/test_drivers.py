@@ -338,5 +338,21 @@ def test_resuming_refuses_a_finished_run_and_a_changed_scenario(tmp_path, monkey
     (tmp_path / "t.yaml").write_text(SWEPT)
     runner.resume(stopped.folder, lambda scenario: hooks.Hooks(measurements=Marks, drivers=registry.Registry((Recorder(),))),
                   runner.RunOptions(report=False), say=lambda line: None)
-    with pytest.raises(runner.KqbenchError, match="every case ended"):
+    with pytest.raises(runner.KqbenchError, match="every case ended and its summary is written"):
         runner.resume(stopped.folder, lambda scenario: hooks.Hooks(), say=lambda line: None)
+
+
+def test_resuming_a_run_stopped_while_writing_its_summary_writes_it_and_runs_no_case(tmp_path, monkeypatch):
+    stopped = _stopped_run(tmp_path, monkeypatch)
+    runner.resume(stopped.folder, lambda scenario: hooks.Hooks(measurements=Marks, drivers=registry.Registry((Recorder(),))),
+                  runner.RunOptions(report=False), say=lambda line: None)
+    (stopped.folder / "summary.json").unlink()
+    record = runner.runs.read_run(stopped.folder)
+    record.status, record.stopped_at = "interrupted", "writing the summary"
+    runner.runs.write_run(stopped.folder, record)
+    driver = Recorder()
+    result = runner.resume(stopped.folder, lambda scenario: hooks.Hooks(measurements=Marks, drivers=registry.Registry((driver,))),
+                           runner.RunOptions(report=False), say=lambda line: None)
+    assert driver.contexts == [] and result.record.status == "ok" and result.record.resumed[-1]["cases"] == []
+    assert (stopped.folder / "summary.json").is_file()
+    assert sorted(e.value for e in result.summary.entries.values() if e.metric == "recorder.steps") == [2.0, 2.0, 2.0]
