@@ -36,6 +36,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True, slots=True)
 class WorkloadSpan:
@@ -78,90 +80,105 @@ def jain_index(values: Iterable[float]) -> float | None:
     return sum(xs) ** 2 / (len(xs) * squares)
 
 
+CHUNK_CELLS = 4_000_000
+"""Event rows x ClusterQueues held in memory at once per pool (a few arrays of this many numbers)."""
+
+
 def fairness(spans: Iterable[WorkloadSpan], entitlements: Mapping[str, float], end: float | None = None,
              pools: Mapping[str, str] | None = None) -> Fairness:
     """The figures of the module docstring; ``end`` closes Workloads still running (default: the last event).
     ClusterQueues missing from ``entitlements`` weigh 1. ``pools`` (ClusterQueue -> pool, e.g. its
     cohort) divides the capacity: shares and entitled shares are taken within each pool (a queue not
-    listed is a pool of its own); None: one pool."""
+    listed is a pool of its own); None: one pool.
+
+    A pool's figures change only at its own events, so each pool is taken on its own, as arrays of its
+    events x its queues (in chunks of events): 1,000 ClusterQueues and 150,000 events take seconds."""
     spans = list(spans)
-    events = sorted({t for s in spans for t in (s.created, s.admitted, s.finished) if t is not None})
     if end is None:
-        end = events[-1] if events else 0.0
-    events = [t for t in events if t <= end] + ([end] if not events or events[-1] < end else [])
+        end = max((t for s in spans for t in (s.created, s.admitted, s.finished) if t is not None), default=0.0)
     names = sorted({s.cluster_queue for s in spans})
-    weight = {name: float(entitlements.get(name, 1.0)) for name in names}
-    pool = {name: ("" if pools is None else pools.get(name, f"\0{name}")) for name in names}
-    # per interval deltas, applied at event times
-    delta_use: dict[float, dict[str, int]] = {}
-    delta_live: dict[float, dict[str, int]] = {}
-    delta_pending: dict[float, dict[str, int]] = {}
-
-    def add(table: dict[float, dict[str, int]], t: float | None, name: str, value: int) -> None:
-        if t is not None and t <= end:
-            row = table.setdefault(t, {})
-            row[name] = row.get(name, 0) + value
-
-    for s in spans:
-        add(delta_live, s.created, s.cluster_queue, 1)
-        add(delta_live, s.finished, s.cluster_queue, -1)
-        add(delta_pending, s.created, s.cluster_queue, 1)
-        add(delta_pending, s.admitted if s.admitted is not None else s.finished, s.cluster_queue, -1)
-        if s.admitted is not None:
-            add(delta_use, s.admitted, s.cluster_queue, s.cpu_milli)
-            add(delta_use, s.finished, s.cluster_queue, -s.cpu_milli)
-    use = dict.fromkeys(names, 0)
-    live = dict.fromkeys(names, 0)
-    pending = dict.fromkeys(names, 0)
-    active_time = dict.fromkeys(names, 0.0)
-    measured = dict.fromkeys(names, 0.0)
-    share_sum = dict.fromkeys(names, 0.0)
-    entitled_sum = dict.fromkeys(names, 0.0)
-    error_sum = dict.fromkeys(names, 0.0)
-    starving_since: dict[str, float] = {}
-    longest = dict.fromkeys(names, 0.0)
-    for index, t in enumerate(events):
-        for table, state in ((delta_use, use), (delta_live, live), (delta_pending, pending)):
-            for name, value in table.get(t, {}).items():
-                state[name] += value
-        for name in names:
-            starving = pending[name] > 0 and use[name] == 0
-            if starving and name not in starving_since:
-                starving_since[name] = t
-            elif not starving and name in starving_since:
-                longest[name] = max(longest[name], t - starving_since.pop(name))
-        if index + 1 == len(events):
-            break
-        length = events[index + 1] - t
-        active = [name for name in names if live[name] > 0]
-        pool_use: dict[str, int] = {}
-        pool_weight: dict[str, float] = {}
-        for name in names:
-            pool_use[pool[name]] = pool_use.get(pool[name], 0) + use[name]
-        for name in active:
-            pool_weight[pool[name]] = pool_weight.get(pool[name], 0.0) + weight[name]
-        for name in active:
-            active_time[name] += length
-            total_use, total_weight = pool_use[pool[name]], pool_weight[pool[name]]
-            if total_use == 0 or total_weight == 0:
-                continue
-            share, entitled = use[name] / total_use, weight[name] / total_weight
-            measured[name] += length
-            share_sum[name] += share * length
-            entitled_sum[name] += entitled * length
-            error_sum[name] += abs(share - entitled) * length
-    for name, since in starving_since.items():
-        longest[name] = max(longest[name], end - since)
+    pool_of = {name: ("" if pools is None else pools.get(name, f"\0{name}")) for name in names}
+    members: dict[str, list[str]] = {}
+    for name in names:
+        members.setdefault(pool_of[name], []).append(name)
+    spans_of: dict[str, list[WorkloadSpan]] = {}
+    for span in spans:
+        spans_of.setdefault(pool_of[span.cluster_queue], []).append(span)
+    sums: dict[str, tuple[float, float, float, float, float, float]] = {}
+    for key, queue_names in members.items():
+        weights = np.array([float(entitlements.get(name, 1.0)) for name in queue_names])
+        for name, row in zip(queue_names, _pool_sums(spans_of[key], queue_names, weights, end)):
+            sums[name] = row
     queues = tuple(QueueFairness(
-        name, active_time[name],
-        share_sum[name] / measured[name] if measured[name] else 0.0,
-        entitled_sum[name] / measured[name] if measured[name] else 0.0,
-        error_sum[name] / measured[name] if measured[name] else 0.0,
-        longest[name]) for name in names)
-    considered = [q for q in queues if measured[q.cluster_queue] and q.mean_entitled_share > 0]
-    total_measured = sum(measured[q.cluster_queue] for q in considered)
+        name, active, share / measured if measured else 0.0, entitled / measured if measured else 0.0,
+        error / measured if measured else 0.0, longest)
+        for name in names for active, measured, share, entitled, error, longest in [sums[name]])
+    measured_of = {name: sums[name][1] for name in names}
+    considered = [q for q in queues if measured_of[q.cluster_queue] and q.mean_entitled_share > 0]
+    total_measured = sum(measured_of[q.cluster_queue] for q in considered)
     return Fairness(
         queues,
         jain_index(q.mean_share / q.mean_entitled_share for q in considered),
-        sum(q.share_error * measured[q.cluster_queue] for q in considered) / total_measured if total_measured else None,
-        max(longest.values(), default=0.0))
+        sum(q.share_error * measured_of[q.cluster_queue] for q in considered) / total_measured if total_measured else None,
+        max((q.longest_starvation_seconds for q in queues), default=0.0))
+
+
+def _pool_sums(spans: list[WorkloadSpan], names: list[str], weights: np.ndarray, end: float) -> list[tuple]:
+    """Per queue of one pool: (active seconds, measured seconds, share x time, entitled share x time,
+    |error| x time, longest starvation), summed over the intervals between the pool's events up to ``end``."""
+    times = np.array(sorted({t for s in spans for t in (s.created, s.admitted, s.finished)
+                             if t is not None and t <= end} | {end}))
+    column = {name: i for i, name in enumerate(names)}
+    changes: list[tuple[float, int, int, int, int]] = []  # (time, queue, use, live, pending)
+    for s in spans:
+        q = column[s.cluster_queue]
+        changes += [(s.created, q, 0, 1, 1), (s.finished, q, 0, -1, 0),
+                    (s.admitted if s.admitted is not None else s.finished, q, 0, 0, -1)]
+        if s.admitted is not None:
+            changes += [(s.admitted, q, s.cpu_milli, 0, 0), (s.finished, q, -s.cpu_milli, 0, 0)]
+    changes = [c for c in changes if c[0] is not None and c[0] <= end]
+    table = np.array(changes, dtype=float).reshape(-1, 5)
+    rows = np.searchsorted(times, table[:, 0])
+    order = np.argsort(rows, kind="stable")
+    rows, table = rows[order], table[order]
+    width = len(names)
+    state = np.zeros((3, width))  # use, live, pending after the previous chunk
+    totals = np.zeros((5, width))  # active, measured, share, entitled, error (x time)
+    since = np.full(width, np.nan)  # when each starving queue began to starve
+    longest = np.zeros(width)
+    starving_before = np.zeros(width, dtype=bool)
+    intervals = np.append(np.diff(times), 0.0)  # from each event to the next; the last closes nothing
+    step = max(1, CHUNK_CELLS // width)
+    for first in range(0, len(times), step):
+        last = min(first + step, len(times))
+        lo, hi = np.searchsorted(rows, [first, last])
+        deltas = np.zeros((3, last - first, width))
+        for k in range(3):
+            np.add.at(deltas[k], (rows[lo:hi] - first, table[lo:hi, 1].astype(int)), table[lo:hi, 2 + k])
+        after = state[:, None, :] + np.cumsum(deltas, axis=1)
+        state = after[:, -1, :]
+        use, live, pending = after
+        lengths = intervals[first:last]
+        active = live > 0
+        pool_use = use.sum(axis=1, keepdims=True)
+        pool_weight = (active * weights).sum(axis=1, keepdims=True)
+        counted = active & (pool_use > 0) & (pool_weight > 0)
+        share = np.divide(use, pool_use, out=np.zeros_like(use), where=pool_use > 0)
+        entitled = np.divide(np.broadcast_to(weights, use.shape), pool_weight, out=np.zeros_like(use),
+                             where=pool_weight > 0)
+        span = lengths[:, None]
+        totals += [(active * span).sum(axis=0), (counted * span).sum(axis=0), (counted * share * span).sum(axis=0),
+                   (counted * entitled * span).sum(axis=0), (counted * np.abs(share - entitled) * span).sum(axis=0)]
+        starving = (pending > 0) & (use == 0)
+        previous = np.vstack([starving_before, starving[:-1]])
+        for row, q in zip(*np.nonzero(starving != previous)):  # row-major: each queue's changes in time order
+            t = times[first + row]
+            if starving[row, q]:
+                since[q] = t
+            else:
+                longest[q] = max(longest[q], t - since[q])
+                since[q] = np.nan
+        starving_before = starving[-1]
+    open_ = ~np.isnan(since)
+    longest[open_] = np.maximum(longest[open_], end - since[open_])
+    return [(*totals[:, q], longest[q]) for q in range(width)]
