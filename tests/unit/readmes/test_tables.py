@@ -285,12 +285,14 @@ def test_a_rangespec_table_is_what_the_drivers_parser_reads_bound_by_bound(tmp_p
                       tmp_path)
 
 
-def test_the_large_scale_rangespec_beside_its_readme_is_the_modules():
-    module = Path.home() / "go/pkg/mod/sigs.k8s.io/kueue@v0.19.2/test/performance/scheduler/configs/large-scale"
+@pytest.mark.parametrize("version, config, copy", [
+    ("v0.19.2", "large-scale", "results/large-scale/kueue-v0.19.2-large-scale-rangespec.yaml"),
+    ("v0.17.0", "tas", "results/tas/kueue-v0.17.0-tas-rangespec.yaml")])
+def test_a_rangespec_beside_its_readme_is_the_modules(version, config, copy):
+    module = Path.home() / f"go/pkg/mod/sigs.k8s.io/kueue@{version}/test/performance/scheduler/configs/{config}"
     if not module.is_dir():
         pytest.skip(f"{module} is not in the Go module cache (kqbench toolchain build fetches it)")
-    copy = ROOT / "results" / "large-scale" / "kueue-v0.19.2-large-scale-rangespec.yaml"
-    assert copy.read_text() == (module / "rangespec.yaml").read_text()
+    assert (ROOT / copy).read_text() == (module / "rangespec.yaml").read_text()
 
 
 def test_a_readme_outside_the_repository_is_rendered_and_named_by_its_own_path(tmp_path):
