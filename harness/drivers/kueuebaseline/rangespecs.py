@@ -23,7 +23,8 @@ CONFIGS = "test/performance/scheduler/configs"
 MODULE = "sigs.k8s.io/kueue"
 CONFIG_VERSIONS = {"baseline": "v0.17.0", "tas": "v0.17.0", "large-scale": "v0.19.2"}
 """The Kueue module each configuration was ported from (v0.17.0's has no large-scale)."""
-_MEAN = re.compile(r"(?:mean=|Average value )([0-9][0-9_.]*)")
+_MEAN = re.compile(r"(?:mean=|Average value )([0-9][0-9_.]*)|#\s*([0-9][0-9_.]*)\s*/\s*[0-9][0-9_.]*\s*/")
+"""A mean in a comment: `mean=...`, `Average value ...`, or first of `# mean / stddev / CV%` (the TAS files)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,10 @@ def shipped(config: str, module_dir: Callable[[str, str], Path]) -> tuple[Bound,
     return parse(path.read_text()) if path.is_file() else ()
 
 
+def _number(found: re.Match) -> float:
+    return float((found.group(1) or found.group(2)).replace("_", ""))
+
+
 def _comment_means(text: str) -> dict[str, float]:
     """The mean each key's comment gives: on the comment line(s) just above it, or after it on its line."""
     means: dict[str, float] = {}
@@ -101,10 +106,10 @@ def _comment_means(text: str) -> dict[str, float]:
         stripped = line.strip()
         found = _MEAN.search(stripped)
         if stripped.startswith("#"):
-            pending = float(found.group(1).replace("_", "")) if found else pending
+            pending = _number(found) if found else pending
             continue
         key = stripped.split(":", 1)[0].strip() if ":" in stripped else ""
-        value = float(found.group(1).replace("_", "")) if found else pending
+        value = _number(found) if found else pending
         if key and value is not None and stripped.split(":", 1)[1].split("#")[0].strip():
             means[key] = value
         pending = None if stripped else pending

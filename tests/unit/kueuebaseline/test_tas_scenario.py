@@ -67,3 +67,16 @@ def test_the_run_is_judged_by_kueues_tas_rangespec_whose_classes_are_ours():
     names = {c.name for c in arrivals.from_scenario(scenario).classes}
     assert names == {f"{size}-{kind}-rack" for size in ("small", "medium", "large")
                      for kind in ("required", "preferred", "balanced")}
+
+
+def test_the_tas_rangespecs_means_are_read_from_its_mean_stddev_cv_comments():
+    from pathlib import Path
+
+    from harness.drivers.kueuebaseline import rangespecs
+
+    copy = Path(__file__).resolve().parents[3] / "results" / "tas" / "kueue-v0.17.0-tas-rangespec.yaml"
+    bounds = {b.metric: b for b in rangespecs.parse(copy.read_text())}
+    assert bounds["wall_seconds"].average == pytest.approx(401.472)  # "# 401472 / 5737 / 1.43%" in ms
+    assert bounds["cq_usage_percent"].average == 62.41 and bounds["cq_usage_percent"].limit == 58.0
+    assert bounds["time_to_admission_seconds[large-balanced-rack]"].average == pytest.approx(37.862)
+    assert bounds["time_to_admission_seconds[small-required-rack]"].limit == 297.0
