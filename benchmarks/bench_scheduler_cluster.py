@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
+import benchteardown
 import scheduler_cluster_figures as figs
 import scheduler_cluster_reading as reading
 
@@ -245,7 +246,7 @@ class Bench:
         self.say("admission", f"{self.implementation}: {self.result['admissions']['per_second']} admissions/s", True)
 
     def run(self) -> dict:
-        try:
+        with benchteardown.kept(self):
             self.setup()
             self.process()
             self.save()
@@ -261,15 +262,6 @@ class Bench:
                 self.save()
             if self.args.admit_seconds > 0:
                 self.admit()
-        except Exception as error:  # the figures so far are kept, with where it stopped
-            self.result["error"] = f"{type(error).__name__}: {error}"
-            raise
-        finally:
-            if self.handle is not None:
-                self.handle.stop()
-            if self.info is not None:
-                bringup.down(self.cluster_name)
-            self.save()
         return self.result
 
     def save(self) -> None:

@@ -29,6 +29,7 @@ import json
 import time
 from pathlib import Path
 
+import benchteardown
 import scheduler_cluster_figures as figs
 
 from harness import apiservice, kubeconfig, rest, waiting
@@ -177,22 +178,13 @@ class Bench:
         waiting.poll(gone, 120, POLL_SECONDS, lambda: f"{name} still held by the ClusterQueue")
 
     def run(self) -> dict:
-        try:
+        with benchteardown.kept(self):
             self.setup()
             self.save()
             for pods in self.args.pods:
                 self.say("pod set", f"{self.implementation}: {pods:,} pods", True)
                 self.result["pod_sets"].append(self.measure(pods))
                 self.save()
-        except Exception as error:  # the figures so far are kept, with where it stopped
-            self.result["error"] = f"{type(error).__name__}: {error}"
-            raise
-        finally:
-            if self.handle is not None:
-                self.handle.stop()
-            if self.info is not None:
-                bringup.down(self.cluster_name)
-            self.save()
         return self.result
 
     def save(self) -> None:
