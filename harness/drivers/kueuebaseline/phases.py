@@ -20,6 +20,9 @@ class KueueBaselinePhase(base.Model):
     """Which configuration of Kueue's scheduler performance test the scenario ports: its rangespec
     (read from the Kueue module it comes from, kueuebaseline.rangespecs) judges the run, and only
     `baseline` has published figures beside it."""
+    rangespec: bool = True
+    """Judge the run by that rangespec; false for a shape scaled away from Kueue's (fewer ClusterQueues,
+    other counts), whose wall times and usage its bounds do not describe."""
 
 
 PHASES = (KueueBaselinePhase,)

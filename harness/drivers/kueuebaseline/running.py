@@ -38,8 +38,10 @@ def run(context: contract.PhaseContext) -> None:
               "creation_lag_max_seconds": lags[-1],
               "cq_usage_from_flavors_usage": float(figures.cq_usage_source == "flavorsUsage")}
     config = context.phase.kueue_config
-    bounds = rangespecs.shipped(config, building.module_dir)
-    if not bounds:
+    bounds = rangespecs.shipped(config, building.module_dir) if context.phase.rangespec else ()
+    if not context.phase.rangespec:
+        say(f"    kueue-baseline: rangespec off (the shape is not Kueue's {config}): no verdicts")
+    elif not bounds:
         say(f"    kueue-baseline: no rangespec for {config} (Kueue {rangespecs.CONFIG_VERSIONS[config]} not in the "
             "Go module cache): no verdicts")
     frame = tabulating.figures_frame(figures, api_metrics, extras, rangespecs.reference(config, bounds))
