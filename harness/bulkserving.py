@@ -56,6 +56,9 @@ def wait(creds: Credentials, what: Served, revision: int, expected: int, progres
         if not seen.caught_up:
             # Served only once the watch cache holds revision; else a 504 after up to 3 s naming its revision.
             status, body = rest.get(creds, what.probe, timeout=30.0)
+            if status == 429:  # a restarted kube-apiserver still filling its watch cache
+                progress(what.topic, "kube-apiserver's watch cache is being filled")
+                return None
             if status == 504:
                 seen.cache = cache_revision(body) or seen.cache
                 progress(what.topic, f"kube-apiserver's watch cache at etcd revision {seen.cache} of {revision}")

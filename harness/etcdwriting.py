@@ -40,6 +40,9 @@ informer, cut off while 5,000 Workloads arrived, held 4,359 pending for minutes 
 all 5,000); kube-scheduler, after 100,000 bulk nodes, held 96,936 in its cache for good (3,064 lost,
 24 transactions' worth). Single puts cost throughput: 20,000 Workloads in 5.1 s at 64 in flight
 (16: 10.1 s; 128: 4.9 s) against 0.8 s in transactions of 128, on this 2-core machine."""
+UNWATCHED_PUTS_PER_TRANSACTION = 128
+"""Objects per revision when nothing watches etcd (kube-apiserver stopped): no watch can end inside one.
+100,000 nodes in 782 transactions took 2.2 s here, against 43 s one per revision with kube-apiserver up."""
 CONCURRENCY = 64
 """Transactions in flight at once over one connection: etcd commits concurrent ones together (measured above)."""
 MAX_MESSAGE_BYTES = 512 * 1024**2

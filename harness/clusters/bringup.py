@@ -19,8 +19,10 @@ from harness.toolchain import building, layout, versions
 BACKENDS = ("kwok", "kind", "existing")
 
 
-NODE_PATHS = ("posts", "bulk")
-"""How nodes are made: POSTs through kube-apiserver (kwok marks them Ready), or written Ready into etcd."""
+NODE_PATHS = ("posts", "bulk", "bulk-at-start")
+"""How nodes are made: POSTs through kube-apiserver (kwok marks them Ready), or written Ready into etcd:
+one per revision into a running cluster (bulk), or many per revision while kube-apiserver is stopped
+during `cluster up` (bulk-at-start, bulkloading.load_at_start)."""
 REPORT_VERSION = 2
 """2: node_path and node_value_bytes added (version 1 files have neither and were all `posts`)."""
 
@@ -150,7 +152,12 @@ def up(cluster: specs.ClusterSpec, pools: list[nodepools.NodePool], progress, ku
     report.control_plane_seconds = round(time.monotonic() - started, 2)
     try:
         if report.nodes_requested:
-            added = add_nodes(info, pools, progress, bulk=cluster.bulk, ready_timeout=ready_timeout)
+            if cluster.bulk and cluster.backend == "kwok":
+                loaded = bulkloading.load_at_start(info, pools, progress, timeout=ready_timeout)
+                added = NodesAdded("bulk-at-start", loaded.requested, loaded.write_seconds, loaded.served_seconds,
+                                   loaded.served, value_bytes=loaded.value_bytes)
+            else:
+                added = add_nodes(info, pools, progress, bulk=cluster.bulk, ready_timeout=ready_timeout)
             report.node_path = added.path
             report.node_create_seconds = round(added.write_seconds, 2)
             report.nodes_per_second = round(added.nodes_per_second, 1)

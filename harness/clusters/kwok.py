@@ -9,12 +9,14 @@ import shutil
 import subprocess
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
 import yaml
 
-from harness import kubeconfig, rest
+from harness import kubeconfig, rest, waiting
 from harness.clusters import frontproxy, kwokconfig, ports as portpicking, processes, spec as specs, state
 from harness.errors import KqbenchError
 from harness.toolchain import layout
@@ -178,6 +180,42 @@ def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Pa
     info.pids = read_pids(workdir)
     state.save(info, root)
     return info
+
+
+@contextmanager
+def apiserver_stopped(info: state.ClusterInfo, progress, timeout: float = 300.0) -> Iterator[None]:
+    """kube-apiserver stopped for the block, then started again as kwokctl started it (command line,
+    working folder, environment, log) and waited for until it answers (/livez), also when the block fails.
+    Not until /readyz: with 100k nodes its own informers sync seconds after it serves them (measured
+    here: answering 2.7 s after the start, every node served 12.4 s, /readyz 17.0 s); a caller waits
+    for what it needs served.
+
+    With it stopped nothing watches etcd: what the block writes there reaches every client through
+    the new kube-apiserver's initial LIST (a client resuming an older watch is told to list again),
+    never as watch events that a cut-off watch could lose part of. It is killed, not asked to stop:
+    its state is all in etcd, and with watchers connected it takes tens of seconds to drain them."""
+    pid = info.pids.get("kube-apiserver")
+    if not pid:
+        raise KqbenchError(f"cluster {info.name}: no kube-apiserver pid recorded")
+    process = psutil.Process(pid)
+    command, cwd, environment = process.cmdline(), process.cwd(), process.environ()
+    process.kill()
+    process.wait(timeout=30)
+    try:
+        yield
+    finally:
+        progress("cluster", "starting kube-apiserver again", True)
+        workdir = Path(info.workdir)
+        with (workdir / "logs" / "kube-apiserver.log").open("a") as log:
+            started = subprocess.Popen(command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        (workdir / "pids" / "kube-apiserver.pid").write_text(str(started.pid))
+        info.pids["kube-apiserver"] = started.pid
+        state.save(info)
+        creds = kubeconfig.load(info.kubeconfig)
+        waiting.poll(lambda: rest.get(creds, "/livez", timeout=5.0)[0] == 200, timeout, 0.2,
+                     lambda: f"kube-apiserver of {info.name} did not answer {timeout:.0f} s after its restart "
+                             f"(log: {workdir / 'logs' / 'kube-apiserver.log'})", retry_on=(OSError,))
 
 
 def down(name: str, binaries: layout.Binaries | None, root: Path | None = None) -> list[int]:

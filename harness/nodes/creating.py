@@ -95,6 +95,8 @@ async def _count_ready(session: aiohttp.ClientSession, creds: Credentials, selec
             params["continue"] = token
         async with session.get(creds.server + "/api/v1/nodes", params=params,
                                headers={"Accept": TABLE_ACCEPT}) as response:
+            if response.status == 429:  # its watch cache is still being filled (a restarted kube-apiserver)
+                raise waiting.NotYet("kube-apiserver answered 429 to a node LIST")
             if response.status != 200:
                 raise KqbenchError(f"listing nodes failed: HTTP {response.status}")
             table = orjson.loads(await response.read())
