@@ -50,7 +50,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
                                admission_fair_sharing=settings.core_admission_fair_sharing(),
                                preserve_scan_progress=settings.preserve_scan_progress,
                                preemption_ignores_pods=settings.preemption_ignores_pods,
-                               scheduling_equivalence_hashing=settings.scheduling_equivalence_hashing)
+                               scheduling_equivalence_hashing=settings.scheduling_equivalence_hashing,
+                               tas_recompute_in_cycle=settings.tas_recompute_in_cycle)
         publisher = publishers.create(strategy.name, manager, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,

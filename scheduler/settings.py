@@ -89,6 +89,10 @@ class SchedulerSettings:
     aside as inadmissible (no fit, or no preemption candidates) sets aside every pending Workload of the same
     shape (priority and pod sets) with it, and those that arrive until the queue's next retry (off: Kueue
     v0.17's one at a time)."""
+    tas_recompute_in_cycle: bool = False
+    """Kueue's TASRecomputeAssignmentWithinSchedulingCycle (beta, on by default from Kueue v0.19): a head whose
+    quota fits but whose nodes an earlier entry of the cycle took is placed again in the same cycle (off:
+    Kueue v0.17's skip, "Workload no longer fits after processing another workload")."""
     log_cycles: bool = False
     """Log every decision of every cycle, one line each (controlling.ControllerSettings.log_cycles)."""
     write_pending_reasons: bool = False
@@ -220,6 +224,9 @@ _OPTIONS = (
     _Option("--scheduling-equivalence-hashing", "scheduling_equivalence_hashing",
             "Kueue's SchedulingEquivalenceHashing (on from Kueue v0.18): a BestEffortFIFO head set aside as "
             "inadmissible sets aside every pending Workload of its shape until the next retry.", bool),
+    _Option("--tas-recompute-in-cycle", "tas_recompute_in_cycle",
+            "Kueue's TASRecomputeAssignmentWithinSchedulingCycle (on from Kueue v0.19): a head whose nodes an "
+            "earlier entry of the cycle took is placed again in that cycle.", bool),
     _Option("--log-cycles", "log_cycles", "Log every decision of every scheduling cycle (one INFO line each).", bool),
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,

@@ -86,6 +86,7 @@ class QueueManager:
         preserve_scan_progress: bool = False,
         preemption_ignores_pods: bool = False,
         scheduling_equivalence_hashing: bool = False,
+        tas_recompute_in_cycle: bool = False,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
@@ -100,6 +101,8 @@ class QueueManager:
         self.preemption_ignores_pods = preemption_ignores_pods
         # Kueue's SchedulingEquivalenceHashing (on from v0.18): a parked head parks its equals (apply_decisions).
         self.scheduling_equivalence_hashing = scheduling_equivalence_hashing
+        # Kueue's TASRecomputeAssignmentWithinSchedulingCycle (on from v0.19): nodes taken, placed again (scheduling).
+        self.tas_recompute_in_cycle = tas_recompute_in_cycle
         # Kueue's schedulingCycle: counts the cycles that had heads (run_cycle), for the age of a search.
         self.cycle = 0
         self.quotas = QuotaBook()

@@ -26,6 +26,7 @@ applies them in memory.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -80,21 +81,25 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
     claimed: dict[WorkloadKey, AdmittedWorkload] = {}
     placed = CycleUsage(manager.topologies)
     for entry in _order(entries, quotas, manager.fair_sharing):
-        cq, assignment = entry.cq, entry.assignment
-        nominated = assignment.mode is Mode.FIT or (assignment.mode is Mode.PREEMPT and entry.targets)
-        if nominated:
-            decision = _admit_or_preempt(manager, entry, quotas, claimed, placed)
-        else:
-            if assignment.mode is Mode.PREEMPT and cq.preemption.reclaim_within_cohort is not PreemptionPolicy.ANY:
-                # Kueue holds back what this head waits for when it cannot be sure to reclaim it
-                # later (CanAlwaysReclaim), so lower-priority neighbours do not borrow it first.
-                quotas.add_usage(cq.name, _reservation(cq, assignment, quotas))
-                if assignment.admission is not None:
-                    placed.assume(assignment.admission)  # and the nodes it would take on empty ones
-            decision = _cannot_fit(entry)
+        decision = _walk(manager, entry, quotas, claimed, placed)
         if decision is not None:
             decisions.append(decision)
     return decisions
+
+
+def _walk(manager: QueueManager, entry: _Entry, quotas: QuotaBook, claimed: dict[WorkloadKey, AdmittedWorkload],
+          placed: CycleUsage) -> Decision | None:
+    """One entry's turn in the walk (Kueue's processEntry)."""
+    cq, assignment = entry.cq, entry.assignment
+    if assignment.mode is Mode.FIT or (assignment.mode is Mode.PREEMPT and entry.targets):
+        return _admit_or_preempt(manager, entry, quotas, claimed, placed)
+    if assignment.mode is Mode.PREEMPT and cq.preemption.reclaim_within_cohort is not PreemptionPolicy.ANY:
+        # Kueue holds back what this head waits for when it cannot be sure to reclaim it
+        # later (CanAlwaysReclaim), so lower-priority neighbours do not borrow it first.
+        quotas.add_usage(cq.name, _reservation(cq, assignment, quotas))
+        if assignment.admission is not None:
+            placed.assume(assignment.admission)  # and the nodes it would take on empty ones
+    return _cannot_fit(entry)
 
 
 @dataclass(slots=True, frozen=True)
@@ -104,6 +109,8 @@ class _Entry:
     assignment: FlavorAssignment
     blocked: bool
     targets: tuple[PreemptionTarget, ...] = ()
+    placed_again: bool = False
+    """Its pods were placed again in the walk (at most once a cycle, as Kueue's updateAssignmentIfNeeded)."""
 
 
 def _refused(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> bool:
@@ -121,12 +128,16 @@ def _refusal(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: W
 def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: bool, quotas: QuotaBook) -> _Entry:
     """Flavors (resuming the head's last search) and, when preemption is needed, targets, against
     ``quotas`` as they are now (Kueue's nominate and getInitialAssignments)."""
-    neighbours = quotas.neighbours(cq.name)
     last = manager.last_assignment(cq.name, head.key)
-    fair = manager.fair_sharing
-    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(neighbours), last, fair,
-                                manager.topologies)
+    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(quotas.neighbours(cq.name)),
+                                last, manager.fair_sharing, manager.topologies)
     assignment = topologyassigning.place_workload(head, cq, manager.flavors, manager.topologies, assignment)
+    return _with_targets(manager, cq, head, blocked, quotas, assignment)
+
+
+def _with_targets(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: bool, quotas: QuotaBook,
+                  assignment: FlavorAssignment) -> _Entry:
+    """The entry of a placed head; one that needs preemption with its targets (Kueue's getAssignments)."""
     if assignment.mode is not Mode.PREEMPT:
         return _Entry(cq, head, assignment, blocked)
     nodes_fit = topologyassigning.fits_without(head, cq, manager.topologies, assignment)
@@ -135,9 +146,8 @@ def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: 
     request = assignment.usage
     if manager.preemption_ignores_pods:
         request = {fr: quantity for fr, quantity in request.items() if fr[1] != PODS_RESOURCE}
-    targets = tuple(find_targets(
-        head, cq, request, assignment.needs_preemption, manager.admitted_in(neighbours), quotas, fair, nodes_fit,
-    ))
+    targets = tuple(find_targets(head, cq, request, assignment.needs_preemption,
+                                 manager.admitted_in(quotas.neighbours(cq.name)), quotas, manager.fair_sharing, nodes_fit))
     if nodes_fit is not None:
         gone = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
         assignment = topologyassigning.placed_for_preemption(head, cq, manager.topologies, assignment, gone)
@@ -173,9 +183,12 @@ def _admit_or_preempt(
         return None if blocked else Wait(workload, cq.name, OVERLAPPING_TARGETS, blocks=False, last_assignment=kept)
     gone = [*claimed.values(), *chosen]
     # Kueue's fits also reads the nodes, less what the cycle's preempted workloads hold.
-    if not _fits_once_gone(quotas, cq.name, assignment.usage, gone) or (
-            assignment.admission and not placed.fits(assignment.admission, (r.workload.admission for r in gone
-                                                                           if r.workload.admission))):
+    if not _fits_once_gone(quotas, cq.name, assignment.usage, gone):
+        return None if blocked else Wait(workload, cq.name, NO_LONGER_FITS, blocks=False, last_assignment=kept)
+    if assignment.admission and not placed.fits(assignment.admission, (r.workload.admission for r in gone
+                                                                      if r.workload.admission)):
+        if manager.tas_recompute_in_cycle and assignment.mode is Mode.FIT and not entry.placed_again:
+            return _walk(manager, _placed_again(manager, entry, quotas, placed), quotas, claimed, placed)
         return None if blocked else Wait(workload, cq.name, NO_LONGER_FITS, blocks=False, last_assignment=kept)
     claimed.update((r.workload.key, r) for r in chosen)
     # Hold the request back so no later entry takes the quota (and the nodes) being freed.
@@ -187,6 +200,19 @@ def _admit_or_preempt(
     if blocked and all(r.evicted for r in chosen):
         return None  # Kueue's IssuePreemptions skips targets already evicted
     return Preempt(workload, cq.name, targets, assignment.admission, assignment.message)
+
+
+def _placed_again(manager: QueueManager, entry: _Entry, quotas: QuotaBook, placed: CycleUsage) -> _Entry:
+    """Kueue's TASRecomputeAssignmentWithinSchedulingCycle (beta, on from v0.19): a head whose quota still
+    fits but whose nodes an earlier entry of the cycle took is placed again on the nodes as the cycle left
+    them; it may now fit elsewhere, need preemption (its targets found now) or not fit at all. Kueue also
+    recomputes a preemptor whose nodes were taken (pkg/scheduler/scheduler.go updateAssignmentIfNeeded);
+    here only a head nominated to fit is, a preemptor is skipped as before."""
+    with placed.applied():
+        assignment = topologyassigning.placed_again(entry.workload, entry.cq, manager.flavors, manager.topologies,
+                                                    entry.assignment)
+        again = _with_targets(manager, entry.cq, entry.workload, entry.blocked, quotas, assignment)
+    return dataclasses.replace(again, placed_again=True)
 
 
 def _fits_once_gone(quotas: QuotaBook, cq_name: str, request: Usage, gone: list[AdmittedWorkload]) -> bool:

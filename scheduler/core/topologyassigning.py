@@ -53,6 +53,18 @@ def place_workload(workload: Workload, cq: ClusterQueue, flavors: Mapping[str, R
     return dataclasses.replace(assignment, needs_preemption=assignment.needs_preemption | tas)
 
 
+def placed_again(workload: Workload, cq: ClusterQueue, flavors: Mapping[str, ResourceFlavor], state: TopologyState,
+                 assignment: FlavorAssignment) -> FlavorAssignment:
+    """Kueue's TASRecomputeAssignmentWithinSchedulingCycle for a head nominated to fit whose nodes an
+    earlier entry of the cycle took: its TAS pod sets placed again on ``state`` as it is now (the caller
+    records the cycle's admissions in it), its flavors kept (Kueue's NominationMapping)."""
+    if assignment.admission is None:
+        return assignment
+    cleared = dataclasses.replace(assignment.admission, pod_set_assignments=tuple(
+        dataclasses.replace(psa, topology_assignment=None) for psa in assignment.admission.pod_set_assignments))
+    return place_workload(workload, cq, flavors, state, dataclasses.replace(assignment, admission=cleared))
+
+
 def placed_for_preemption(workload: Workload, cq: ClusterQueue, state: TopologyState, assignment: FlavorAssignment,
                           targets: Sequence[AdmittedWorkload]) -> FlavorAssignment:
     """Kueue's updateAssignmentForTAS for a preemptor: its pods placed as if its targets were gone (or,

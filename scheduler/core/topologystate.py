@@ -10,6 +10,7 @@ it admits to a ``CycleUsage`` so later entries of the same cycle see it (Kueue's
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 
 from scheduler.core.domaintrees import DomainTree, DomainUsage, add_into
 from scheduler.core.kinds import ClusterQueue, ResourceFlavor
@@ -18,6 +19,8 @@ from scheduler.core.workloads import Admission, PodSetAssignment
 
 # (leaf id, per-pod requests, pods): one domain of an assignment as usage.
 DomainRequest = tuple[DomainId, dict[str, int], int]
+_ASSUMED = object()
+"""First half of the keys under which CycleUsage.applied records the cycle's admissions (never a workload key)."""
 
 
 class TopologyState:
@@ -141,6 +144,7 @@ class CycleUsage:
     def __init__(self, state: TopologyState) -> None:
         self.state = state
         self._assumed: dict[str, dict[DomainId, dict[str, int]]] = {}
+        self._admissions: list[Admission] = []
 
     def fits(self, admission: Admission, gone: Iterable[Admission] = ()) -> bool:
         """Whether the admission's pods still fit where it places them, the ``gone`` admissions' pods
@@ -159,6 +163,20 @@ class CycleUsage:
 
     def assume(self, admission: Admission) -> None:
         self._add(self._assumed, admission, 1)
+        self._admissions.append(admission)
+
+    @contextmanager
+    def applied(self) -> Iterator[None]:
+        """The state with what the cycle assumed so far recorded in it, for the block: a placement made
+        inside sees the nodes as the cycle has left them (Kueue's snapshot, which the walk adds to)."""
+        keys = [(_ASSUMED, index) for index in range(len(self._admissions))]
+        for key, admission in zip(keys, self._admissions):
+            self.state.add_workload(key, admission)
+        try:
+            yield
+        finally:
+            for key in keys:
+                self.state.remove_workload(key)
 
     def _add(self, into: dict[str, dict[DomainId, dict[str, int]]], admission: Admission, sign: int) -> None:
         for flavor, domains in self.state.domain_requests(admission):

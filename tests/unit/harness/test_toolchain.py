@@ -161,10 +161,13 @@ def _module_zip(path: Path, prefix: str, files: dict[str, str]) -> None:
 def test_the_reference_scheduler_follows_the_defaults_of_the_kueue_it_is_compared_with():
     # FlavorFungibilityPreserveScanProgress is on by default from Kueue v0.19 (beta), absent in v0.17.
     # v0.19's preemption search reads the request without `pods`. SchedulingEquivalenceHashing: on from v0.18.
+    # TASRecomputeAssignmentWithinSchedulingCycle: on from v0.19.
     assert versions.reference_settings("v0.17.0") == {"preserve_scan_progress": False, "preemption_ignores_pods": False,
-                                                      "scheduling_equivalence_hashing": False}
+                                                      "scheduling_equivalence_hashing": False,
+                                                      "tas_recompute_in_cycle": False}
     assert versions.reference_settings("v0.19.2") == {"preserve_scan_progress": True, "preemption_ignores_pods": True,
-                                                      "scheduling_equivalence_hashing": True}
+                                                      "scheduling_equivalence_hashing": True,
+                                                      "tas_recompute_in_cycle": True}
     assert versions.reference_settings(None) == versions.reference_settings(versions.load_pins().kueue)
     with pytest.raises(versions.VersionError, match="not in harness/versions.toml"):
         versions.reference_settings("v0.18.0")

@@ -178,6 +178,7 @@ def manager_with(
     preserve_scan_progress: bool = False,
     preemption_ignores_pods: bool = False,
     scheduling_equivalence_hashing: bool = False,
+    tas_recompute_in_cycle: bool = False,
 ) -> QueueManager:
     """A manager with flavors, Cohorts, queues, and LocalQueues ``{lq name: cq name}`` in namespace ns.
     Parked workloads return at the change itself unless ``requeue_batch_seconds`` says otherwise
@@ -185,7 +186,8 @@ def manager_with(
     manager = QueueManager(positions=positions, fair_sharing=fair_sharing, requeue_batch_seconds=requeue_batch_seconds,
                            preserve_scan_progress=preserve_scan_progress,
                            preemption_ignores_pods=preemption_ignores_pods,
-                           scheduling_equivalence_hashing=scheduling_equivalence_hashing)
+                           scheduling_equivalence_hashing=scheduling_equivalence_hashing,
+                           tas_recompute_in_cycle=tas_recompute_in_cycle)
     for flavor in flavors:
         manager.add_resource_flavor(kinds.ResourceFlavor(flavor))
     for cohort in cohorts:

@@ -28,8 +28,8 @@ def _node(name: str, cpu: str = "1", memory: str = "1Gi", pods: str = "10", **le
 SINGLE_NODE = [_node("x1")]
 
 
-def _manager(cq, nodes=SINGLE_NODE, flavors=(TAS_FLAVOR,), topology_list=(SINGLE_LEVEL,)):
-    manager = manager_with(cq, flavors=())
+def _manager(cq, nodes=SINGLE_NODE, flavors=(TAS_FLAVOR,), topology_list=(SINGLE_LEVEL,), **settings):
+    manager = manager_with(cq, flavors=(), **settings)
     for topology in topology_list:
         manager.topologies.set_topology(topology)
     for node in nodes:
@@ -141,6 +141,53 @@ def test_two_workloads_of_one_cycle_cannot_take_the_same_node():
     decisions = run_cycle(manager, now=1)
     assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a"), ("Wait", "b")]
     assert isinstance(decisions[1], Wait)
+
+
+def _two_nominated_to_x1(recompute: bool):
+    """Kueue v0.19.2's scheduler_tas_test.go "two small workloads considered; there is only space for one of
+    them on the initial node": x1 (3 CPU) and y1 (5 CPU); a1 (1 pod, priority 2) and b1 (3 pods, another
+    queue of the cohort), both preferring one host and both placed on x1, the tightest, against the cycle's start."""
+    cq_a = (ClusterQueueBuilder("tas-cq-a").flavors(("tas-default", {"cpu": "4", "memory": "4Gi"}))
+            .cohort("tas-cohort-main").preemption(within="LowerPriority", reclaim="Any").obj())
+    cq_b = (ClusterQueueBuilder("tas-cq-b").flavors(("tas-default", {"cpu": "4", "memory": "4Gi"}))
+            .cohort("tas-cohort-main").preemption(reclaim="Any").obj())
+    manager = _manager(cq_a, nodes=[_node("x1", cpu="3", memory="5Gi"), _node("y1", cpu="5", memory="3Gi")],
+                       tas_recompute_in_cycle=recompute)
+    manager.add_cluster_queue(cq_b)
+    manager.add_local_queue(kinds.LocalQueue("ns", "lq-a", "tas-cq-a"))
+    manager.add_local_queue(kinds.LocalQueue("ns", "lq-b", "tas-cq-b"))
+    manager.add_workload(WorkloadBuilder("a1").queue("lq-a").priority(2).request(1, "one", cpu="1")
+                         .topology(preferred=HOSTNAME_LABEL).obj())
+    manager.add_workload(WorkloadBuilder("b1").queue("lq-b").priority(1).request(3, "one", cpu="1")
+                         .topology(preferred=HOSTNAME_LABEL).obj())
+    return run_cycle(manager, now=1)
+
+
+def test_a_head_whose_node_was_taken_is_placed_again_in_the_cycle_from_kueue_v0_19():
+    """TASRecomputeAssignmentWithinSchedulingCycle (on from v0.19): b1 lands on y1 in the same cycle."""
+    decisions = _two_nominated_to_x1(recompute=True)
+    assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a1"), ("Admit", "b1")]
+    assert [psa.topology_assignment for d in decisions for psa in d.admission.pod_set_assignments] == [
+        _on(("x1", 1)), _on(("y1", 3))]
+
+
+def test_without_the_recompute_a_head_whose_node_was_taken_waits_for_the_next_cycle():
+    decisions = _two_nominated_to_x1(recompute=False)
+    assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a1"), ("Wait", "b1")]
+    assert decisions[1].message == NO_LONGER_FITS
+
+
+def test_a_head_placed_again_that_fits_nowhere_is_turned_away_with_the_placement_message():
+    manager = _manager(_tas_queue("tas-default"), tas_recompute_in_cycle=True)
+    manager.add_local_queue(kinds.LocalQueue("ns", "lq-b", "tas-b"))
+    manager.add_cluster_queue(ClusterQueueBuilder("tas-b").flavors(("tas-default", {"cpu": "50"})).obj())
+    manager.add_workload(WorkloadBuilder("a").created(1).request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
+    manager.add_workload(WorkloadBuilder("b").created(2).queue("lq-b").request(1, "one", cpu="1")
+                         .topology(required=HOSTNAME_LABEL).obj())
+    decisions = run_cycle(manager, now=1)
+    assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a"), ("Park", "b")]
+    assert "doesn't allow to fit any of 1 pod(s)" in decisions[1].message
+    assert manager.admitted(("ns", "b")) is None
 
 
 def test_a_finished_workload_gives_its_nodes_back():
