@@ -235,6 +235,22 @@ def metrics_urls(cluster: specs.ClusterSpec, ports: Ports) -> dict[str, str]:
             "kube-scheduler": f"https://127.0.0.1:{ports.scheduler}/metrics"}
 
 
+def starts_tainting_new_nodes(cluster: specs.ClusterSpec) -> bool:
+    """flags_taint_new_nodes of the kube-apiserver this cluster will start, before it runs (kwokctl adds no
+    admission flags of its own; the bulk loader checks the running one's command line again)."""
+    return flags_taint_new_nodes([f"--{arg['key']}={arg['value']}" for arg in apiserver_extra_args(cluster)])
+
+
+def apiserver_extra_args(cluster: specs.ClusterSpec) -> list[dict]:
+    """kube-apiserver's flags beyond kwokctl's own (`extraArgs`)."""
+    args = [_arg("max-requests-inflight", str(cluster.max_requests_inflight))]
+    # Appended, not "override": kwokctl's override only replaces flags it already set, and for
+    # kube-apiserver the last occurrence of a flag wins anyway.
+    if not taints_new_nodes(cluster):
+        args.append(_arg("disable-admission-plugins", "TaintNodesByCondition"))
+    return args + [_arg(key, value) for key, value in cluster.apiserver_args]
+
+
 def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, ports: Ports) -> list[dict]:
     """The YAML documents of `kwokctl create cluster --config`."""
     options = {
@@ -268,13 +284,8 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
     if cluster.feature_gates:
         options["kubeFeatureGates"] = specs.format_feature_gates(cluster.feature_gates)
 
-    apiserver_args = [_arg("max-requests-inflight", str(cluster.max_requests_inflight))]
+    apiserver_args = apiserver_extra_args(cluster)
     controllers = list(CONTROLLERS) + (list(JOB_CONTROLLERS) if cluster.jobs else [])
-    # Appended, not "override": kwokctl's override only replaces flags it already set, and for
-    # kube-apiserver the last occurrence of a flag wins anyway.
-    if not taints_new_nodes(cluster):
-        apiserver_args.append(_arg("disable-admission-plugins", "TaintNodesByCondition"))
-    apiserver_args += [_arg(key, value) for key, value in cluster.apiserver_args]
     patches = [{"name": "kube-apiserver", "extraArgs": apiserver_args}]
     documents: list[dict] = []
 
