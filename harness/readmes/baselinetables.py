@@ -32,6 +32,7 @@ LABELS = {
     "wall_seconds": "wall time (s)",
     "evictions": "evictions",
     "cq_usage_percent": "CQ usage (%)",
+    "cq_usage_percent_from_workloads": "CQ usage from the Workloads (%)",
     "admissions_per_second": "admissions/s",
     "cycle_seconds_mean": "mean cycle (s)",
     "writes_per_admission": "API writes per admission",
