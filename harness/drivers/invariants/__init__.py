@@ -32,7 +32,8 @@ def report_section(tables: contract.Tables, context: contract.ReportContext) -> 
         return None
     bad = table[table["status"] != reading.PASSED]
     passed = int((table["status"] == reading.PASSED).sum())
-    head = f"<h2>Invariants</h2><p>{passed} checks passed, {reading.tally(table)} (checked after every phase).</p>"
+    phases = ", ".join(html.escape(str(p)) for p in dict.fromkeys(table["phase"]))
+    head = f"<h2>Invariants</h2><p>{passed} checks passed, {reading.tally(table)} (checked after: {phases}).</p>"
     if bad.empty:
         return contract.ReportSection(head)
     cells = "".join(

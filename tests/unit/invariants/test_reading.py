@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from harness.errors import KqbenchError
 from harness.invariants import checking, reading
 from tests.unit.invariants.test_checking import cq, lq, wl
@@ -112,3 +114,13 @@ def test_reads_that_take_long_stop_rechecking_within_the_budget_and_leave_the_st
     assert checker.last_cost.reads == 1 and checker.last_cost.seconds == 20.0  # a second read would end at 43 s
     assert reading.FAILED not in set(table["status"])
     assert list(table[table["status"] == reading.UNSETTLED]["check"]) == [checking.PENDING]
+
+
+def test_the_report_says_after_which_phases_the_invariants_were_checked():
+    from harness.drivers import invariants
+
+    checker, _ = _checker(_snapshots(2, 2))
+    fill, drain = checker.check("fill"), checker.check("drain")
+    table = pd.concat([fill, drain]).assign(case="c")
+    section = invariants.report_section({reading.TABLE: table}, None)
+    assert "(checked after: fill, drain)" in section.html
