@@ -129,18 +129,22 @@ def test_rack_required_takes_the_rack_that_holds_the_pods_best():
     assert assignment.topology_assignment == _on(("x2", 1), ("x3", 1), ("x4", 1))
 
 
-def test_two_workloads_of_one_cycle_cannot_take_the_same_node():
+@pytest.mark.parametrize("recompute, second", [(False, "Wait"), (True, "Park")])
+def test_two_workloads_of_one_cycle_cannot_take_the_same_node(recompute, second):
     """TestScheduleForTASCohorts "two workloads considered; there is enough space only for the first":
-    both are placed on x1 against the cycle's start; the second no longer fits once the first is."""
-    manager = _manager(_tas_queue("tas-default"))
+    both are placed on x1 against the cycle's start; the second no longer fits once the first is, and
+    waits for the next cycle, or, placed again in the cycle (from Kueue v0.19), fits nowhere and is told why."""
+    manager = _manager(_tas_queue("tas-default"), tas_recompute_in_cycle=recompute)
     manager.add_local_queue(kinds.LocalQueue("ns", "lq-b", "tas-b"))
     manager.add_cluster_queue(ClusterQueueBuilder("tas-b").flavors(("tas-default", {"cpu": "50"})).obj())
     manager.add_workload(WorkloadBuilder("a").created(1).request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
     manager.add_workload(WorkloadBuilder("b").created(2).queue("lq-b").request(1, "one", cpu="1")
                          .topology(required=HOSTNAME_LABEL).obj())
     decisions = run_cycle(manager, now=1)
-    assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a"), ("Wait", "b")]
-    assert isinstance(decisions[1], Wait)
+    assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a"), (second, "b")]
+    expected = "doesn't allow to fit any of 1 pod(s)" if recompute else NO_LONGER_FITS
+    assert expected in decisions[1].message
+    assert manager.admitted(("ns", "b")) is None
 
 
 def _two_nominated_to_x1(recompute: bool):
@@ -175,19 +179,6 @@ def test_without_the_recompute_a_head_whose_node_was_taken_waits_for_the_next_cy
     decisions = _two_nominated_to_x1(recompute=False)
     assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a1"), ("Wait", "b1")]
     assert decisions[1].message == NO_LONGER_FITS
-
-
-def test_a_head_placed_again_that_fits_nowhere_is_turned_away_with_the_placement_message():
-    manager = _manager(_tas_queue("tas-default"), tas_recompute_in_cycle=True)
-    manager.add_local_queue(kinds.LocalQueue("ns", "lq-b", "tas-b"))
-    manager.add_cluster_queue(ClusterQueueBuilder("tas-b").flavors(("tas-default", {"cpu": "50"})).obj())
-    manager.add_workload(WorkloadBuilder("a").created(1).request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
-    manager.add_workload(WorkloadBuilder("b").created(2).queue("lq-b").request(1, "one", cpu="1")
-                         .topology(required=HOSTNAME_LABEL).obj())
-    decisions = run_cycle(manager, now=1)
-    assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a"), ("Park", "b")]
-    assert "doesn't allow to fit any of 1 pod(s)" in decisions[1].message
-    assert manager.admitted(("ns", "b")) is None
 
 
 def test_a_finished_workload_gives_its_nodes_back():
