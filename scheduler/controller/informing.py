@@ -78,8 +78,11 @@ class Informer:
             except kube.Gone:
                 self.stats.relists_after_gone += 1
                 needs_list = True
-            except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError, ConnectionError) as error:
+            except (kube.ApiError, aiohttp.ClientError, asyncio.TimeoutError, ConnectionError, ValueError) as error:
+                # ValueError: a watch line the client could not read whole ("Chunk too big") or parse; the
+                # events after it are lost with the watch, so the informer lists again rather than resume.
                 self.stats.errors += 1
+                needs_list = needs_list or isinstance(error, ValueError)
                 log.warning("informer %s: %s; retrying in %.1fs", self.path, error, backoff)
                 try:
                     await asyncio.wait_for(stop.wait(), timeout=backoff)

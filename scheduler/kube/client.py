@@ -21,6 +21,12 @@ from scheduler.kube.ratelimit import TokenBucket
 WriteObserver = Callable[[str, str, int, int], None]
 
 
+READ_BUFFER_BYTES = 8 * 1024**2
+"""aiohttp's stream buffer; a watch event is one line, and a line may be twice this long. Its default
+(256 KiB) ended the Workload watch at the first event over 512 KiB (a TAS assignment of about 32,000
+cloud-named hosts) with "Chunk too big"; etcd stores objects up to 1.5 MiB by default, and a cluster may
+raise that limit (--max-request-bytes)."""
+
 class ApiError(Exception):
     def __init__(self, status: int, body: bytes, what: str) -> None:
         self.status = status
@@ -78,6 +84,7 @@ class KubeClient:
             connector=aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=connections, keepalive_timeout=60),
             headers={"User-Agent": user_agent, "Accept": "application/json", **creds.headers()},
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+            read_bufsize=READ_BUFFER_BYTES,
         )
 
     async def close(self) -> None:
