@@ -47,6 +47,8 @@ from scheduler.publishing import strategies
 
 BASE = groups.PATH
 NAMESPACE = "kqbench-tas"
+POOL = "kwok"
+"""The node pool's name (its nodes' pool label, which the TAS flavor selects)."""
 WORKLOADS = f"{BASE}/namespaces/{NAMESPACE}/workloads"
 ETCD_KEY = f"/registry/{groups.GROUP}/workloads/{NAMESPACE}/"
 LOG_DIR = state.state_root() / "logs"
@@ -57,7 +59,8 @@ ETCD_DEFAULT_REQUEST_BYTES = int(1.5 * 2**20)
 def queues(nodes: int) -> sections.QueuesSection:
     return sections.QueuesSection.model_validate({
         "topologies": [{"name": "hosts"}],
-        "flavors": [{"name": "tas", "topology_name": "hosts"}],
+        # Kueue's CRD wants the node labels of a TAS flavor (its CEL rule reads spec.nodeLabels).
+        "flavors": [{"name": "tas", "topology_name": "hosts", "node_labels": {pools.POOL_LABEL: POOL}}],
         "cluster_queues": [{"name": "cq", "resource_groups": [{"covered_resources": ["cpu"], "flavors": [
             {"flavor": "tas", "resources": [{"name": "cpu", "nominal": nodes}]}]}]}],
         "local_queues": [{"name": "lq", "cluster_queue": "cq", "namespace": NAMESPACE}]})
@@ -94,7 +97,7 @@ class Bench:
 
     def setup(self) -> None:
         self.cluster_name = f"tas-size-{self.implementation[:3]}"
-        pool = pools.NodePool(count=self.args.nodes, cpu="1", pods=110, names=self.args.node_names,
+        pool = pools.NodePool(name=POOL, count=self.args.nodes, cpu="1", pods=110, names=self.args.node_names,
                               topology=topologies.NodeTopology(self.args.racks_per_block, self.args.hosts_per_rack))
         started = time.monotonic()
         limit = self.args.etcd_max_request_bytes
