@@ -51,7 +51,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
                                preserve_scan_progress=settings.preserve_scan_progress,
                                preemption_ignores_pods=settings.preemption_ignores_pods,
                                scheduling_equivalence_hashing=settings.scheduling_equivalence_hashing,
-                               tas_recompute_in_cycle=settings.tas_recompute_in_cycle)
+                               tas_recompute_in_cycle=settings.tas_recompute_in_cycle,
+                               tas_hostname_prefix_encoding=settings.tas_hostname_prefix_encoding)
         publisher = publishers.create(strategy.name, manager, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,

@@ -93,6 +93,10 @@ class SchedulerSettings:
     """Kueue's TASRecomputeAssignmentWithinSchedulingCycle (beta, on by default from Kueue v0.19): a head whose
     quota fits but whose nodes an earlier entry of the cycle took is placed again in the same cycle (off:
     Kueue v0.17's skip, "Workload no longer fits after processing another workload")."""
+    tas_hostname_prefix_encoding: bool = False
+    """Kueue's TASAssignmentsEncodingByHostnamePrefix (beta, on by default from Kueue v0.19): a topology
+    assignment written as a slice per run of hosts sharing a name prefix when that is smaller (off: Kueue
+    v0.17's one compact slice)."""
     log_cycles: bool = False
     """Log every decision of every cycle, one line each (controlling.ControllerSettings.log_cycles)."""
     write_pending_reasons: bool = False
@@ -227,6 +231,9 @@ _OPTIONS = (
     _Option("--tas-recompute-in-cycle", "tas_recompute_in_cycle",
             "Kueue's TASRecomputeAssignmentWithinSchedulingCycle (on from Kueue v0.19): a head whose nodes an "
             "earlier entry of the cycle took is placed again in that cycle.", bool),
+    _Option("--tas-hostname-prefix-encoding", "tas_hostname_prefix_encoding",
+            "Kueue's TASAssignmentsEncodingByHostnamePrefix (on from Kueue v0.19): topology assignments written "
+            "a slice per run of hosts sharing a name prefix when that is smaller.", bool),
     _Option("--log-cycles", "log_cycles", "Log every decision of every scheduling cycle (one INFO line each).", bool),
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,

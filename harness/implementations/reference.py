@@ -68,6 +68,11 @@ class ReferenceFields(base.Model):
     earlier entry of the cycle took is placed again in that cycle). None: as the run's Kueue version decides
     (on from v0.19)."""
 
+    tas_hostname_prefix_encoding: bool | None = None
+    """Reference scheduler only: Kueue's TASAssignmentsEncodingByHostnamePrefix (topology assignments written a
+    slice per run of hosts sharing a name prefix when smaller). None: as the run's Kueue version decides (on
+    from v0.19)."""
+
     log_cycles: bool = _PROCESS.log_cycles
     """Reference scheduler only: log every decision of every cycle, one line each, to read beside Kueue's
     cycle log (`kueue_log_level: 3`); costs time per cycle, so never for headline figures."""
@@ -102,6 +107,8 @@ def fields_of(section: sections.SchedulerFields) -> dict:
                                                          "scheduling_equivalence_hashing", section.kueue_version),
                 tas_recompute_in_cycle=_as_kueue(section.tas_recompute_in_cycle, "tas_recompute_in_cycle",
                                                  section.kueue_version),
+                tas_hostname_prefix_encoding=_as_kueue(section.tas_hostname_prefix_encoding,
+                                                       "tas_hostname_prefix_encoding", section.kueue_version),
                 log_cycles=section.log_cycles, admission_fair_sharing=section.admission_fair_sharing,
                 usage_half_life_seconds=section.usage_half_life_seconds,
                 usage_sampling_interval_seconds=section.usage_sampling_interval_seconds,

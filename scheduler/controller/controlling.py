@@ -77,9 +77,10 @@ def _workload_path(namespace: str, name: str) -> str:
     return f"{BASE}/namespaces/{namespace}/workloads/{name}"
 
 
-def admission_status(workload: Workload, admission: Admission, now: float) -> dict:
+def admission_status(workload: Workload, admission: Admission, now: float, hostname_prefix_runs: bool = False) -> dict:
     """The apply configuration that admits a workload; an Evicted one is no longer (Kueue's
-    SetQuotaReservation turns Evicted and Preempted False)."""
+    SetQuotaReservation turns Evicted and Preempted False). ``hostname_prefix_runs``: the topology
+    assignment in Kueue v0.19's encoding (topologyconversion.assignment_to_dict)."""
     cq = admission.cluster_queue
     conditions = [
         _condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
@@ -90,7 +91,8 @@ def admission_status(workload: Workload, admission: Admission, now: float) -> di
     return {
         "apiVersion": GROUP_VERSION, "kind": "Workload",
         "metadata": {"name": workload.name, "namespace": workload.namespace},
-        "status": {"admission": conversion.admission_to_dict(admission), "conditions": conditions},
+        "status": {"admission": conversion.admission_to_dict(admission, hostname_prefix_runs),
+                   "conditions": conditions},
     }
 
 
@@ -326,7 +328,8 @@ class Controller:
             try:
                 result = await self.client.request(
                     "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
-                    admission_status(workload, decision.admission, now), "application/apply-patch+yaml")
+                    admission_status(workload, decision.admission, now, self.manager.tas_hostname_prefix_encoding),
+                    "application/apply-patch+yaml")
             except kube.FAILURES as error:
                 self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                 self.manager.cancel_admission(workload.key)

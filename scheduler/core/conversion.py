@@ -364,15 +364,15 @@ def workload_from_dict(obj: Obj, decoder: WorkloadDecoder | None = None) -> Work
     return (decoder or WorkloadDecoder()).decode(obj)
 
 
-def admission_to_dict(admission: Admission) -> Obj:
+def admission_to_dict(admission: Admission, hostname_prefix_runs: bool = False) -> Obj:
     """``status.admission`` JSON for a decided Admission."""
     return {
         "clusterQueue": admission.cluster_queue,
-        "podSetAssignments": [_pod_set_assignment_to_dict(a) for a in admission.pod_set_assignments],
+        "podSetAssignments": [_pod_set_assignment_to_dict(a, hostname_prefix_runs) for a in admission.pod_set_assignments],
     }
 
 
-def _pod_set_assignment_to_dict(assignment: PodSetAssignment) -> Obj:
+def _pod_set_assignment_to_dict(assignment: PodSetAssignment, hostname_prefix_runs: bool) -> Obj:
     obj: Obj = {
         "name": assignment.name,
         "flavors": dict(assignment.flavors),
@@ -380,5 +380,6 @@ def _pod_set_assignment_to_dict(assignment: PodSetAssignment) -> Obj:
         "count": assignment.count,
     }
     if assignment.topology_assignment is not None:
-        obj["topologyAssignment"] = topologyconversion.assignment_to_dict(assignment.topology_assignment)
+        obj["topologyAssignment"] = topologyconversion.assignment_to_dict(assignment.topology_assignment,
+                                                                          hostname_prefix_runs)
     return obj

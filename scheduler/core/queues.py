@@ -87,6 +87,7 @@ class QueueManager:
         preemption_ignores_pods: bool = False,
         scheduling_equivalence_hashing: bool = False,
         tas_recompute_in_cycle: bool = False,
+        tas_hostname_prefix_encoding: bool = False,
     ) -> None:
         self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
@@ -103,6 +104,8 @@ class QueueManager:
         self.scheduling_equivalence_hashing = scheduling_equivalence_hashing
         # Kueue's TASRecomputeAssignmentWithinSchedulingCycle (on from v0.19): nodes taken, placed again (scheduling).
         self.tas_recompute_in_cycle = tas_recompute_in_cycle
+        # Kueue's TASAssignmentsEncodingByHostnamePrefix (on from v0.19): how an admission's assignment is written.
+        self.tas_hostname_prefix_encoding = tas_hostname_prefix_encoding
         # Kueue's schedulingCycle: counts the cycles that had heads (run_cycle), for the age of a search.
         self.cycle = 0
         self.quotas = QuotaBook()

@@ -1,22 +1,32 @@
 """Topology-aware scheduling's objects from and to their Kueue-shaped dicts (pure).
 
 Topology and Node objects in, a pod set's ``topologyRequest`` in, and ``topologyAssignment`` out in
-Kueue v0.17.0's v1beta2 encoding (pkg/util/tas/tas_assignment.go ``V1Beta2From``): one slice holding
+Kueue's v1beta2 encoding (pkg/util/tas/tas_assignment.go ``V1Beta2From``): in v0.17.0 one slice holding
 every domain, each level's values as one ``universal`` value when all are equal, else ``individual``
 roots with their common ``prefix``/``suffix`` taken out, and ``podCounts`` universal when all counts
-are equal. Reading decodes any number of slices.
+are equal; from v0.19 by default one such slice per run of hosts sharing a name prefix, which halves a
+cloud-named assignment. Reading decodes any number of slices.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from scheduler.core.kinds import Taint, Toleration
 from scheduler.core.quantities import parse_quantity
-from scheduler.core.topologies import DomainAssignment, Node, Topology, TopologyAssignment, TopologyRequest
+from scheduler.core.topologies import (
+    HOSTNAME_LABEL,
+    DomainAssignment,
+    Node,
+    Topology,
+    TopologyAssignment,
+    TopologyRequest,
+)
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 
 def topology_from_dict(obj: Obj) -> Topology:
@@ -59,18 +69,81 @@ def topology_request_from_dict(obj: Obj | None) -> TopologyRequest | None:
     return request if request.explicit or request.group is not None else None
 
 
-def assignment_to_dict(assignment: TopologyAssignment) -> Obj:
-    """Kueue v0.17.0's ``topologyAssignment``: a single compact slice."""
-    domains = assignment.domains
+MAX_DOMAINS_PER_SLICE = 100_000
+"""v1beta2's MaxItems of a slice's roots and individual pod counts."""
+MAX_SLICES = 1_000
+"""v1beta2's MaxItems of a topologyAssignment's slices."""
+
+
+def assignment_to_dict(assignment: TopologyAssignment, hostname_prefix_runs: bool = False) -> Obj:
+    """Kueue's v1beta2 ``topologyAssignment`` (pkg/util/tas/tas_assignment.go V1Beta2From): v0.17.0's single
+    compact slice, or with ``hostname_prefix_runs`` (Kueue v0.19's TASAssignmentsEncodingByHostnamePrefix,
+    beta and on by default) consecutive hosts that share a reusable '-'-delimited name prefix as a slice each,
+    unless one compact slice serialises smaller (and fits a slice's limit)."""
+    levels, domains = list(assignment.levels), list(assignment.domains)
     if not domains:
-        return {"levels": list(assignment.levels)}  # Go's omitempty drops the empty slices
-    per_level = [_compact([d.values[i] for d in domains]) for i in range(len(assignment.levels))]
+        return {"levels": levels}  # Go's omitempty drops the empty slices
+    single = {"levels": levels, "slices": [_slice(levels, domains)]}
+    if not hostname_prefix_runs:
+        return single
+    runs = _prefix_runs(levels, domains)
+    if len(runs["slices"]) <= 1 or len(domains) > MAX_DOMAINS_PER_SLICE:
+        return runs
+    return single if _json_size(single) < _json_size(runs) else runs
+
+
+def _json_size(obj: Obj) -> int:
+    """Bytes of Go's json.Marshal of the same object (compact; host names are ASCII)."""
+    return len(json.dumps(obj, separators=(",", ":")))
+
+
+def _prefix_runs(levels: list[str], domains: list[DomainAssignment]) -> Obj:
+    """compactTopologyAssignmentEncodingWithHostnamePrefixRuns: a slice per run of hosts with the same
+    reusable prefix, each cut at MAX_DOMAINS_PER_SLICE."""
+    keys = _hostname_prefix_keys(domains) if len(domains) > 1 and levels[-1] == HOSTNAME_LABEL else None
+    return {"levels": levels, "slices": [_slice(levels, list(run[start:start + MAX_DOMAINS_PER_SLICE]))
+                                         for run in _runs(domains, keys)
+                                         for start in range(0, len(run), MAX_DOMAINS_PER_SLICE)]}
+
+
+def _slice(levels: list[str], domains: list[DomainAssignment]) -> Obj:
+    """compactSliceEncoding: one slice with every compressing option it can use."""
+    per_level = [_compact([d.values[i] for d in domains]) for i in range(len(levels))]
     counts = [d.count for d in domains]
     pod_counts = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}
-    return {
-        "levels": list(assignment.levels),
-        "slices": [{"domainCount": len(domains), "valuesPerLevel": per_level, "podCounts": pod_counts}],
-    }
+    return {"domainCount": len(domains), "valuesPerLevel": per_level, "podCounts": pod_counts}
+
+
+def _runs(domains: Sequence[T], keys: list[str] | None) -> list[Sequence[T]]:
+    """compactDomainRuns: consecutive domains of the same key (keys a, a, b, a: three runs); no keys, one run."""
+    if not keys:
+        return [domains]
+    runs: list[Sequence[T]]
+    runs, start = [], 0
+    for i in range(1, len(domains)):
+        if keys[i] != keys[start]:
+            runs.append(domains[start:i])
+            start = i
+    return [*runs, domains[start:]]
+
+
+def _hostname_prefix_keys(domains: list[DomainAssignment]) -> list[str] | None:
+    """reusableHostnamePrefixKeys: per host, its longest '-'-delimited prefix that another host of the
+    assignment shares ("pool-a-node-0" and "pool-a-node-1": "pool-a-node-"); the deepest such prefixes whose
+    runs fit MAX_SLICES slices, else shallower ones; None when none does (one run)."""
+    hosts = [d.values[-1] for d in domains]
+    ends = [[i + 1 for i in range(len(host) - 1) if host[i] == "-"] for host in hosts]
+    seen: dict[str, int] = {}
+    for host, host_ends in zip(hosts, ends):
+        for end in host_ends:
+            seen[host[:end]] = seen.get(host[:end], 0) + 1
+    for depth in range(max(map(len, ends), default=0), 0, -1):
+        keys = [next((host[:end] for end in reversed(host_ends[:depth]) if seen[host[:end]] >= 2), "")
+                for host, host_ends in zip(hosts, ends)]
+        slices = sum(-(-len(run) // MAX_DOMAINS_PER_SLICE) for run in _runs(list(range(len(keys))), keys))
+        if slices <= MAX_SLICES:
+            return keys
+    return None
 
 
 def _compact(values: list[str]) -> Obj:

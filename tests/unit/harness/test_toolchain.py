@@ -164,10 +164,12 @@ def test_the_reference_scheduler_follows_the_defaults_of_the_kueue_it_is_compare
     # TASRecomputeAssignmentWithinSchedulingCycle: on from v0.19.
     assert versions.reference_settings("v0.17.0") == {"preserve_scan_progress": False, "preemption_ignores_pods": False,
                                                       "scheduling_equivalence_hashing": False,
-                                                      "tas_recompute_in_cycle": False}
+                                                      "tas_recompute_in_cycle": False,
+                                                      "tas_hostname_prefix_encoding": False}
     assert versions.reference_settings("v0.19.2") == {"preserve_scan_progress": True, "preemption_ignores_pods": True,
                                                       "scheduling_equivalence_hashing": True,
-                                                      "tas_recompute_in_cycle": True}
+                                                      "tas_recompute_in_cycle": True,
+                                                      "tas_hostname_prefix_encoding": True}
     assert versions.reference_settings(None) == versions.reference_settings(versions.load_pins().kueue)
     with pytest.raises(versions.VersionError, match="not in harness/versions.toml"):
         versions.reference_settings("v0.18.0")
