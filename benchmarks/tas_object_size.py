@@ -9,7 +9,7 @@ harness.nodes.pools) this computes the JSON of ``status.admission`` with the ass
 
 the bytes per domain of each, and the largest pod set whose Workload stays under etcd's default
 request limit (1.5 MiB). It writes nothing to a cluster: what kube-apiserver and etcd do with these
-objects (the write refused, the Workload left pending) is the measured half, still to run.
+objects (the write refused, the Workload left pending) is measured by ``bench_tas_object_size.py``.
 
     .venv/bin/python benchmarks/tas_object_size.py --out results/tas/object-size-model.json
 """

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.drivers.kueuebaseline import holding, tabulating
 from harness.errors import KqbenchError
 from harness.readmes import markdown
 
@@ -43,6 +44,9 @@ LABELS = {
     "fairness.longest_starvation_seconds": "longest starvation (s)",
     "rangespec_failures": "Kueue's rangespec bounds broken",
     "creation_lag_p50_seconds": "creation behind schedule, p50 (s)",
+    "hold.decided_to_finished_seconds": "quota held, decision to Finished (s)",
+    "hold.seen_seconds": "quota held, as the generator saw it (s)",
+    "hold.decision_to_seen_seconds": "decision until the generator saw it (s)",
 }
 _CLASS = re.compile(r"^time_to_admission_seconds\[([a-z0-9-]+)\]$")
 """A Workload class's mean time to admission (the class names come from the configuration)."""
@@ -56,6 +60,8 @@ def _label(metric: str) -> str | None:
 SCALE = {"scheduler_rss_max_bytes": 2**20}
 """Rows shown in another unit than the one recorded (bytes as MiB)."""
 _REPEAT = re.compile(r",r(\d+)$")
+HOLD = "hold."
+"""Rows computed from the run's Workloads table (``holding``), so runs summarised before them have them too."""
 
 
 def _figures(folder: Path) -> pd.DataFrame:
@@ -65,16 +71,29 @@ def _figures(folder: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def _holds(folder: Path) -> dict[str, dict[str, float]]:
+    path = folder / "tables" / f"{tabulating.WORKLOADS_TABLE}.parquet"
+    if not path.is_file():
+        raise KqbenchError(f"{path} does not exist (the hold rows are computed from it)")
+    return holding.hold_figures(pd.read_parquet(path))
+
+
 def _summary(folder: Path) -> dict:
     path = folder / "summary.json"
     return json.loads(path.read_text()).get("metrics", {}) if path.is_file() else {}
 
 
-def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str) -> list[float]:
-    """Each repeat's value: from the figures table, or for the figures the summary alone holds (costs,
-    fairness), its samples."""
+def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str,
+            holds: dict[str, dict[str, float]] | None = None) -> list[float]:
+    """Each repeat's value: from the figures table, for the figures the summary alone holds (costs,
+    fairness) its samples, for how long quota was held the Workloads table (``holds``)."""
     if metric == "rangespec_failures" and "within_rangespec" in frame.columns:
         return _rangespec_failures(frame, point)
+    if metric.startswith(HOLD):
+        figure = metric.removeprefix(HOLD)
+        mine = [(int(_REPEAT.search(case).group(1)), values[figure]) for case, values in (holds or {}).items()
+                if _REPEAT.sub("", case) == point and figure in values]
+        return [value for _, value in sorted(mine)]
     rows = frame[(frame["metric"] == metric) & (frame["case"].str.replace(_REPEAT, "", regex=True) == point)]
     if rows.empty:
         entry = summary.get(f"kueue.{metric} @ {point}") or {}
@@ -130,11 +149,12 @@ def cases(spec: dict, folder: Path) -> str:
         of = ratio.get("of") or []
         if len(of) != 2 or not set(of) <= set(columns):
             raise KqbenchError(f"ratio {ratio.get('label')!r}: `of` names two of the columns ({', '.join(columns)})")
+    holds = _holds(run) if any(str(m).startswith(HOLD) for m in spec["rows"]) else None
     rows = []
     for metric in spec["rows"]:
         if _label(metric) is None:
             raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)}, time_to_admission_seconds[<class>])")
-        values = {header: _values(frame, summary, point, metric) for header, point in columns.items()}
+        values = {header: _values(frame, summary, point, metric, holds) for header, point in columns.items()}
         cells = [_cell(metric, values[h]) for h in columns]
         for ratio in ratios:
             a, b = ratio["of"]

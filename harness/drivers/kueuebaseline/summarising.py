@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from harness.drivers import contract, peers
-from harness.drivers.kueuebaseline import costs, tabulating
+from harness.drivers.kueuebaseline import costs, holding, tabulating
 from harness.stats import fairness
 
 BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
@@ -47,7 +47,16 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
         failed = int((~mine["within_rangespec"].dropna().astype(bool)).sum())
         out.append(contract.Metric("kueue.rangespec_failures", float(failed), "count", "lower"))
     workloads = tables.get(tabulating.WORKLOADS_TABLE)
-    return out + fairness_metrics(workloads, case) + fairness_ratios(workloads, frame, case)
+    return out + fairness_metrics(workloads, case) + fairness_ratios(workloads, frame, case) + hold_metrics(workloads, case)
+
+
+def hold_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:
+    """How long quota was held, decision to Finished and as the generator saw it (``holding``): why the
+    status-based usage reads more than the Workloads' own."""
+    if workloads is None or workloads.empty or "case" not in workloads.columns:
+        return []
+    figures = holding.hold_figures(workloads[workloads["case"] == case]).get(case, {})
+    return [contract.Metric(f"kueue.hold.{name}", value, "s", "lower") for name, value in figures.items()]
 
 
 def fairness_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:
