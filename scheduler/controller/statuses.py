@@ -123,3 +123,15 @@ def flavors_usage(usage: tuple[queuestatus.ResourceUsage, ...]) -> list[dict]:
         flavors.setdefault(u.flavor, []).append(
             {"name": u.resource, "total": format_quantity(u.total), "borrowed": format_quantity(u.borrowed)})
     return [{"name": name, "resources": resources} for name, resources in flavors.items()]
+
+
+def warning_event(api_version: str, kind: str, name: str, uid: str, reason: str, message: str, now: float) -> dict:
+    """A core/v1 Warning Event about a cluster-scoped object, in `default` as kube's own components put
+    those, with the uid `kubectl describe` matches events by."""
+    stamp = rfc3339(now)
+    return {"apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": f"{name}.", "namespace": "default"},
+            "involvedObject": {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid},
+            "reason": reason, "message": message, "type": "Warning", "count": 1,
+            "firstTimestamp": stamp, "lastTimestamp": stamp,
+            "source": {"component": FIELD_MANAGER}, "reportingComponent": FIELD_MANAGER}

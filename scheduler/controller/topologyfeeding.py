@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
-from scheduler.controller import informing
+from scheduler.api import groups
+from scheduler.controller import informing, statuses
 from scheduler.core import topologyconversion
 from scheduler.core.queues import QueueManager
 from scheduler.kube import client as kube
@@ -20,6 +22,9 @@ from scheduler.kube import client as kube
 log = logging.getLogger(__name__)
 
 NODES_PATH = "/api/v1/nodes"
+EVENTS_PATH = "/api/v1/namespaces/default/events"
+NO_NODE_REASON = "TopologyLevelsOnNoNode"
+"""The Warning Event's reason on a TAS flavor whose Topology's levels no Ready node has."""
 WAIT_FOR_FLAVOR_SECONDS = 1.0
 """How often, while no TAS flavor exists, the feed looks whether one appeared (it then lists nodes)."""
 
@@ -31,6 +36,7 @@ class TopologyFeed:
         self._nodes: set[str] = set()
         self._topologies: set[str] = set()
         self._reported: set[str] = set()
+        self._posting: set[asyncio.Task] = set()
         # Until the first node list, queues with TAS flavors wait instead of finding no nodes.
         manager.topologies.nodes_known = False
 
@@ -94,10 +100,29 @@ class TopologyFeed:
         for name in sorted(empty - self._reported):
             rf = state.flavors[name]
             levels = state.topologies[rf.topology_name].levels
-            log.warning("ResourceFlavor %s: no Ready node has every level of Topology %s (%s)%s", name,
-                        rf.topology_name, ", ".join(levels),
-                        f" and its nodeLabels {rf.node_labels}" if rf.node_labels else "")
+            message = (f"no Ready node has every level of Topology {rf.topology_name} ({', '.join(levels)})"
+                       + (f" and its nodeLabels {rf.node_labels}" if rf.node_labels else ""))
+            log.warning("ResourceFlavor %s: %s", name, message)
+            self._warn_on_flavor(name, message)
         self._reported = empty
+
+    def _warn_on_flavor(self, name: str, message: str) -> None:
+        """The same as a Warning Event on the ResourceFlavor, where `kubectl describe` shows it (in the
+        background: an informer's handler does not wait for the API)."""
+        if self.client is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._post_warning(name, message))
+        self._posting.add(task)
+        task.add_done_callback(self._posting.discard)
+
+    async def _post_warning(self, name: str, message: str) -> None:
+        try:
+            flavor = await self.client.request("GET", f"{groups.PATH}/resourceflavors/{name}")
+            uid = (flavor.get("metadata") or {}).get("uid", "")
+            await self.client.request("POST", EVENTS_PATH, statuses.warning_event(
+                groups.API_VERSION, "ResourceFlavor", name, uid, NO_NODE_REASON, message, time.time()))
+        except kube.FAILURES as error:
+            log.warning("ResourceFlavor %s: the Warning Event was not written: %s", name, error)
 
     # -- running -------------------------------------------------------------------------------
 

@@ -108,3 +108,29 @@ def test_pod_sets_land_in_one_rack_or_block_and_one_no_rack_holds_stays_pending(
         assert sum(1 for w in listed(creds, "workloads") if (w.get("status") or {}).get("admission")) == 2
     finally:
         scheduler.stop()
+
+
+def test_a_flavor_whose_topology_levels_no_node_has_gets_a_warning_event(cluster):
+    info, creds = cluster
+    nowhere = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": "nowhere"},
+               "spec": {"levels": [{"nodeLabel": "example.com/no-such-level"}, {"nodeLabel": nodetopologies.HOSTNAME_LABEL}]}}
+    rest.apply(creds, f"{BASE}/topologies/nowhere", nowhere)
+    create(creds, [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                    "metadata": {"name": "tas-nowhere"}, "spec": {"topologyName": "nowhere"}}])
+    uid = rest.get_json(creds, f"{BASE}/resourceflavors/tas-nowhere")["metadata"]["uid"]
+    # The fields `kubectl describe resourceflavor tas-nowhere` selects its events by.
+    selector = ("involvedObject.kind=ResourceFlavor,involvedObject.name=tas-nowhere,"
+                f"involvedObject.uid={uid}")
+    scheduler = schedulerproc.start(info)
+    try:
+        events = wait_for(lambda: rest.get_json(creds, f"/api/v1/events?fieldSelector={selector}")["items"],
+                          timeout=30)
+        [event] = events
+        assert (event["type"], event["reason"]) == ("Warning", "TopologyLevelsOnNoNode")
+        assert event["message"] == ("no Ready node has every level of Topology nowhere "
+                                    f"(example.com/no-such-level, {nodetopologies.HOSTNAME_LABEL})")
+        # The flavor that has nodes gets none.
+        others = rest.get_json(creds, "/api/v1/events?fieldSelector=involvedObject.kind=ResourceFlavor")["items"]
+        assert {e["involvedObject"]["name"] for e in others} == {"tas-nowhere"}
+    finally:
+        scheduler.stop()
