@@ -43,6 +43,8 @@ from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.results import runs
 from harness.scenarios import models
+from harness.workloads import bulkloading, storing
+from loadtests.settings import WorkloadKind
 from scheduler.api import groups
 from scheduler.publishing import strategies
 
@@ -126,11 +128,29 @@ class Bench:
             rest.apply(self.creds, f"{BASE}/namespaces/default/localqueues/lq-{i}", {
                 "apiVersion": groups.API_VERSION, "kind": "LocalQueue",
                 "metadata": {"name": f"lq-{i}", "namespace": "default"}, "spec": {"clusterQueue": "cq"}})
-        jobs = [(WORKLOADS, lambda i=i: orjson.dumps(workload(f"wl-{i:06d}", i))) for i in range(self.n)]
-        seconds = posting.post_all(self.creds, jobs, 64, timeout=1800,
-                                   progress=lambda done, total: self.say("workloads", f"created {done}/{total}"))
+        if self.args.bulk:
+            seconds = self.load_in_bulk()
+        else:
+            jobs = [(WORKLOADS, lambda i=i: orjson.dumps(workload(f"wl-{i:06d}", i))) for i in range(self.n)]
+            seconds = posting.post_all(self.creds, jobs, 64, timeout=1800,
+                                       progress=lambda done, total: self.say("workloads", f"created {done}/{total}"))
         self.result["create"] = {"seconds": round(seconds, 1), "per_second": round(self.n / seconds, 1),
+                                 "path": "bulk-at-start" if self.args.bulk else "posts",
                                  "etcd_bytes_per_workload": self.etcd_bytes_per_workload()}
+
+    def load_in_bulk(self) -> float:
+        """The N Workloads written into etcd with kube-apiserver stopped (nothing watches yet), a tenth in
+        each LocalQueue with priority 0-6 by queue (the POSTed ones vary it per Workload); until served."""
+        started = time.monotonic()
+        batches = [storing.Batch(count=self.n // 10 + (1 if i < self.n % 10 else 0), queue=f"lq-{i}",
+                                 prefix=f"wl{i}", kind=WorkloadKind(priority=i % 7, cpu="1", memory="0"))
+                   for i in range(10)]
+        report = bulkloading.load_at_start(self.info, [b for b in batches if b.count], self.say,
+                                           timeout=self.args.process_seconds)
+        self.result["bulk_load"] = {"write_seconds": round(report.write_seconds, 1),
+                                    "served_seconds": round(report.served_seconds, 1),
+                                    "transactions": report.transactions, "value_bytes": report.value_bytes}
+        return time.monotonic() - started
 
     def etcd_bytes_per_workload(self) -> float | None:
         if not self.info.etcd_url:
@@ -183,7 +203,10 @@ class Bench:
             "scheduler_rss_mib": round(rss / 2**20, 1), **figs.per_pending(cpu, rss, self.n),
             "pending_gauge": figs.metric_sum(text, figs.PENDING_GAUGES[self.implementation]),
             "apiserver_writes": writes, "apiserver_writes_per_pending_workload": figs.per(sum(writes.values()), self.n),
-            "idle_cores": self.idle_cores(10.0)}
+            "idle_cores": self.idle_cores(10.0),
+            "rss_bytes_per_pending_by_process": {
+                name: round(reading.rss_bytes(pid) / self.n, 1) for name, pid in self.pids().items()
+                if name != "benchmark-client" and reading.rss_bytes(pid)}}
         if self.implementation == "kueue":
             self.result["processed"]["kueue_pending_by_status"] = {
                 s: figs.metric_sum(text, "kueue_pending_workloads", status=s) for s in ("active", "inadmissible")}
@@ -284,6 +307,8 @@ def main() -> None:
     parser.add_argument("--kueue-qps", type=float, default=None,
                         help="Kueue's client QPS (default: no client limit for both, as ours runs)")
     parser.add_argument("--skip-no-page-cache", action="store_true", help="leave out our page-cache-off arms")
+    parser.add_argument("--bulk", action="store_true",
+                        help="write the N Workloads straight into etcd before the scheduler starts, instead of POSTs")
     parser.add_argument("--out", default=None, help="default: results/peer/scheduler-cluster-N")
     parser.add_argument("--combine", action="store_true",
                         help="take the implementations not run now from their JSON already in --out (an "

@@ -11,6 +11,7 @@ import enum
 
 from loadtests import settings as load_settings
 from scheduler.api import groups
+from scheduler.core.quantities import parse_quantity
 
 GROUP = groups.GROUP
 VERSION = groups.VERSION
@@ -37,7 +38,8 @@ def object_path(namespace: str, name: str) -> str:
 def build(name: str, namespace: str, queue: str, kind: load_settings.WorkloadKind, owner: str,
           priority_class: str | None = None) -> dict:
     """A Workload in `queue` shaped by one mix entry, labelled with the churn user that owns it."""
-    requests = {"cpu": kind.cpu, "memory": kind.memory}
+    # A zero request is left out: a ClusterQueue that does not cover it would refuse the Workload for it.
+    requests = {name: value for name, value in (("cpu", kind.cpu), ("memory", kind.memory)) if parse_quantity(value)}
     if kind.gpus:
         requests["nvidia.com/gpu"] = str(kind.gpus)
     pod_sets = [

@@ -8,10 +8,11 @@ Spec of a `kueue-baseline` block (paths relative to the README):
     ratios: [{label: ours / Kueue [95%], of: [ours, Kueue]}]    # numerator column, denominator column
     rows: [wall_seconds, evictions]
 
-A column is a sweep point: the cases whose id is the point plus `,r<repeat>`. Its cell is the median
+A column is a sweep point: the cases whose id is the point plus `,r<repeat>`; a column of another run
+names it, `{run: OTHER-FOLDER, point: POINT}` (the block's `run` is then optional). Its cell is the median
 over the repeats, then each repeat. A ratio cell is the run's summary figure with its 95% interval
-where the summary has one (`kueue.ratio_to_kueue.<figure> @ <point>`), else the ratio of the medians
-(no interval: marked so).
+where the summary has one (`kueue.ratio_to_kueue.<figure> @ <point>`, two columns of one run), else the
+ratio of the medians (no interval: marked so).
 """
 
 from __future__ import annotations
@@ -140,26 +141,48 @@ def _ratio(summary: dict, metric: str, point: str, ours: list[float], theirs: li
     return f"{ratio:.3g} (of medians)"
 
 
+def _column(header: str, value: object, default: str | None) -> tuple[str, str]:
+    """(run folder, point) of a column: a point of the block's `run`, or {run: FOLDER, point: POINT}."""
+    if isinstance(value, dict) and "point" in value:
+        run = value.get("run", default)
+        point = value["point"]
+    else:
+        run, point = default, value
+    if not run:
+        raise KqbenchError(f"column {header!r} names no run: give the block a `run:` or the column {{run: ..., point: ...}}")
+    return str(run), str(point)
+
+
+class _Run:
+    """One run folder's figures, summary and (when a row needs them) quota holds."""
+
+    def __init__(self, folder: Path, holds: bool) -> None:
+        self.frame, self.summary = _figures(folder), _summary(folder)
+        self.holds = _holds(folder) if holds else None
+
+
 def cases(spec: dict, folder: Path) -> str:
-    run = folder / spec["run"]
-    frame, summary = _figures(run), _summary(run)
-    columns: dict[str, str] = spec["columns"]
+    columns = {header: _column(header, value, spec.get("run")) for header, value in spec["columns"].items()}
     ratios = spec.get("ratios") or []
     for ratio in ratios:
         of = ratio.get("of") or []
         if len(of) != 2 or not set(of) <= set(columns):
             raise KqbenchError(f"ratio {ratio.get('label')!r}: `of` names two of the columns ({', '.join(columns)})")
-    holds = _holds(run) if any(str(m).startswith(HOLD) for m in spec["rows"]) else None
+    holds = any(str(m).startswith(HOLD) for m in spec["rows"])
+    runs = {run: _Run(folder / run, holds) for run, _ in columns.values()}
     rows = []
     for metric in spec["rows"]:
         if _label(metric) is None:
             raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)}, time_to_admission_seconds[<class>])")
-        values = {header: _values(frame, summary, point, metric, holds) for header, point in columns.items()}
+        values = {header: _values(runs[run].frame, runs[run].summary, point, metric, runs[run].holds)
+                  for header, (run, point) in columns.items()}
         cells = [_cell(metric, values[h]) for h in columns]
         for ratio in ratios:
             a, b = ratio["of"]
-            unfinished = [name for name in (a, b) if _unfinished(frame, columns[name])]
+            unfinished = [name for name in (a, b) if _unfinished(runs[columns[name][0]].frame, columns[name][1])]
+            # The run's own interval only between two points of one run; across runs, the ratio of medians.
+            summary = runs[columns[a][0]].summary if columns[a][0] == columns[b][0] else {}
             cells.append(f"not reached ({' and '.join(unfinished)} did not finish)" if unfinished
-                         else _ratio(summary, metric, columns[a], values[a], values[b]))
+                         else _ratio(summary, metric, columns[a][1], values[a], values[b]))
         rows.append([_label(metric), *cells])
     return markdown.table(["", *columns, *(r["label"] for r in ratios)], rows)

@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 
 from harness import bulkserving, etcdwriting, kubeconfig, rest, schedulerproc, waiting
-from harness.clusters import state
+from harness.clusters import kwok, state
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 from harness.metrics import catalog
@@ -73,6 +73,35 @@ def load(info: state.ClusterInfo, batch: storing.Batch, progress: Progress, repl
     return etcdwriting.LoadReport(requested=len(entries), replaced=len(present), write_seconds=write_seconds,
                       transactions=written.transactions, value_bytes=written.value_bytes,
                       served_seconds=time.monotonic() - served_started, served=served)
+
+
+def load_at_start(info: state.ClusterInfo, batches: Sequence[storing.Batch], progress: Progress,
+                  timeout: float = 600.0, clock: Callable[[], float] = time.time) -> etcdwriting.LoadReport:
+    """`load` for a cluster whose Workloads nothing watches yet (no scheduler started): written while
+    kube-apiserver is stopped, UNWATCHED_PUTS_PER_TRANSACTION to a revision (no watch can end inside one),
+    then served by the restarted kube-apiserver, which reads them in one LIST. Names that exist are refused."""
+    if not info.etcd_url:
+        raise KqbenchError(f"cluster {info.name} has no etcd of its own to load into (backend {info.backend})")
+    creds = kubeconfig.load(info.kubeconfig)
+    for namespace in sorted({b.namespace for b in batches}):
+        ensure_namespace(creds, namespace)
+    started = time.monotonic()
+    created = storing.rfc3339(clock())
+    entries = [entry for batch in batches for entry in storing.entries(batch, created)]
+    for namespace in sorted({b.namespace for b in batches}):  # refused before kube-apiserver is touched
+        mine = [k for k, _ in entries if k.startswith(storing.namespace_prefix(namespace))]
+        refuse_existing(etcdwriting.existing(info.etcd_url, storing.namespace_prefix(namespace), mine),
+                        len(entries), replace=False)
+    progress("workloads", f"built {len(entries)} Workload objects; kube-apiserver stopped while they are written", True)
+    with kwok.apiserver_stopped(info, progress, timeout=timeout):
+        written = etcdwriting.write(info.etcd_url, entries, progress, topic="workloads",
+                                    size=etcdwriting.UNWATCHED_PUTS_PER_TRANSACTION)
+        written_at = time.monotonic()
+    served = sum(wait_served(creds, written.revision, b.count, b.namespace, b.selector(), progress, timeout)
+                 for b in batches)
+    return etcdwriting.LoadReport(requested=len(entries), replaced=0, write_seconds=written_at - started,
+                                  transactions=written.transactions, value_bytes=written.value_bytes,
+                                  served_seconds=time.monotonic() - written_at, served=served)
 
 
 def list_path(namespace: str, selector: str, limit: int, token: str = "", revision: int | None = None) -> str:

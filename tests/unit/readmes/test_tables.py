@@ -132,6 +132,22 @@ def test_kueue_baseline_rows_are_medians_of_the_repeats_with_the_runs_interval(t
         blocks.render(BASELINE.replace("wall_seconds,", "walls,"), "x.md", rendering.BUILDERS, tmp_path)
 
 
+def test_a_kueue_baseline_column_may_come_from_another_run_and_its_ratio_is_then_of_medians(tmp_path):
+    other = tmp_path / "other"
+    (other / "tables").mkdir(parents=True)
+    (other / "tables" / "kueue_baseline.csv").write_text(
+        "case,metric,kqbench\n\"implementation=reference,r0\",wall_seconds,104\n")
+    (other / "summary.json").write_text(json.dumps({"metrics": {}}))
+    text = BASELINE.replace("{ours: implementation=reference, Kueue: implementation=kueue}",
+                            f"{{ours: implementation=reference, bigger: {{run: {other}, point: implementation=reference}}}}")
+    text = text.replace("of: [ours, Kueue]", "of: [bigger, ours]").replace("[wall_seconds, evictions]", "[wall_seconds]")
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")
+    assert table[2] == "| wall time (s) | 208 (208, 215, 197) | 104 | 0.5 (of medians) |"
+    nameless = text.replace(f"run: {ROOT / 'results' / 'peer' / 'kueue-baseline-full-3x-batched'}\n", "")
+    with pytest.raises(blocks.BlockError, match="column 'ours' names no run"):
+        blocks.render(nameless, "x.md", rendering.BUILDERS, tmp_path)
+
+
 def test_kueue_baseline_rows_name_the_configurations_own_classes(tmp_path):
     run = tmp_path / "run"
     (run / "tables").mkdir(parents=True)
