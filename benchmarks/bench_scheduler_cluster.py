@@ -27,6 +27,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -37,12 +38,14 @@ import scheduler_cluster_reading as reading
 from harness import apiservice, kubeconfig, posting, rest, waiting
 from harness.clusters import bringup, spec as specs, state
 from harness.implementations import registry as implementations
+from harness.errors import KqbenchError
 from harness.implementations.kueue import starting as kueue_starting
 from harness.metrics import etcdreading
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.results import runs
 from harness.scenarios import models
+from harness.toolchain import building, versions
 from harness.workloads import bulkloading, storing
 from loadtests.settings import WorkloadKind
 from scheduler.api import groups
@@ -72,13 +75,45 @@ def workload(name: str, i: int) -> dict:
                                                       "resources": {"requests": {"cpu": "1"}}}]}}}]}}
 
 
+@dataclass(frozen=True)
+class Arm:
+    """One implementation as `--implementation` names it: `reference`, `kueue` (harness/versions.toml's
+    default Kueue) or `kueue@VERSION`."""
+
+    implementation: str
+    kueue_version: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.implementation if self.kueue_version is None else f"{self.implementation}-{self.kueue_version}"
+
+
+def parse_arms(text: str) -> list[Arm]:
+    """`reference,kueue,kueue@v0.19.2` -> Arms; ValueError naming what is wrong."""
+    arms = []
+    for token in (t.strip() for t in text.split(",") if t.strip()):
+        implementation, _, version = token.partition("@")
+        if implementation not in implementations.implementations():
+            raise ValueError(f"{token!r}: use reference, kueue or kueue@VERSION")
+        if version and implementation != "kueue":
+            raise ValueError(f"{token!r}: only kueue takes a @VERSION")
+        try:
+            arms.append(Arm(implementation, versions.kueue_version(version) if version else None))
+        except KqbenchError as error:
+            raise ValueError(f"{token!r}: {error}") from None
+    if not arms:
+        raise ValueError("name at least one implementation")
+    return arms
+
+
 class Bench:
     """One implementation on one fresh cluster."""
 
-    def __init__(self, implementation: str, args: argparse.Namespace, out: Path, say: LineProgress) -> None:
-        self.implementation, self.args, self.out, self.say = implementation, args, out, say
+    def __init__(self, arm: Arm, args: argparse.Namespace, out: Path, say: LineProgress) -> None:
+        self.arm, self.implementation, self.args, self.out, self.say = arm, arm.implementation, args, out, say
         self.n = args.workloads
-        self.result: dict = {"implementation": implementation, "workloads": self.n, "readers": args.readers,
+        self.result: dict = {"implementation": self.implementation, "kueue_version": arm.kueue_version,
+                             "workloads": self.n, "readers": args.readers,
                              "log_dir": str(LOG_DIR), "arms": {}}
         self.handle = None
         self.info = self.creds = None
@@ -87,7 +122,8 @@ class Bench:
     def start_scheduler(self, page_cache: bool = True) -> float:
         section = models.SchedulerSection(implementation=self.implementation, strategy=strategies.AGGREGATED_INDEXED,
                                           no_client_limit=self.args.kueue_qps is None or self.implementation != "kueue",
-                                          qps=self.args.kueue_qps or 50.0, page_cache=page_cache)
+                                          qps=self.args.kueue_qps or 50.0, page_cache=page_cache,
+                                          kueue_version=self.arm.kueue_version)
         started = time.monotonic()
         # logs stay in the kqbench state folder: Kueue's grows by megabytes and results are committed
         self.handle = implementations.get(self.implementation).start(self.info, section, LOG_DIR)
@@ -118,7 +154,7 @@ class Bench:
         self.result["versions"] = self.info.versions
         self.creds = kubeconfig.load(self.info.kubeconfig)
         if self.implementation == "kueue":
-            kueue_starting.install_api(self.info)
+            kueue_starting.install_api(self.info, kueue=building.locate_kueue(version=self.arm.kueue_version))
         else:
             apiservice.install_crds(self.creds)
         rest.apply(self.creds, f"{BASE}/resourceflavors/default",
@@ -288,13 +324,17 @@ class Bench:
         return self.result
 
     def save(self) -> None:
-        (self.out / f"{self.implementation}.json").write_text(json.dumps(self.result, indent=2) + "\n")
+        (self.out / f"{self.arm.label}.json").write_text(json.dumps(self.result, indent=2) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--implementation", default="reference,kueue",
-                        help="comma-separated, run in this order on fresh clusters (default: reference,kueue)")
+                        help="comma-separated, run in this order on fresh clusters: reference, kueue (the default "
+                             "Kueue of harness/versions.toml), kueue@VERSION (default: reference,kueue)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds of every implementation, each into OUT/rN; OUT/summary.json has the ratios "
+                             "with their intervals")
     parser.add_argument("--workloads", type=int, default=20_000)
     parser.add_argument("--readers", type=int, default=50)
     parser.add_argument("--read-seconds", type=float, default=20.0, help="each read arm; 0 skips the reads")
@@ -314,37 +354,60 @@ def main() -> None:
                         help="take the implementations not run now from their JSON already in --out (an "
                              "earlier run of the same arguments) into summary.json's ratios")
     args = parser.parse_args()
-    chosen = [i.strip() for i in args.implementation.split(",") if i.strip()]
-    unknown = [i for i in chosen if i not in implementations.implementations()]
-    if unknown or not chosen:
-        parser.error(f"--implementation {args.implementation!r}: use reference, kueue or both comma-separated")
+    try:
+        arms = parse_arms(args.implementation)
+    except ValueError as error:
+        parser.error(f"--implementation {args.implementation!r}: {error}")
     out = Path(args.out or f"results/peer/scheduler-cluster-{args.workloads}")
     out.mkdir(parents=True, exist_ok=True)
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     say = LineProgress(interval=10.0)
     header = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "git_sha": runs.git_sha(),
               "machine": bringup.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if args.repeat == 1:
+        run_round(arms, args, out, say, header)
+        return
+    rounds = []
+    try:
+        for repeat in range(args.repeat):  # in rounds: every arm once, then again
+            say("repeat", f"round {repeat + 1}/{args.repeat}", True)
+            rounds.append(run_round(arms, args, out / f"r{repeat}", say, header))
+    finally:
+        combined = {**header, "repeats": len(rounds), "rounds": [f"r{r}" for r in range(len(rounds))],
+                    "ratios": figs.repeated_ratios(rounds, [a.label for a in arms if a.implementation == "kueue"])}
+        (out / "summary.json").write_text(json.dumps(combined, indent=2) + "\n")
+        print(f"wrote {out}/summary.json")
+
+
+def run_round(arms: list[Arm], args: argparse.Namespace, out: Path, say: LineProgress, header: dict) -> dict:
+    """Every arm once, on fresh clusters, into `out`; its summary.json has the ratios ours / each Kueue."""
+    out.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict] = {}
     if args.combine:
         for other in implementations.implementations():
-            if other not in chosen and (out / f"{other}.json").is_file():
+            if other not in {a.label for a in arms} and (out / f"{other}.json").is_file():
                 results[other] = json.loads((out / f"{other}.json").read_text())
                 header["combined_from_earlier"] = sorted({*header.get("combined_from_earlier", []), other})
     try:
-        for implementation in chosen:
-            bench = Bench(implementation, args, out, say)
+        for arm in arms:
+            bench = Bench(arm, args, out, say)
             try:
-                results[implementation] = bench.run()
-            except Exception as error:  # noqa: BLE001 - the other implementation still runs
-                results[implementation] = bench.result
-                print(f"{implementation} stopped: {error}", file=sys.stderr)
+                results[arm.label] = bench.run()
+            except Exception as error:  # noqa: BLE001 - the other implementations still run
+                results[arm.label] = bench.result
+                print(f"{arm.label} stopped: {error}", file=sys.stderr)
     finally:
-        found = figs.ratios(results.get("reference", {}), results.get("kueue", {}))
-        summary = {**header, "results": {k: f"{k}.json" for k in results}, "ratios": found}
+        peers = [label for label in results if label != "reference"]
+        found = {label: figs.ratios(results.get("reference", {}), results[label]) for label in peers}
+        summary = {**header, "results": {k: f"{k}.json" for k in results},
+                   # the first Kueue's ratios where earlier runs read them; each Kueue's under `by_peer`
+                   "ratios": found[peers[0]] if peers else figs.ratios(results.get("reference", {}), {}),
+                   "by_peer": found}
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         (out / "summary.md").write_text(f"`{header['command']}` (git {header['git_sha']})\n\n"
-                                        + figs.markdown(results, found))
+                                        + figs.markdown(results, summary["ratios"]))
         print(f"wrote {out}/summary.json")
+    return results
 
 
 if __name__ == "__main__":

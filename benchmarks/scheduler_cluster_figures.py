@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.metrics import catalog
@@ -210,3 +211,26 @@ def markdown(results: Mapping[str, Mapping], found: Mapping) -> str:
 
 def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
+
+
+def repeated_ratios(rounds: list[dict], peers: list[str]) -> dict:
+    """Per Kueue arm and ratio: the median over the rounds of ours / that Kueue within a round, and its
+    interval (harness.stats.intervals, as the gate's: none below its minimum of repeats)."""
+    rng = np.random.default_rng(0)
+    out: dict[str, dict] = {}
+    for peer in peers:
+        per_round = [ratios(r.get("reference", {}), r.get(peer, {})) for r in rounds]
+        out[peer] = {}
+        for name in per_round[0] if per_round else ():
+            if name == "goals":
+                continue
+            values = [r[name] for r in per_round if r.get(name) is not None]
+            found = intervals.repeats_interval(values, rng)
+            out[peer][name] = {"median": found.value if values else None, "low": found.low, "high": found.high,
+                               "each": values}
+        for name, (op, bound) in GOALS.items():
+            entry = out[peer].get(name) or {}
+            edge = entry.get("high") if op == "<=" else entry.get("low")
+            out[peer].setdefault("goals", {})[name] = {"goal": f"{op} {bound}", "met_by_the_interval": None
+                                                       if edge is None else (edge <= bound if op == "<=" else edge >= bound)}
+    return out

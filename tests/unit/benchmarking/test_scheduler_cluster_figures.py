@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks import scheduler_cluster_figures as figs
@@ -94,3 +96,39 @@ def test_a_missing_implementation_leaves_its_ratios_empty_not_zero():
     assert found["goals"]["admissions_per_second_ours_over_kueue"]["met"] is None
     assert found["visibility_p99_under_churn_ours_over_proxy_ceiling"] == 1.25
     assert "| admissions/s | 500 |" in figs.markdown({"reference": result(100.0, 80.0, 500.0, 1e8, 10)}, found)
+
+
+def _round(ours_p99: float, kueue_p99: float) -> dict:
+    arms = lambda p99: {"arms": {"cq_page_churn": {"p99_ms": p99}, "proxy_ceiling": {"p99_ms": 100.0}}}  # noqa: E731
+    return {"reference": arms(ours_p99), "kueue-v0.19.2": arms(kueue_p99)}
+
+
+def test_repeated_rounds_give_each_kueue_the_median_of_its_ratios_with_an_interval_and_a_goal_judged_by_it():
+    rounds = [_round(50.0, 1000.0), _round(60.0, 1000.0), _round(55.0, 1000.0)]
+    found = figs.repeated_ratios(rounds, ["kueue-v0.19.2"])["kueue-v0.19.2"]
+    churn = found["visibility_p99_under_churn_ours_over_kueue"]
+    assert churn["each"] == [0.05, 0.06, 0.055]
+    assert churn["median"] == pytest.approx(0.055)
+    assert churn["low"] < 0.055 < churn["high"]
+    assert found["goals"]["visibility_p99_under_churn_ours_over_kueue"]["met_by_the_interval"] is True
+    # A ratio no round has (admissions not run) has no median and no verdict.
+    assert found["admissions_per_second_ours_over_kueue"]["median"] is None
+    assert found["goals"]["admissions_per_second_ours_over_kueue"]["met_by_the_interval"] is None
+
+
+def test_one_round_has_a_median_but_no_interval():
+    found = figs.repeated_ratios([_round(50.0, 1000.0)], ["kueue-v0.19.2"])["kueue-v0.19.2"]
+    entry = found["visibility_p99_under_churn_ours_over_kueue"]
+    assert (entry["median"], entry["low"], entry["high"]) == (0.05, None, None)
+
+
+def test_implementations_name_a_kueue_version_of_versions_toml_or_are_refused(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(figs.__file__).parent))  # the script imports its siblings by name
+    from benchmarks import bench_scheduler_cluster as bench
+
+    arms = bench.parse_arms("reference, kueue, kueue@v0.19.2")
+    assert [a.label for a in arms] == ["reference", "kueue", "kueue-v0.19.2"]
+    with pytest.raises(ValueError, match="known versions are"):
+        bench.parse_arms("kueue@v0.1.0")
+    with pytest.raises(ValueError, match="only kueue takes a @VERSION"):
+        bench.parse_arms("reference@v0.19.2")
