@@ -27,6 +27,21 @@ SELECTOR = storing.BULK_LABEL
 """A label selector matching every bulk-loaded Workload, whatever its batch (the keeper watches it)."""
 
 
+REFILL_PREFIX = "backlog-refill"
+"""Names of the keeper's replacements: REFILL_PREFIX-<keeper token>-<count>."""
+
+
+def replacement(finished: dict, name: str) -> dict:
+    """The body of a new pending Workload in place of a finished backlog one: its queue, pod sets,
+    priority and labels (the backlog selector included), nothing of its status or identity."""
+    metadata = finished.get("metadata") or {}
+    spec = {key: value for key, value in (finished.get("spec") or {}).items() if key != "active"}
+    return {"apiVersion": finished.get("apiVersion"), "kind": finished.get("kind", "Workload"),
+            "metadata": {"name": name, "namespace": metadata.get("namespace"),
+                         "labels": dict(metadata.get("labels") or {})},
+            "spec": {**spec, "active": True}}
+
+
 def kind(mix: Sequence[load_settings.WorkloadKind]) -> load_settings.WorkloadKind:
     """The backlog's Workload: the churn mix's most frequent kind, one priority below the mix's lowest."""
     if not mix:

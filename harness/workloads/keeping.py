@@ -1,5 +1,8 @@
 """The backlog keeper: finishes and deletes bulk-loaded Workloads once admitted and their runtime has
 passed, so that a backlog never holds quota for ever (harness.workloads.backlog says why it exists).
+With `refill`, each one it deletes is replaced by a new pending Workload of the same shape and queue
+(POSTed), so the backlog stays the size it was loaded at, as a churn fill's pending does: a capacity
+step's pending must not drain by the admissions of its own hold.
 
 One thread, one watch of the bulk-loaded Workloads (label selector, from a resourceVersion taken
 before the load, so no admission is missed and no initial list is needed). Each watch request ends
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import secrets
 import threading
 import time
 import urllib.error
@@ -35,8 +39,11 @@ class Keeper:
     """Started before a backlog is loaded; `stop()` at the end of the case (also on failure)."""
 
     def __init__(self, creds: Credentials, namespace: str, say: Callable[[str], None] = print,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.creds, self.namespace, self.say, self.clock = creds, namespace, say, clock
+                 clock: Callable[[], float] = time.monotonic, refill: bool = False) -> None:
+        self.creds, self.namespace, self.say, self.clock, self.refill = creds, namespace, say, clock, refill
+        self.refilled = 0
+        """Replacements POSTed so far (with `refill`)."""
+        self._token = secrets.token_hex(3)  # a later keeper's replacements never take an earlier one's names
         self.ledger = backlog.Ledger()
         self.error: str | None = None
         self._seen: dict[str, dict] = {}
@@ -57,6 +64,7 @@ class Keeper:
         """Stop, and say how many it finished (and its last watch error, if any)."""
         finished = self.stop()
         self.say(f"backlog keeper: finished {finished} admitted backlog Workloads"
+                 + (f", replaced {self.refilled} of them with new pending ones" if self.refill else "")
                  + (f" (last watch error: {self.error})" if self.error else ""))
 
     def _path(self, **params) -> str:
@@ -147,8 +155,20 @@ class Keeper:
             if status < 300 or status == 404:
                 self._seen.pop(name, None)
                 self.ledger.done(name)
+                if self.refill and obj:
+                    self._replace(obj)
             else:
                 self.ledger.retry(name, self.clock() + RETRY_SECONDS)
+
+    def _replace(self, finished: dict) -> None:
+        """A new pending Workload in place of `finished` (its queue, shape and backlog label); a refused
+        POST is said once per error kind and not retried (the step's fill share shows the shortfall)."""
+        self.refilled += 1
+        body = backlog.replacement(finished, f"{backlog.REFILL_PREFIX}-{self._token}-{self.refilled:08d}")
+        status, answer = rest.request(self.creds, "POST", workloads.collection_path(self.namespace), body)
+        if status >= 300:
+            self.refilled -= 1
+            self.error = f"refill refused: HTTP {status} {answer[:200]!r}"
 
 
 class _Gone(Exception):

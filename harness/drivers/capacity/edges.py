@@ -120,7 +120,7 @@ class ClusterEdges:
         deadline = started + self.fill_timeout
         progress = LineProgress(interval=5.0)
         bulkloading.ensure_namespace(self.creds, namespace)
-        self.keeper = keeping.Keeper(self.creds, namespace, say=self.say)  # before the load: no admission unseen
+        self.keeper = keeping.Keeper(self.creds, namespace, say=self.say, refill=True)  # before the load: no admission unseen
         keeper, written, missing = self.keeper, 0, count
         for round_ in range(TOP_UPS + 1):
             for batch in backlog.batches(missing, namespace, queues, planning.mix_of(self.scenario)):

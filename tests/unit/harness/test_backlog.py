@@ -54,3 +54,16 @@ def test_a_failed_finish_is_due_again_and_a_deleted_one_never():
     assert ledger.due(6.0) == [] and ledger.due(7.0) == ["a"]
     ledger.done("a")
     assert ledger.finished == 1 and ledger.due_at == {}
+
+
+def test_a_replacement_keeps_the_queue_shape_and_backlog_label_and_nothing_of_the_finished_one():
+    finished = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": "backlog-lq-0-0000001", "namespace": "ns", "uid": "u", "resourceVersion": "9",
+                             "labels": {backlog.SELECTOR: "backlog-lq-0"}},
+                "spec": {"queueName": "lq-0", "priority": 49, "active": True, "podSets": [{"name": "main", "count": 1}]},
+                "status": {"conditions": [{"type": "Finished", "status": "True"}]}}
+    body = backlog.replacement(finished, "backlog-refill-abc-00000001")
+    assert body["metadata"] == {"name": "backlog-refill-abc-00000001", "namespace": "ns",
+                                "labels": {backlog.SELECTOR: "backlog-lq-0"}}
+    assert body["spec"] == {**finished["spec"], "active": True}
+    assert "status" not in body
