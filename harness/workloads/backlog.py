@@ -31,12 +31,12 @@ REFILL_PREFIX = "backlog-refill"
 """Names of the keeper's replacements: REFILL_PREFIX-<keeper token>-<count>."""
 
 
-def replacement(finished: dict, name: str) -> dict:
-    """The body of a new pending Workload in place of a finished backlog one: its queue, pod sets,
+def replacement(taken: dict, name: str) -> dict:
+    """The body of a new pending Workload in place of an admitted backlog one: its queue, pod sets,
     priority and labels (the backlog selector included), nothing of its status or identity."""
-    metadata = finished.get("metadata") or {}
-    spec = {key: value for key, value in (finished.get("spec") or {}).items() if key != "active"}
-    return {"apiVersion": finished.get("apiVersion"), "kind": finished.get("kind", "Workload"),
+    metadata = taken.get("metadata") or {}
+    spec = {key: value for key, value in (taken.get("spec") or {}).items() if key != "active"}
+    return {"apiVersion": taken.get("apiVersion"), "kind": taken.get("kind", "Workload"),
             "metadata": {"name": name, "namespace": metadata.get("namespace"),
                          "labels": dict(metadata.get("labels") or {})},
             "spec": {**spec, "active": True}}

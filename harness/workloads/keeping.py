@@ -1,8 +1,8 @@
 """The backlog keeper: finishes and deletes bulk-loaded Workloads once admitted and their runtime has
 passed, so that a backlog never holds quota for ever (harness.workloads.backlog says why it exists).
-With `refill`, each one it deletes is replaced by a new pending Workload of the same shape and queue
-(POSTed), so the backlog stays the size it was loaded at, as a churn fill's pending does: a capacity
-step's pending must not drain by the admissions of its own hold.
+With `refill`, each one it sees admitted is replaced at once by a new pending Workload of the same
+shape and queue (POSTed), so the pending backlog stays the size it was loaded at, as a churn fill's
+pending does: a capacity step's pending must not drain by the admissions of its own hold.
 
 One thread, one watch of the bulk-loaded Workloads (label selector, from a resourceVersion taken
 before the load, so no admission is missed and no initial list is needed). Each watch request ends
@@ -43,6 +43,7 @@ class Keeper:
         self.creds, self.namespace, self.say, self.clock, self.refill = creds, namespace, say, clock, refill
         self.refilled = 0
         """Replacements POSTed so far (with `refill`)."""
+        self._replaced: set[str] = set()
         self._token = secrets.token_hex(3)  # a later keeper's replacements never take an earlier one's names
         self.ledger = backlog.Ledger()
         self.error: str | None = None
@@ -115,6 +116,9 @@ class Keeper:
         if phase is workloads.Phase.PENDING:
             self._forget(name)  # evicted: pending again, its runtime starts anew on its next admission
             return
+        if self.refill and phase is workloads.Phase.ADMITTED and name not in self._replaced:
+            self._replaced.add(name)  # once: evicted and admitted again, it was pending meanwhile
+            self._replace(obj)  # it left the pending set now: its replacement takes its place at once
         self._seen[name] = obj
         runtime = workloads.runtime_seconds(obj) or 0.0
         ago = workloads.admitted_seconds_ago(obj, dt.datetime.now(dt.timezone.utc))
@@ -155,16 +159,14 @@ class Keeper:
             if status < 300 or status == 404:
                 self._seen.pop(name, None)
                 self.ledger.done(name)
-                if self.refill and obj:
-                    self._replace(obj)
             else:
                 self.ledger.retry(name, self.clock() + RETRY_SECONDS)
 
-    def _replace(self, finished: dict) -> None:
-        """A new pending Workload in place of `finished` (its queue, shape and backlog label); a refused
-        POST is said once per error kind and not retried (the step's fill share shows the shortfall)."""
+    def _replace(self, admitted: dict) -> None:
+        """A new pending Workload in place of `admitted` (its queue, shape and backlog label); a refused
+        POST is not retried (`error` says why; the step's fill share shows the shortfall)."""
         self.refilled += 1
-        body = backlog.replacement(finished, f"{backlog.REFILL_PREFIX}-{self._token}-{self.refilled:08d}")
+        body = backlog.replacement(admitted, f"{backlog.REFILL_PREFIX}-{self._token}-{self.refilled:08d}")
         status, answer = rest.request(self.creds, "POST", workloads.collection_path(self.namespace), body)
         if status >= 300:
             self.refilled -= 1
