@@ -46,6 +46,8 @@ def _object(size) -> str:
 def steps(spec: dict, folder: Path) -> str:
     """One row per step of every design, in the order the search took them."""
     frame = _read(folder / spec["run"] / "tables" / "capacity_steps.parquet")
+    # Runs since the scheduler's own request time and the cores over the hold were recorded show them too.
+    costs = "machine_cores" in frame.columns and frame["machine_cores"].notna().any()
     rows = []
     for r in frame.itertuples():
         held = "held" if r.held else f"BROKE: {r.broken}"
@@ -53,10 +55,20 @@ def steps(spec: dict, folder: Path) -> str:
         rows.append([r.design, str(r.step + 1), str(r.load), r.stage, held, _plain(r.pending),
                      _plain(r.admissions_per_second, 1), writes, _plain(r.staleness_p99_seconds, 1),
                      _plain(r.query_p99_seconds, 2), _plain(r.bystander_p99_seconds, 2), _object(r.largest_object_bytes),
-                     f"{r.apiserver_rss_bytes / (1 << 30):.2f} GiB"])
+                     f"{r.apiserver_rss_bytes / (1 << 30):.2f} GiB"]
+                    + ([_ms(r.visibility_server_p99_seconds),
+                        f"{_plain(r.apiserver_cores, 2)} / {_plain(r.scheduler_cores, 2)} / {_plain(r.others_cores, 2)}"
+                        f" / {_plain(r.machine_cores, 2)}"] if costs else []))
     return markdown.table(["design", "step", "load", "stage", "held", "pending", "admissions/s",
                            "position writes/s (demanded)", "staleness p99 s", "query p99 s", "bystander p99 s",
-                           "largest object", "apiserver RSS"], rows)
+                           "largest object", "apiserver RSS"]
+                          + (["scheduler's own time per query, p99",
+                              "cores over the hold: kube-apiserver / scheduler / others / machine"] if costs else []),
+                          rows)
+
+
+def _ms(seconds: float) -> str:
+    return "-" if _missing(seconds) else f"{seconds * 1000:.1f} ms"
 
 
 def _verdict(row) -> str:

@@ -85,6 +85,18 @@ class StepFigures:
     """Set by the post-pass: admissions/s over aggregated-indexed's at the same load."""
     fill_share: float | None = None
     """Pending the scheduler reported when the hold began, over the step's target."""
+    visibility_server_p99_seconds: float | None = None
+    """The scheduler's own time per visibility request (p99, its histogram), over the hold."""
+    visibility_server_mean_seconds: float | None = None
+    scheduler_cores: float | None = None
+    """Cores used over the hold by the scheduler, kube-apiserver, etcd, the whole machine, and the
+    machine less those three (the load generator, the harness, the other cluster processes)."""
+    apiserver_cores: float | None = None
+    etcd_cores: float | None = None
+    machine_cores: float | None = None
+    others_cores: float | None = None
+    cores_available: float | None = None
+    """The machine's logical CPUs (what `machine_cores` is out of)."""
 
     def as_dict(self) -> dict[str, float]:
         """The measured figures only (for tables and verdicts)."""
@@ -147,10 +159,29 @@ def evaluate(thresholds: BreakThresholds, figures: StepFigures) -> tuple[Breach,
     return tuple(found)
 
 
+SATURATED_SHARE = 0.9
+"""A machine whose processes kept this share of its cores busy over the hold had no CPU to spare."""
+
+
+def whose_limit(figures: StepFigures) -> str:
+    """Whether a broken step ran out of the machine's cores, and who used them (empty when not measured)."""
+    if figures.machine_cores is None or not figures.cores_available:
+        return ""
+    parts = [f"{name} {value:.2f}" for name, value in (("kube-apiserver", figures.apiserver_cores),
+                                                        ("scheduler", figures.scheduler_cores),
+                                                        ("etcd", figures.etcd_cores),
+                                                        ("others", figures.others_cores)) if value is not None]
+    busy = f"{figures.machine_cores:.2f} of {figures.cores_available:.0f} cores busy ({', '.join(parts)})"
+    saturated = figures.machine_cores >= SATURATED_SHARE * figures.cores_available
+    return f"the machine's limit: {busy}" if saturated else f"not the machine's cores: {busy}"
+
+
 def verdict(thresholds: BreakThresholds, figures: StepFigures) -> searching.Verdict:
     breaches = evaluate(thresholds, figures)
-    return searching.Verdict(tuple(b.name for b in breaches), "; ".join(b.detail for b in breaches),
-                             figures.as_dict())
+    detail = "; ".join(b.detail for b in breaches)
+    if breaches and (limit := whose_limit(figures)):
+        detail += f" [{limit}]"
+    return searching.Verdict(tuple(b.name for b in breaches), detail, figures.as_dict())
 
 
 def reference_admissions(steps: Sequence[searching.Step], load: int) -> float | None:

@@ -57,7 +57,8 @@ class ClusterEdges:
     def edges(self) -> stepping.Edges:
         return stepping.Edges(reset=self.reset, scrape=self.scrape, processes=self.processes, pending=self.pending,
                               run_load=self.run_load, mark_phase=lambda name: None,
-                              load_backlog=self.load_backlog if self.cluster.etcd_url else None)
+                              load_backlog=self.load_backlog if self.cluster.etcd_url else None,
+                              machine_busy=stepping.machine_busy_seconds)
 
     # -- reset ------------------------------------------------------------------------------
 

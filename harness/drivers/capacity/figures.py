@@ -72,6 +72,9 @@ def histogram_quantile(scrapes: Sequence[samples.Scrape], metric: str, q: float)
     return None if math.isnan(value) else value
 
 
+VISIBILITY_SECONDS = "kqbench_visibility_request_duration_seconds"
+
+
 def from_scrapes(boundaries: Boundaries) -> dict[str, float | None]:
     """The scheduler's and the apiserver's share of a step's figures."""
     sched_step = boundaries.window(catalog.SCHEDULER, whole_step=True)
@@ -89,7 +92,13 @@ def from_scrapes(boundaries: Boundaries) -> dict[str, float | None]:
     throttled = [counter(api_step, "apiserver_request_total",
                          lambda labels: labels.get("code") == "429" and labels.get("verb") not in LONG_RUNNING),
                  counter(api_step, "apiserver_flowcontrol_rejected_requests_total")]
+    served = counter(sched_hold, VISIBILITY_SECONDS + "_count")
     return {
+        # The scheduler's own time per visibility request over the hold (its histogram), beside the
+        # clients' p99 through kube-apiserver: two designs the apiserver makes look alike differ here.
+        "visibility_server_p99_seconds": histogram_quantile(sched_hold, VISIBILITY_SECONDS, 0.99),
+        "visibility_server_mean_seconds": (counter(sched_hold, VISIBILITY_SECONDS + "_sum") or 0.0) / served
+        if served else None,
         "pending": gauge(boundaries.end.get(catalog.SCHEDULER), catalog.PENDING[catalog.SCHEDULER]),
         "refused_position_writes": counter(sched_step, "kqbench_positions_write_failures_total",
                                            lambda labels: labels.get("reason") in REFUSED_REASONS),
@@ -181,6 +190,31 @@ def from_processes(process_samples: Sequence[summarising.ProcessSample]) -> dict
         return float(max(found)) if found else None
 
     return {"apiserver_rss_bytes": largest("kube-apiserver"), "etcd_rss_bytes": largest("etcd")}
+
+
+CORES = {"scheduler": "scheduler_cores", "kube-apiserver": "apiserver_cores", "etcd": "etcd_cores"}
+"""Components whose cores over the hold a step reports by name; the rest of the machine is `others_cores`."""
+
+
+def cores_over_hold(at_hold: Sequence[summarising.ProcessSample], at_end: Sequence[summarising.ProcessSample],
+                    machine_busy_seconds: float | None, seconds: float) -> dict[str, float | None]:
+    """Cores each named component used from the hold's start to the step's end, the whole machine's (every
+    process: the load generator's too) and what of it no named cluster process used (`others_cores`:
+    Locust, the harness, kwok, kube-controller-manager). A process restarted in between (new pid) counts
+    from its first sample."""
+    if not seconds > 0:
+        return {}
+    first = {s.pid: s for s in at_hold}
+    used: dict[str, float] = {}
+    for sample in at_end:
+        before = first.get(sample.pid)
+        used[sample.component] = used.get(sample.component, 0.0) + max(
+            0.0, sample.cpu_seconds - (before.cpu_seconds if before else 0.0))
+    out: dict[str, float | None] = {name: used.get(component, 0.0) / seconds for component, name in CORES.items()}
+    out["machine_cores"] = None if machine_busy_seconds is None else machine_busy_seconds / seconds
+    if machine_busy_seconds is not None:
+        out["others_cores"] = max(0.0, machine_busy_seconds - sum(used.get(c, 0.0) for c in CORES)) / seconds
+    return out
 
 
 def combine(*parts: Mapping[str, float | None]) -> conditions.StepFigures:

@@ -30,6 +30,10 @@ CURVES = (
     ("apiserver_rss_bytes", "kube-apiserver RSS (MB)", 1e-6),
     ("etcd_rss_bytes", "etcd RSS (MB)", 1e-6),
     ("admissions_per_second", "admissions/s", 1.0),
+    ("visibility_server_p99_seconds", "scheduler's own time per visibility request, p99 (s)", 1.0),
+    ("apiserver_cores", "kube-apiserver cores over the hold", 1.0),
+    ("scheduler_cores", "scheduler cores over the hold", 1.0),
+    ("machine_cores", "whole machine cores over the hold", 1.0),
 )
 SHOWN = ("design", "conclusion", "max_held", "first_broken", "broke_on", "detail", "steps",
          "at_step_admissions_per_second", "at_step_position_writes_demanded_per_second",

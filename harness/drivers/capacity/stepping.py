@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
+import psutil
 
 from harness.drivers.capacity import conditions, figures, searching
 from harness.errors import KqbenchError
@@ -68,6 +69,14 @@ class Edges:
     load_backlog: Callable[[int], float] | None = None
     """Write that many pending Workloads straight into etcd beneath the churn and wait until the
     scheduler holds them; returns the seconds it took (None: this world has no bulk path)."""
+    machine_busy: Callable[[], float | None] = lambda: None
+    """CPU seconds every process of the machine has used so far (None: not known in this world)."""
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot, all cores (psutil's counters less idle)."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +103,7 @@ class _Hold:
     scrape: dict[str, samples.Scrape] | None = None
     at: float | None = None
     processes: Sequence[summarising.ProcessSample] = ()
+    machine_busy: float | None = None
     pending: float | None = None
     error: BaseException | None = None
 
@@ -141,8 +151,12 @@ class Stepper:
         if hold.scrape is None:
             raise KqbenchError(f"step {index}: the load ended before its hold began (fill budget {budget:.0f}s)")
         self.on_tables(self.phase_of(index, "load"), outcome.tables)
-        end, ended_processes = edges.scrape(), list(edges.processes())
+        end, ended_processes, ended_busy = edges.scrape(), list(edges.processes()), edges.machine_busy()
+        held_seconds = (ended_processes[0].t - hold.processes[0].t) if ended_processes and hold.processes else 0.0
+        busy = None if ended_busy is None or hold.machine_busy is None else ended_busy - hold.machine_busy
         measured = figures.combine(
+            figures.cores_over_hold(hold.processes, ended_processes, busy, held_seconds),
+            {"cores_available": float(psutil.cpu_count() or 0) or None},
             figures.from_scrapes(figures.Boundaries(start, hold.scrape, end)),
             figures.from_history(outcome.history, hold.at - launched, self.settings.query_mode),
             figures.from_processes([*started_processes, *hold.processes, *ended_processes]),
@@ -160,6 +174,7 @@ class Stepper:
                     self.edges.mark_phase(self.phase_of(index, "hold"))
                     hold.scrape, hold.at = self.edges.scrape(), self.edges.clock()
                     hold.processes = list(self.edges.processes())
+                    hold.machine_busy = self.edges.machine_busy()
                     hold.pending = pending
                     return
         except BaseException as error:  # reported by the step, not lost in a thread

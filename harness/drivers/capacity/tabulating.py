@@ -30,7 +30,8 @@ PLAN_COLUMNS = ("design", "strategy", "client_limit", "vary", "start", "stop", "
 AT_BREAK = ("pending", "admissions_per_second", "admissions_share_of_indexed", "position_writes_demanded_per_second",
             "position_writes_per_second", "staleness_p99_seconds", "query_p99_seconds", "bystander_p99_seconds",
             "list_p99_seconds", "throttled_share", "refused_position_writes", "largest_object_bytes",
-            "apiserver_rss_bytes", "etcd_rss_bytes")
+            "apiserver_rss_bytes", "etcd_rss_bytes", "visibility_server_p99_seconds", "machine_cores",
+            "apiserver_cores", "scheduler_cores", "others_cores")
 
 
 def client_limit(no_client_limit: bool, qps: float, burst: int) -> str:

@@ -90,3 +90,14 @@ def test_admissions_postpass_keeps_earlier_breaches_first():
     assert step.verdict.broken == (conditions.STALENESS, conditions.ADMISSIONS)
     assert step.verdict.detail.startswith("stale; admissions 10.0/s")
     assert step.verdict.figures["admissions_share_of_indexed"] == pytest.approx(0.1)
+
+
+def test_a_broken_step_says_whether_the_machine_had_cores_to_spare():
+    busy = conditions.StepFigures(bystander_p99_seconds=2.0, machine_cores=1.9, cores_available=2.0,
+                                  apiserver_cores=1.2, scheduler_cores=0.3, etcd_cores=0.1, others_cores=0.3)
+    found = conditions.verdict(conditions.BreakThresholds(), busy)
+    assert found.detail.endswith("[the machine's limit: 1.90 of 2 cores busy (kube-apiserver 1.20, "
+                                 "scheduler 0.30, etcd 0.10, others 0.30)]")
+    idle = conditions.StepFigures(bystander_p99_seconds=2.0, machine_cores=0.8, cores_available=2.0)
+    assert "[not the machine's cores: 0.80 of 2 cores busy ()]" in conditions.verdict(conditions.BreakThresholds(), idle).detail
+    assert "[" not in conditions.verdict(conditions.BreakThresholds(), conditions.StepFigures(bystander_p99_seconds=2.0)).detail

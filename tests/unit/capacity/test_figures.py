@@ -151,3 +151,34 @@ def test_throttling_counts_requests_but_not_watches_reestablishing():
                                 {catalog.APISERVER: api(2, 5, 2, 998)})
     found = figures.from_scrapes(bounds)
     assert (found["throttled_requests"], found["requests"]) == (2, 1000)
+
+
+def test_cores_over_the_hold_per_component_the_machine_and_the_rest():
+    from harness.metrics.summarising import ProcessSample
+
+    at_hold = [ProcessSample(0.0, "kube-apiserver", 1, 0, 100.0), ProcessSample(0.0, "scheduler", 2, 0, 10.0),
+               ProcessSample(0.0, "etcd", 3, 0, 5.0)]
+    # the scheduler restarted during the hold (a new pid): it counts from its first sample
+    at_end = [ProcessSample(10.0, "kube-apiserver", 1, 0, 110.0), ProcessSample(10.0, "scheduler", 4, 0, 3.0),
+              ProcessSample(10.0, "etcd", 3, 0, 6.0)]
+    cores = figures.cores_over_hold(at_hold, at_end, machine_busy_seconds=18.0, seconds=10.0)
+    assert cores == pytest.approx({"apiserver_cores": 1.0, "scheduler_cores": 0.3, "etcd_cores": 0.1,
+                                   "machine_cores": 1.8, "others_cores": 0.4})
+    assert figures.cores_over_hold(at_hold, at_end, None, 10.0)["machine_cores"] is None
+    assert figures.cores_over_hold(at_hold, at_end, 18.0, 0.0) == {}
+
+
+def test_the_schedulers_own_time_per_visibility_request_is_taken_over_the_hold():
+    def fill(s):
+        for _ in range(100):
+            s.metrics.visibility_latency.labels("clusterqueue", "200").observe(5.0)  # before the hold: not counted
+
+    def hold(s):
+        for seconds in [0.001] * 98 + [0.2] * 2:
+            s.metrics.visibility_latency.labels("clusterqueue", "200").observe(seconds)
+
+    found = figures.from_scrapes(boundaries(Scheduler("aggregated-indexed"), fill, hold))
+    assert found["visibility_server_mean_seconds"] == pytest.approx((98 * 0.001 + 2 * 0.2) / 100)
+    assert 0.001 < found["visibility_server_p99_seconds"] <= 0.25
+    quiet = figures.from_scrapes(boundaries(Scheduler("aggregated-indexed"), fill, lambda s: None))
+    assert quiet["visibility_server_mean_seconds"] is None
