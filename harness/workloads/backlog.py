@@ -35,11 +35,10 @@ def replacement(taken: dict, name: str) -> dict:
     """The body of a new pending Workload in place of an admitted backlog one: its queue, pod sets,
     priority and labels (the backlog selector included), nothing of its status or identity."""
     metadata = taken.get("metadata") or {}
-    spec = {key: value for key, value in (taken.get("spec") or {}).items() if key != "active"}
     return {"apiVersion": taken.get("apiVersion"), "kind": taken.get("kind", "Workload"),
             "metadata": {"name": name, "namespace": metadata.get("namespace"),
                          "labels": dict(metadata.get("labels") or {})},
-            "spec": {**spec, "active": True}}
+            "spec": {**(taken.get("spec") or {}), "active": True}}
 
 
 def kind(mix: Sequence[load_settings.WorkloadKind]) -> load_settings.WorkloadKind:
