@@ -10,7 +10,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from scheduler import parentwatching
-from scheduler.controller import controlling, jobreconciling, metering
+from scheduler.controller import controlling, jobreconciling, metering, topologyungating
 from scheduler.core.queues import QueueManager
 from scheduler.publishing import metering as publish_metering, publishers, strategies
 from scheduler.kube import client as kube, kubeconfig
@@ -81,8 +81,14 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
         background = [asyncio.create_task(publisher.run(stop))]
         if settings.manage_jobs:
             jobs = jobreconciling.JobReconciler(writer, lambda: manager.flavors, metrics)
-            controller.workload_observer = jobs.observe_workload
+            ungater = topologyungating.TopologyUngater(writer, metrics)
+
+            def observe(kind: str, obj: dict, workload) -> None:
+                jobs.observe_workload(kind, obj, workload)
+                ungater.observe_workload(kind, obj, workload)
+            controller.workload_observer = observe
             background.append(asyncio.create_task(jobs.run(stop, controller.synced)))
+            background.append(asyncio.create_task(ungater.run(stop)))
         log.info("scheduler running: strategy=%s qps=%s jobs=%s", strategy.name, settings.qps, settings.manage_jobs)
         try:
             await controller.run(stop)

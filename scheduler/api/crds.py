@@ -75,10 +75,12 @@ _LABEL_SELECTOR = _object({
     }, required=["key", "operator"])),
 }, **{"x-kubernetes-map-type": "atomic"})
 _FAIR_SHARING = _object({"weight": _WEIGHT})
-# A pod set's topologyRequest as Kueue v0.17.0 names its fields (what topologyconversion reads).
+# A pod set's topologyRequest as Kueue v0.17.0 names its fields (what topologyconversion reads, and the
+# pod index fields a Job's Workload carries, which the topology ungater reads).
 _TOPOLOGY_REQUEST = _object({
     "required": _STRING, "preferred": _STRING, "unconstrained": {"type": "boolean"},
     "podSetSliceRequiredTopology": _STRING, "podSetSliceSize": _INT, "podSetGroupName": _STRING,
+    "podIndexLabel": _STRING, "subGroupIndexLabel": _STRING, "subGroupCount": _INT,
 })
 _POD_SET = _object({"name": _STRING, "count": _INT, "minCount": _INT, "template": _OPEN,
                     "topologyRequest": _TOPOLOGY_REQUEST})

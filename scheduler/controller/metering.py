@@ -43,7 +43,7 @@ class SchedulerMetrics:
                                       ["resource", "reason"], registry=r)
         self.job_steps = Counter("kqbench_scheduler_job_steps",
                                  "Job integration writes done: create-workload, start-job, stop-job, clear-start-time, "
-                                 "restore-job, finish-workload.", ["step"], registry=r)
+                                 "restore-job, finish-workload, ungate-pod.", ["step"], registry=r)
         self.visibility_latency = Histogram(
             "kqbench_visibility_request_duration_seconds", "Server-side time to answer a visibility request.",
             ["endpoint", "code"], buckets=FAST_BUCKETS, registry=r)

@@ -9,9 +9,15 @@ Facts carried over from Kueue (pkg/controller/jobs/job, pkg/controller/jobframew
   the Job), carries the label ``kueue.x-k8s.io/job-uid`` and one pod set ``main`` whose template
   is the Job's (without the labels the job controller manages) and whose count is
   min(parallelism, completions);
+- its pod set's ``topologyRequest`` comes from the template's annotations
+  (``kueue.x-k8s.io/podset-required-topology`` and the others, jobframework/tas.go) and always names the
+  Job's completion index as the pod index label, as Kueue's Job integration does with TAS on (its default);
 - admitted, the Job is unsuspended with the node labels of its assigned flavors merged into the
-  pod template's nodeSelector; the Workload's pod set keeps the original, which is what a stop
-  restores;
+  pod template's nodeSelector and the label ``kueue.x-k8s.io/podset``; a pod set placed by topology
+  also gets the scheduling gate ``kueue.x-k8s.io/topology`` and the annotation ``kueue.x-k8s.io/workload``
+  (and ``podset-unconstrained-topology: "true"`` when it asked for no topology), so that its pods wait
+  until the topology ungater (``ungating``) gives each its domain; the Workload's pod set keeps the
+  original, which is what a stop restores (podset.FromAssignment, podset.RestorePodSpec);
 - a Job whose Complete or Failed condition is True finishes its Workload (``Finished``, reason
   ``Succeeded`` or ``Failed``), which releases its quota;
 - a Workload that loses its admission (evicted) suspends its Job, and once the Job's pods are gone
@@ -20,7 +26,11 @@ Facts carried over from Kueue (pkg/controller/jobs/job, pkg/controller/jobframew
 
 Where the reference scheduler differs: its eviction write clears the admission at once (quota is
 released before the Job's pods are gone, where Kueue waits for the job reconciler to stop the Job);
-flavor tolerations, partial admission, a changed parallelism and plain Pods are not handled.
+flavor tolerations, partial admission, a changed parallelism and plain Pods are not handled. A stop
+restores the owned labels and annotations from what the Workload's pod set implies, not from its
+template (Kueue's RestorePodSpec puts back the whole template's labels and annotations): a user's own
+``kueue.x-k8s.io/podset`` label, or an unconstrained-topology annotation beside a required one, is
+dropped.
 """
 
 from __future__ import annotations
@@ -46,6 +56,21 @@ JOB_KIND = "Job"
 FINISHED_SUCCEEDED = "Succeeded"
 FINISHED_FAILED = "Failed"
 
+POD_SET_LABEL = "kueue.x-k8s.io/podset"
+TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+UNCONSTRAINED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+SLICE_REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
+GROUP_NAME_ANNOTATION = "kueue.x-k8s.io/podset-group-name"
+COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+"""An Indexed Job's pods carry their index here: the pod index label of a Job's topology request."""
+OWNED_LABELS = (POD_SET_LABEL,)
+OWNED_ANNOTATIONS = (UNCONSTRAINED_TOPOLOGY_ANNOTATION, WORKLOAD_ANNOTATION)
+"""The template's labels and annotations a start writes and a stop takes back (no other key is read)."""
+
 # The job controller sets these on every pod template; a Workload's template leaves them out.
 JOB_MANAGED_LABELS = ("job-name", "controller-uid", "batch.kubernetes.io/job-name",
                       "batch.kubernetes.io/controller-uid")
@@ -57,6 +82,17 @@ _MAX_PREFIX = 252 - _HASH_LENGTH  # 253 characters for an object name, less '-' 
 class Finish:
     succeeded: bool
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """What a start writes into a Job's pod template and a stop takes back (Kueue's podset.PodSetInfo,
+    of the fields this integration sets): of labels and annotations only the owned keys."""
+
+    node_selector: Selector = ()
+    scheduling_gates: tuple[str, ...] = ()
+    labels: Selector = ()
+    annotations: Selector = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +108,7 @@ class Job:
     finish: Finish | None
     """Set once a Complete or Failed condition is True."""
     pod_count: int
-    node_selector: Selector
+    template: Template
     started: bool
     """status.startTime is set (a suspended Job's nodeSelector is immutable until it is cleared)."""
     active_pods: int
@@ -80,6 +116,10 @@ class Job:
     @property
     def key(self) -> tuple[str, str]:
         return (self.namespace, self.name)
+
+    @property
+    def node_selector(self) -> Selector:
+        return self.template.node_selector
 
 
 def is_managed(obj: Obj) -> bool:
@@ -103,14 +143,74 @@ def job_from_dict(obj: Obj) -> Job:
         if condition.get("type") in ("Complete", "Failed") and condition.get("status") == "True":
             finish = Finish(condition["type"] == "Complete", condition.get("message") or "")
             break
-    pod_spec = (spec.get("template") or {}).get("spec") or {}
+    pod_template = spec.get("template") or {}
     return Job(
         namespace=meta.get("namespace", "default"), name=meta["name"], uid=meta.get("uid", ""),
         resource_version=meta.get("resourceVersion", ""),
         queue_name=(meta.get("labels") or {}).get(QUEUE_LABEL, ""),
         suspended=spec.get("suspend") is True, finish=finish, pod_count=_pod_count(spec),
-        node_selector=tuple(sorted((pod_spec.get("nodeSelector") or {}).items())),
+        template=template_from_dict(pod_template),
         started=bool(status.get("startTime")), active_pods=int(status.get("active") or 0))
+
+
+def template_from_dict(template: Obj) -> Template:
+    meta = template.get("metadata") or {}
+    pod_spec = template.get("spec") or {}
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    return Template(
+        node_selector=tuple(sorted((pod_spec.get("nodeSelector") or {}).items())),
+        scheduling_gates=tuple(g.get("name", "") for g in pod_spec.get("schedulingGates") or ()),
+        labels=tuple(sorted((k, v) for k, v in labels.items() if k in OWNED_LABELS)),
+        annotations=tuple(sorted((k, v) for k, v in annotations.items() if k in OWNED_ANNOTATIONS)))
+
+
+def topology_request(annotations: Mapping[str, str]) -> Obj:
+    """A Job's pod set ``topologyRequest`` from its template's annotations (Kueue's
+    podSetTopologyRequestBuilder: required, else preferred, else unconstrained; the slice layer beside
+    them; the pod index label always, which is why a Job's pod set always has a request)."""
+    request: Obj = {}
+    if REQUIRED_TOPOLOGY_ANNOTATION in annotations:
+        request["required"] = annotations[REQUIRED_TOPOLOGY_ANNOTATION]
+    elif PREFERRED_TOPOLOGY_ANNOTATION in annotations:
+        request["preferred"] = annotations[PREFERRED_TOPOLOGY_ANNOTATION]
+    elif UNCONSTRAINED_TOPOLOGY_ANNOTATION in annotations:
+        request["unconstrained"] = _parse_bool(annotations[UNCONSTRAINED_TOPOLOGY_ANNOTATION])
+    if SLICE_REQUIRED_TOPOLOGY_ANNOTATION in annotations and SLICE_SIZE_ANNOTATION in annotations:
+        request["podSetSliceRequiredTopology"] = annotations[SLICE_REQUIRED_TOPOLOGY_ANNOTATION]
+        request["podSetSliceSize"] = int(annotations[SLICE_SIZE_ANNOTATION])
+    request["podIndexLabel"] = COMPLETION_INDEX_LABEL
+    if GROUP_NAME_ANNOTATION in annotations and ("required" in request or "preferred" in request):
+        request["podSetGroupName"] = annotations[GROUP_NAME_ANNOTATION]
+    return request
+
+
+_REQUEST_ANNOTATIONS = {"required": REQUIRED_TOPOLOGY_ANNOTATION, "preferred": PREFERRED_TOPOLOGY_ANNOTATION,
+                        "unconstrained": UNCONSTRAINED_TOPOLOGY_ANNOTATION,
+                        "podSetSliceRequiredTopology": SLICE_REQUIRED_TOPOLOGY_ANNOTATION,
+                        "podSetSliceSize": SLICE_SIZE_ANNOTATION, "podSetGroupName": GROUP_NAME_ANNOTATION}
+
+
+def topology_annotations(request: Mapping[str, object]) -> dict[str, str]:
+    """The pod template annotations that ask for ``request`` (a ``topologyRequest`` in Kueue's field
+    names): what a user writes on a Job so that ``topology_request`` reads it back."""
+    return {_REQUEST_ANNOTATIONS[field]: (str(value).lower() if isinstance(value, bool) else str(value))
+            for field, value in request.items() if field in _REQUEST_ANNOTATIONS and value is not None}
+
+
+def _parse_bool(text: str) -> bool:
+    """Go's strconv.ParseBool, which Kueue reads the annotation with (any other text: no Workload)."""
+    if text in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if text in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise ValueError(f"{UNCONSTRAINED_TOPOLOGY_ANNOTATION}: {text!r} is not a boolean")
+
+
+def _parses_as(text: str, value: bool) -> bool:
+    try:
+        return _parse_bool(text) == value
+    except ValueError:
+        return False
 
 
 def workload_name(job_name: str, job_uid: str) -> str:
@@ -142,7 +242,8 @@ def workload_for(obj: Obj) -> Obj:
     job_labels = meta.get("labels") or {}
     workload_spec: Obj = {
         "queueName": job_labels.get(QUEUE_LABEL, ""),
-        "podSets": [{"name": POD_SET_NAME, "count": _pod_count(spec), "template": template}],
+        "podSets": [{"name": POD_SET_NAME, "count": _pod_count(spec), "template": template,
+                     "topologyRequest": topology_request(template_meta.get("annotations") or {})}],
     }
     priority_class = job_labels.get(PRIORITY_CLASS_LABEL)
     if priority_class:
@@ -170,10 +271,14 @@ class CreateWorkload:
 
 @dataclass(frozen=True, slots=True)
 class StartJob:
-    """Unsuspend, with the flavors' node labels merged into the pod template's nodeSelector."""
+    """Unsuspend, with the template as admission makes it (``admitted_template``)."""
 
     job: Job
-    node_selector: Selector
+    template: Template
+
+    @property
+    def node_selector(self) -> Selector:
+        return self.template.node_selector
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,10 +295,14 @@ class ClearStartTime:
 
 @dataclass(frozen=True, slots=True)
 class RestoreJob:
-    """Put the nodeSelector the Job was created with back on a stopped Job."""
+    """Put the template the Job was created with back on a stopped Job."""
 
     job: Job
-    node_selector: Selector
+    template: Template
+
+    @property
+    def node_selector(self) -> Selector:
+        return self.template.node_selector
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,25 +315,50 @@ class FinishWorkload:
 Step = CreateWorkload | StartJob | StopJob | ClearStartTime | RestoreJob | FinishWorkload
 
 
-def original_selector(workload: Workload) -> Selector:
-    """The nodeSelector the Job was created with: its Workload's pod set keeps it."""
-    return workload.pod_sets[0].node_selector if workload.pod_sets else ()
+def original_template(job: Job, workload: Workload) -> Template:
+    """The template the Job was created with: the Workload's pod set keeps its nodeSelector; of the owned
+    keys only an unconstrained-topology annotation can be the user's (it made the pod set's request);
+    its own scheduling gates are the Job's without the topology gate."""
+    pod_set = workload.pod_sets[0] if workload.pod_sets else None
+    request = pod_set.topology_request if pod_set is not None else None
+    annotations: Selector = ()
+    if request is not None and request.unconstrained is not None and request.required is None \
+            and request.preferred is None:
+        written = dict(job.template.annotations).get(UNCONSTRAINED_TOPOLOGY_ANNOTATION)
+        text = written if written is not None and _parses_as(written, request.unconstrained) else \
+            ("true" if request.unconstrained else "false")
+        annotations = ((UNCONSTRAINED_TOPOLOGY_ANNOTATION, text),)
+    return Template(node_selector=pod_set.node_selector if pod_set is not None else (),
+                    scheduling_gates=tuple(g for g in job.template.scheduling_gates if g != TOPOLOGY_GATE),
+                    annotations=annotations)
 
 
-def admitted_selector(workload: Workload, flavors: Mapping[str, ResourceFlavor]) -> Selector:
-    """The original nodeSelector with the node labels of every flavor assigned to the pod set.
+def admitted_template(job: Job, workload: Workload, flavors: Mapping[str, ResourceFlavor]) -> Template:
+    """The original template with the node labels of every flavor assigned to the pod set and the pod set
+    label; placed by topology, also the topology gate and the Workload's name (podset.FromAssignment).
 
     The flavor assigner only picks flavors whose labels agree with the pod set's selector, so a
     merge never contradicts it; a flavor deleted meanwhile adds nothing.
     """
-    merged = dict(original_selector(workload))
+    original = original_template(job, workload)
+    merged = dict(original.node_selector)
+    gates = original.scheduling_gates
+    annotations = dict(original.annotations)
     if workload.admission is not None:
         for assignment in workload.admission.pod_set_assignments:
             for flavor_name in sorted(set(assignment.flavors.values())):
                 flavor = flavors.get(flavor_name)
                 if flavor is not None:
                     merged.update(flavor.node_labels)
-    return tuple(sorted(merged.items()))
+            if assignment.topology_assignment is not None:
+                gates = (*gates, TOPOLOGY_GATE)
+                annotations[WORKLOAD_ANNOTATION] = workload.name
+                request = workload.pod_sets[0].topology_request if workload.pod_sets else None
+                if request is None or (request.required is None and request.preferred is None
+                                       and request.unconstrained is None):
+                    annotations[UNCONSTRAINED_TOPOLOGY_ANNOTATION] = "true"  # implicit TAS
+    return Template(tuple(sorted(merged.items())), gates, ((POD_SET_LABEL, POD_SET_NAME),),
+                    tuple(sorted(annotations.items())))
 
 
 def next_step(job: Job, workload: Workload | None, flavors: Mapping[str, ResourceFlavor]) -> Step | None:
@@ -240,15 +374,15 @@ def next_step(job: Job, workload: Workload | None, flavors: Mapping[str, Resourc
     if workload.admission is not None and workload.active:
         if not job.suspended:
             return None
-        selector = admitted_selector(workload, flavors)
-        # Admitted again before a stop was undone: the selector can change only once startTime is unset.
-        if job.started and job.node_selector != selector:
+        template = admitted_template(job, workload, flavors)
+        # Admitted again before a stop was undone: the template can change only once startTime is unset.
+        if job.started and job.template != template:
             return ClearStartTime(job)
-        return StartJob(job, selector)
+        return StartJob(job, template)
     if not job.suspended:
         return StopJob(job)
-    original = original_selector(workload)
-    if job.node_selector == original:
+    original = original_template(job, workload)
+    if job.template == original:
         return None
     if job.started:
         return ClearStartTime(job)
@@ -271,8 +405,23 @@ def _guarded(job: Job, body: Obj) -> Obj:
     return {"metadata": {"resourceVersion": job.resource_version}, **body}
 
 
+def template_patch(current: Template, desired: Template) -> Obj:
+    """A JSON merge patch of a pod template from ``current`` to ``desired`` (the gates, a list, whole)."""
+    meta: Obj = {}
+    labels, annotations = selector_patch(current.labels, desired.labels), selector_patch(current.annotations,
+                                                                                         desired.annotations)
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    spec: Obj = {"nodeSelector": selector_patch(current.node_selector, desired.node_selector)}
+    if current.scheduling_gates != desired.scheduling_gates:
+        spec["schedulingGates"] = [{"name": gate} for gate in desired.scheduling_gates] or None
+    return {"metadata": meta, "spec": spec} if meta else {"spec": spec}
+
+
 def start_patch(step: StartJob) -> Obj:
-    template = {"spec": {"nodeSelector": selector_patch(step.job.node_selector, step.node_selector)}}
+    template = template_patch(step.job.template, step.template)
     return _guarded(step.job, {"spec": {"suspend": False, "template": template}})
 
 
@@ -286,8 +435,7 @@ def clear_start_time_patch(step: ClearStartTime) -> Obj:
 
 
 def restore_patch(step: RestoreJob) -> Obj:
-    template = {"spec": {"nodeSelector": selector_patch(step.job.node_selector, step.node_selector)}}
-    return _guarded(step.job, {"spec": {"template": template}})
+    return _guarded(step.job, {"spec": {"template": template_patch(step.job.template, step.template)}})
 
 
 def finished_condition(finish: Finish, now_text: str) -> Obj:

@@ -2,7 +2,8 @@
 
 The arrival pattern is kueue-baseline's (each load.mix entry: `count` per ClusterQueue, one per
 1 / `per_second` s), so a scenario of Jobs and one of bare Workloads differ only in what is created.
-A class's `pods` is the Job's parallelism and completions; `cpu` and `memory` are each pod's requests.
+A class's `pods` is the Job's parallelism and completions; `cpu` and `memory` are each pod's requests;
+its `topology` becomes Kueue's pod template annotations (``core.jobs.topology_annotations``).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def job_manifest(creation: arrivals.Creation, shape: JobShape) -> dict:
     labels = {corejobs.QUEUE_LABEL: creation.queue.local_queue, CLASS_LABEL: cls.name}
     if cls.priority_class:
         labels[corejobs.PRIORITY_CLASS_LABEL] = cls.priority_class
+    annotations = {kwokconfig.RUNTIME_ANNOTATION: runtime_text(cls.runtime_seconds),
+                   **corejobs.topology_annotations(dict(cls.topology_request))}
     requests = {"cpu": cls.cpu}
     if shape.memory and shape.memory != "0":
         requests["memory"] = shape.memory
@@ -80,7 +83,7 @@ def job_manifest(creation: arrivals.Creation, shape: JobShape) -> dict:
             "suspend": True, "parallelism": shape.pods, "completions": shape.pods, "backoffLimit": 0,
             "template": {
                 "metadata": {"labels": {CLASS_LABEL: cls.name},
-                             "annotations": {kwokconfig.RUNTIME_ANNOTATION: runtime_text(cls.runtime_seconds)}},
+                             "annotations": annotations},
                 "spec": {"restartPolicy": "Never",
                          "containers": [{"name": "main", "image": IMAGE, "resources": {"requests": requests}}]}}},
     }

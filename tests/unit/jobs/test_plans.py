@@ -40,6 +40,23 @@ def test_a_job_is_suspended_in_its_queue_and_its_pods_carry_the_runtime_for_kwok
     assert template["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "500m", "memory": "2Gi"}
 
 
+def test_a_class_topology_becomes_the_annotations_its_workload_reads_back():
+    plan = plans.from_scenario(scenario(
+        "load.mix=[{pods: 4, cpu: '1', runtime_seconds: 1, per_second: 1, count: 1, "
+        "topology: {podSetSliceRequiredTopology: rack, podSetSliceSize: 2, required: block}}]"))
+    creation = plan.schedule()[0]
+    job = plans.job_manifest(creation, plan.shapes[creation.workload_class.name])
+    annotations = job["spec"]["template"]["metadata"]["annotations"]
+    assert annotations[corejobs.REQUIRED_TOPOLOGY_ANNOTATION] == "block"
+    assert annotations[corejobs.SLICE_SIZE_ANNOTATION] == "2"
+    job["metadata"]["uid"] = "u"
+    request = corejobs.workload_for(job)["spec"]["podSets"][0]["topologyRequest"]
+    assert request == {"required": "block", "podSetSliceRequiredTopology": "rack", "podSetSliceSize": 2,
+                       "podIndexLabel": corejobs.COMPLETION_INDEX_LABEL}
+    unconstrained = corejobs.topology_annotations({"unconstrained": False})
+    assert corejobs.topology_request(unconstrained)["unconstrained"] is False
+
+
 def test_runtime_text_is_whole_milliseconds():
     assert plans.runtime_text(20) == "20000ms" and plans.runtime_text(0.0004) == "0ms"
 

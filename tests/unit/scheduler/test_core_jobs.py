@@ -10,6 +10,7 @@ import pytest
 
 from scheduler.core import conversion, jobs
 from scheduler.core.kinds import ResourceFlavor
+from scheduler.core.topologies import DomainAssignment, TopologyAssignment
 from scheduler.core.workloads import Admission, PodSetAssignment
 
 FLAVORS = {"on-demand": ResourceFlavor("on-demand", {"pool": "on-demand", "zone": "a"}),
@@ -197,7 +198,8 @@ def test_start_merges_the_flavor_labels_into_the_selector_and_unsuspends_guarded
     assert step.node_selector == (("disk", "ssd"), ("pool", "on-demand"), ("zone", "a"))
     assert jobs.start_patch(step) == {
         "metadata": {"resourceVersion": "7"},
-        "spec": {"suspend": False, "template": {"spec": {"nodeSelector": {"pool": "on-demand", "zone": "a"}}}},
+        "spec": {"suspend": False, "template": {"metadata": {"labels": {jobs.POD_SET_LABEL: "main"}},
+                                                "spec": {"nodeSelector": {"pool": "on-demand", "zone": "a"}}}},
     }
 
 
@@ -218,12 +220,14 @@ def test_stop_then_restore_puts_back_the_selector_the_job_was_created_with():
     clear = jobs.next_step(started.job(), workload, FLAVORS)
     assert jobs.clear_start_time_patch(clear) == {"metadata": {"resourceVersion": "7"}, "status": {"startTime": None}}
 
-    stopped = JobBuilder().selector(disk="ssd", pool="on-demand", zone="a")
+    stopped = JobBuilder().selector(disk="ssd", pool="on-demand", zone="a").set(
+        "spec.template.metadata.labels", {"app": "train", jobs.POD_SET_LABEL: "main"})
     restore = jobs.next_step(stopped.job(), workload, FLAVORS)
     assert restore.node_selector == (("disk", "ssd"),)
     assert jobs.restore_patch(restore) == {
         "metadata": {"resourceVersion": "7"},
-        "spec": {"template": {"spec": {"nodeSelector": {"pool": None, "zone": None}}}},
+        "spec": {"template": {"metadata": {"labels": {jobs.POD_SET_LABEL: None}},
+                              "spec": {"nodeSelector": {"pool": None, "zone": None}}}},
     }
 
 
@@ -260,3 +264,74 @@ def test_a_finished_workload_releases_its_quota_in_the_core():
     assert isinstance(step, jobs.FinishWorkload)
     manager.mark_finished(first.key)  # what the controller does when the Finished condition comes back
     assert [d.workload.name for d in run_cycle(manager, now=2) if type(d).__name__ == "Admit"] == [second.name]
+
+
+# -- topology-aware scheduling: the Job's request, and the gate a topology-placed start adds -------
+
+def test_the_pod_set_topology_request_comes_from_the_template_annotations_and_names_the_completion_index():
+    plain = jobs.workload_for(JobBuilder().obj())["spec"]["podSets"][0]
+    assert plain["topologyRequest"] == {"podIndexLabel": jobs.COMPLETION_INDEX_LABEL}, "Kueue's Job with TAS on"
+    assert conversion.workload_from_dict(jobs.workload_for(JobBuilder().obj())).pod_sets[0].topology_request is None
+
+    both = {jobs.REQUIRED_TOPOLOGY_ANNOTATION: "rack", jobs.PREFERRED_TOPOLOGY_ANNOTATION: "block",
+            jobs.SLICE_REQUIRED_TOPOLOGY_ANNOTATION: "host", jobs.SLICE_SIZE_ANNOTATION: "2",
+            jobs.GROUP_NAME_ANNOTATION: "g"}
+    request = jobs.workload_for(JobBuilder().set("spec.template.metadata.annotations", both).obj())[
+        "spec"]["podSets"][0]["topologyRequest"]
+    assert request == {"required": "rack", "podSetSliceRequiredTopology": "host", "podSetSliceSize": 2,
+                       "podIndexLabel": jobs.COMPLETION_INDEX_LABEL, "podSetGroupName": "g"}, "required wins"
+    unconstrained = {jobs.UNCONSTRAINED_TOPOLOGY_ANNOTATION: "True", jobs.GROUP_NAME_ANNOTATION: "g"}
+    request = jobs.workload_for(JobBuilder().set("spec.template.metadata.annotations", unconstrained).obj())[
+        "spec"]["podSets"][0]["topologyRequest"]
+    assert request == {"unconstrained": True, "podIndexLabel": jobs.COMPLETION_INDEX_LABEL}, "a group needs a level"
+    with pytest.raises(ValueError, match="not a boolean"):
+        jobs.workload_for(JobBuilder().set("spec.template.metadata.annotations",
+                                           {jobs.UNCONSTRAINED_TOPOLOGY_ANNOTATION: "yes"}).obj())
+
+
+def _placed(builder: JobBuilder, flavor: str = "spot"):
+    """The Job's Workload admitted to a TAS flavor: two pods in rack r1."""
+    placement = TopologyAssignment(("rack",), (DomainAssignment(("r1",), 2),))
+    workload = workload_of(builder)
+    assignment = PodSetAssignment("main", {"cpu": flavor}, {"cpu": 1000}, 2, placement)
+    return dataclasses.replace(workload, admission=Admission("cq", (assignment,)))
+
+
+def test_a_start_placed_by_topology_gates_the_pods_and_names_the_workload():
+    builder = JobBuilder().set("spec.template.spec.schedulingGates", [{"name": "user/gate"}])
+    workload = _placed(builder)
+    step = jobs.next_step(builder.job(), workload, FLAVORS)
+    assert isinstance(step, jobs.StartJob)
+    assert step.template.scheduling_gates == ("user/gate", jobs.TOPOLOGY_GATE)
+    template = jobs.start_patch(step)["spec"]["template"]
+    assert template["metadata"] == {
+        "labels": {jobs.POD_SET_LABEL: "main"},
+        "annotations": {jobs.UNCONSTRAINED_TOPOLOGY_ANNOTATION: "true", jobs.WORKLOAD_ANNOTATION: workload.name}}
+    assert template["spec"]["schedulingGates"] == [{"name": "user/gate"}, {"name": jobs.TOPOLOGY_GATE}]
+
+
+def test_an_explicit_request_gets_no_unconstrained_annotation():
+    builder = JobBuilder().set("spec.template.metadata.annotations", {jobs.REQUIRED_TOPOLOGY_ANNOTATION: "rack"})
+    step = jobs.next_step(builder.job(), _placed(builder), FLAVORS)
+    assert dict(step.template.annotations).keys() == {jobs.WORKLOAD_ANNOTATION}
+
+
+def test_a_stop_takes_back_the_gate_label_and_annotations_once_the_pods_are_gone():
+    created = JobBuilder().set("spec.template.metadata.annotations", {jobs.UNCONSTRAINED_TOPOLOGY_ANNOTATION: "True"})
+    workload = _placed(created)
+    started_obj = created.obj()
+    template = started_obj["spec"]["template"]
+    template["metadata"]["labels"][jobs.POD_SET_LABEL] = "main"
+    template["metadata"]["annotations"][jobs.WORKLOAD_ANNOTATION] = workload.name
+    template["spec"]["schedulingGates"] = [{"name": jobs.TOPOLOGY_GATE}]
+    template["spec"]["nodeSelector"] = {"pool": "spot"}
+    started = jobs.job_from_dict(started_obj)
+    again = jobs.next_step(started, workload, FLAVORS)
+    assert jobs.start_patch(again)["spec"]["template"] == {"spec": {"nodeSelector": {}}}, "a user's True is kept"
+    evicted = dataclasses.replace(workload, admission=None)
+    restore = jobs.next_step(started, evicted, FLAVORS)
+    assert jobs.restore_patch(restore)["spec"]["template"] == {
+        "metadata": {"labels": {jobs.POD_SET_LABEL: None}, "annotations": {jobs.WORKLOAD_ANNOTATION: None}},
+        "spec": {"nodeSelector": {"pool": None}, "schedulingGates": None}}
+    restored = jobs.job_from_dict(created.obj())
+    assert jobs.next_step(restored, evicted, FLAVORS) is None, "nothing more to take back"
