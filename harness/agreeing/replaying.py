@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.agreeing import simulating
 from harness.implementations.kueue import cycles as kueue_cycles
@@ -47,6 +47,8 @@ class Shape:
     """name -> the Workload as created (None: not one of the run's)."""
     ordering_of: Callable[[str], tuple]
     """name -> Kueue's iteration key without its tie-break (priority, creation second)."""
+    settings: dict = field(default_factory=dict)
+    """The core's settings that decide as the run's Kueue did (fair sharing, the version's defaults)."""
 
 
 
@@ -110,7 +112,7 @@ def _verdict(kueue: kueue_cycles.Outcome, ours: kueue_cycles.Outcome, candidate_
 
 
 def replay_cycle(cycle: kueue_cycles.Cycle, created: dict[str, float], shape: Shape) -> list[Head]:
-    manager = simulating.manager_with(shape.objects)
+    manager = simulating.manager_with(shape.objects, **shape.settings)
     flavors = first_flavors(shape.objects)
     queues = cluster_queues_of(shape.objects)
     heads = [name for name in dict.fromkeys(cycle.heads) if shape.workload(name) is not None]

@@ -17,6 +17,7 @@ from harness.implementations.kueue import cycles as kueue_cycles
 from harness.progress import LineProgress
 from harness.results import runs
 from harness.scenarios import loading
+from harness.toolchain import versions
 
 EXAMPLES = 20
 """Differing heads kept per (Kueue, ours) pair in replay.json."""
@@ -45,7 +46,9 @@ def command(log: Path, scenario: str, out: Path | None) -> None:
     if not any(c.heads for c in cycles):
         raise KqbenchError(f"{log}: no scheduling cycle with heads in it; start Kueue with --zap-log-level="
                            f"{kueue_cycles.LOG_LEVEL} (scenario field scheduler.kueue_log_level: {kueue_cycles.LOG_LEVEL})")
-    shape = replayshape.shape(loaded.scenario, created)
+    section = loaded.scenario.scheduler
+    settings = replayshape.core_settings(section, versions.reference_settings(section.kueue_version))
+    shape = replayshape.shape(loaded.scenario, created, settings)
     say = LineProgress()
     heads = replaying.replay(cycles, created, shape,
                              progress=lambda done: say("replay", f"{done}/{len(cycles)} cycles", force=done == len(cycles)))

@@ -137,3 +137,16 @@ def test_the_command_writes_its_tally_and_refuses_a_log_without_cycles(tmp_path)
     quiet.write_text(_line("Workload create event", 1.0, workload=_wl("a")) + "\n")
     result = CliRunner().invoke(cli, ["replay", str(quiet), "--scenario", str(SCENARIO)], standalone_mode=False)
     assert "--zap-log-level=3" in str(result.exception)
+
+
+def test_the_replay_decides_with_the_runs_fair_sharing_and_its_kueue_versions_defaults():
+    fair = ROOT / "results" / "large-scale" / "kueue-large-scale-100cq-fair.yaml"
+    section = loading.load(str(fair), ["scheduler.fair_sharing_strategies=LessThanInitialShare",
+                                       "scheduler.preserve_scan_progress=false"]).scenario.scheduler
+    settings = replayshape.core_settings(section, {"preserve_scan_progress": True, "tas_recompute_in_cycle": True})
+    assert settings["fair_sharing"].enabled
+    assert [s.value for s in settings["fair_sharing"].strategies] == ["LessThanInitialShare"]
+    assert settings["tas_recompute_in_cycle"] is True, "as the version decides"
+    assert settings["preserve_scan_progress"] is False, "the scenario's own setting wins"
+    manager = replaying.simulating.manager_with([], **settings)
+    assert manager.fair_sharing.enabled
