@@ -61,6 +61,8 @@ class PodRecord:
     running: float | None = None
     succeeded: float | None = None
     failed: float | None = None
+    node: str | None = None
+    """The node it was bound to."""
     revisions: dict[str, int] = field(default_factory=dict)
     """Step (a time field's name) -> the revision of the write that made it."""
 
@@ -173,6 +175,7 @@ class Recorder:
         phase = (obj.get("status") or {}).get("phase", "")
         if pod.bound is None and (obj.get("spec") or {}).get("nodeName"):
             _step(pod, "bound", now, revision)
+            pod.node = obj["spec"]["nodeName"]
         if pod.running is None and phase in ("Running", "Succeeded"):
             _step(pod, "running", now, revision)
             record = self.jobs[job]

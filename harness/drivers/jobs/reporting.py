@@ -59,6 +59,16 @@ def headline_table(figures: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def placement_table(figures: pd.DataFrame) -> pd.DataFrame:
+    """Per case and class that required a topology level: Jobs judged, Jobs in one domain."""
+    mine = figures[figures["metric"].isin(("topology_jobs_judged", "topology_jobs_in_one_domain"))]
+    if mine.empty:
+        return pd.DataFrame()
+    return (mine.pivot_table(index=["case", "job_class"], columns="metric", values="value", aggfunc="first")
+            .reset_index().rename(columns={"topology_jobs_judged": "Jobs with every pod bound",
+                                           "topology_jobs_in_one_domain": "in one domain"}))
+
+
 def figure(rates: pd.DataFrame, jobs: pd.DataFrame, case: str) -> bytes:
     fig = Figure(figsize=(13, 4))
     left, middle, right = fig.subplots(1, 3)
@@ -97,6 +107,10 @@ def section(tables: contract.Tables) -> contract.ReportSection | None:
               for case in figures["case"].unique() for metric, value in summarising.ratios_to_kueue(figures, case).items()]
     if ratios:
         parts.append("<h3>ours / Kueue, same run, same machine</h3>" + _html(pd.DataFrame(ratios)))
+    kept = placement_table(figures)
+    if not kept.empty:
+        parts.append("<h3>Jobs that required one topology domain: how many ran in one (from their pods' nodes)</h3>"
+                     + _html(kept))
     by_class = figures[(figures["job_class"].fillna("") != "") & figures["metric"].str.endswith("_p50_seconds")]
     if by_class["job_class"].nunique() > 1:
         pivot = by_class.pivot_table(index=["case", "job_class"], columns="metric", values="value").reset_index()

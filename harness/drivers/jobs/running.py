@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness import kubeconfig
 from harness.drivers import contract
-from harness.drivers.jobs import figures as figs, generating, plans, tabulating
+from harness.drivers.jobs import figures as figs, generating, placing, plans, tabulating
 from harness.load import creating
 
 
@@ -38,7 +38,10 @@ def run(context: contract.PhaseContext) -> None:
               "creation_lag_p50_seconds": lags[len(lags) // 2], "creation_lag_max_seconds": lags[-1],
               "job_events": outcome.recorder.job_events, "pod_events": outcome.recorder.pod_events,
               "workload_events": outcome.recorder.workload_events}
-    tables = {tabulating.FIGURES_TABLE: tabulating.figures_frame(figures, extras),
+    required = placing.required_levels(plan)
+    kept = placing.kept_by_class(outcome.recorder.jobs.values(), outcome.recorder.pods.values(), required,
+                                 placing.node_levels(context.scenario.cluster.node_pools()) if required else {})
+    tables = {tabulating.FIGURES_TABLE: tabulating.figures_frame(figures, extras, tabulating.placement_rows(kept)),
               tabulating.RATES_TABLE: tabulating.rates_frame(figures),
               tabulating.JOBS_TABLE: tabulating.jobs_frame(outcome.recorder, created.start),
               tabulating.PODS_TABLE: tabulating.pods_frame(outcome.recorder, created.start)}
@@ -48,5 +51,7 @@ def run(context: contract.PhaseContext) -> None:
     if created.first_failure:
         say(f"    jobs: {created.failures} creates failed, the first: {created.first_failure}")
     say(_line(figures) + ("" if figures.complete else " (INCOMPLETE)"))
+    for name, k in kept.items():
+        say(f"    jobs: class {name}: {k.in_one_domain} of {k.judged} Jobs ran in one {required[name]}")
     for name, table in tables.items():
         context.emit(name, table.assign(phase=context.phase_name, implementation=context.scenario.scheduler.implementation))

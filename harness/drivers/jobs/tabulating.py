@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
 
-from harness.drivers.jobs import figures as figs, recording
+from harness.drivers.jobs import figures as figs, placing, recording
 
 FIGURES_TABLE = "jobs_figures"
 RATES_TABLE = "jobs_rates"
@@ -23,7 +25,7 @@ def _distribution_rows(prefix: str, dist: figs.Distribution | None, **extra) -> 
             for stat in ("mean", "p50", "p90", "p99", "max")]
 
 
-def figures_frame(figures: figs.Figures, extras: dict[str, float]) -> pd.DataFrame:
+def figures_frame(figures: figs.Figures, extras: dict[str, float], more: Iterable[dict] = ()) -> pd.DataFrame:
     """One row per figure: metric, value, unit, class ('' for all classes)."""
     rows = [{"metric": name, "value": float(value), "unit": "count"} for name, value in (
         ("jobs", figures.jobs), ("jobs_completed", figures.jobs_completed), ("jobs_failed", figures.jobs_failed),
@@ -44,6 +46,7 @@ def figures_frame(figures: figs.Figures, extras: dict[str, float]) -> pd.DataFra
         rows += _distribution_rows(POD_LATENCY_NAMES[kind], dist)
     for name, value in extras.items():
         rows.append({"metric": name, "value": float(value), "unit": "s" if name.endswith("_seconds") else "count"})
+    rows += list(more)
     frame = pd.DataFrame(rows, columns=["metric", "value", "unit", "job_class"])
     frame["job_class"] = frame["job_class"].fillna("")
     return frame
@@ -76,7 +79,14 @@ def pods_frame(recorder: recording.Recorder, start: float) -> pd.DataFrame:
         return None if t is None else t - start
 
     rows = [{"namespace": ns, "name": name, "job": p.job[1], "created_s": rel(p.created), "bound_s": rel(p.bound),
-             "running_s": rel(p.running), "succeeded_s": rel(p.succeeded), "failed_s": rel(p.failed)}
+             "running_s": rel(p.running), "succeeded_s": rel(p.succeeded), "failed_s": rel(p.failed), "node": p.node}
             for (ns, name), p in recorder.pods.items()]
     return pd.DataFrame(rows, columns=["namespace", "name", "job", "created_s", "bound_s", "running_s",
-                                       "succeeded_s", "failed_s"])
+                                       "succeeded_s", "failed_s", "node"])
+
+
+def placement_rows(kept: dict[str, placing.Kept]) -> list[dict]:
+    """Per class that requires a topology level: Jobs judged and Jobs that ran in one domain of it."""
+    return [row for name, k in kept.items() for row in (
+        {"metric": "topology_jobs_judged", "value": float(k.judged), "unit": "count", "job_class": name},
+        {"metric": "topology_jobs_in_one_domain", "value": float(k.in_one_domain), "unit": "count", "job_class": name})]
