@@ -36,7 +36,10 @@ class UngaterSettings:
     workers: int = 4
     batch_seconds: float = 1.0
     """Kueue's UpdatesBatchPeriod: a Workload is decided this long after the first event that queued it."""
-    retry_seconds: float = 0.5
+    retry_seconds: float = 0.005
+    """A failed patch (mostly a 409: kube-scheduler marked the pod SchedulingGated meanwhile) is tried again
+    from the pod as the watch then has it, after 5 ms doubling per failure: controller-runtime's default
+    per-item backoff, which Kueue's ungater gets on the error its strict patch returns."""
     max_retry_seconds: float = 30.0
 
 
