@@ -46,6 +46,11 @@ class Case:
     def figure(self, metric: str) -> float:
         return float(self._figures[metric])
 
+    def class_figure(self, metric: str, job_class: str) -> float | None:
+        frame = _read(self.folder, "jobs_figures")
+        mine = frame[(frame["case"] == self.case) & (frame["job_class"] == job_class) & (frame["metric"] == metric)]
+        return None if mine.empty else float(mine["value"].iloc[0])
+
     @cached_property
     def jobs(self) -> pd.DataFrame:
         frame = _read(self.folder, "jobs_jobs")
@@ -159,9 +164,10 @@ ROWS: dict[str, Row] = {
                            lambda c: c.cores("kube-apiserver")),
     "cores_sum": Row("sum of the processes' cores", lambda c: markdown.number(c.cores_sum(), 2), lambda c: c.cores_sum()),
 }
-"""Row name -> what it shows. Besides these: `cores:COMPONENT` (mean cores of one process in the phase)
-and `step:FROM:TO` (p50 over Jobs of jobs_jobs' TO_s - FROM_s: created, admitted, unsuspended,
-first_running, completed, workload_finished)."""
+"""Row name -> what it shows. Besides these: `cores:COMPONENT` (mean cores of one process in the phase),
+`step:FROM:TO` (p50 over Jobs of jobs_jobs' TO_s - FROM_s: created, admitted, unsuspended,
+first_running, completed, workload_finished) and `topology:CLASS` (of the class's Jobs with every pod
+bound, how many ran in the one domain of the level they required)."""
 
 
 STEPS = {"created": "created", "admitted": "admitted", "unsuspended": "unsuspended",
@@ -185,8 +191,18 @@ def row(name: str) -> Row:
         begin, end = argument.split(":")
         return Row(f"{STEPS[begin]} -> {STEPS[end]} p50", lambda c: markdown.duration(_step_p50(c, begin, end)),
                    lambda c: _step_p50(c, begin, end))
+    if kind == "topology" and argument:
+        return Row(f"{argument}: Jobs in the one domain they required, of those with every pod bound",
+                   lambda c: _kept(c, argument), lambda c: c.class_figure("topology_jobs_in_one_domain", argument))
     raise KqbenchError(f"unknown row {name!r} (known: {', '.join(ROWS)}, cores:COMPONENT, "
-                        f"step:FROM:TO of {', '.join(STEPS)})")
+                        f"step:FROM:TO of {', '.join(STEPS)}, topology:CLASS)")
+
+
+def _kept(c: Case, job_class: str) -> str:
+    kept, judged = (c.class_figure(m, job_class) for m in ("topology_jobs_in_one_domain", "topology_jobs_judged"))
+    if kept is None or judged is None:
+        raise KqbenchError(f"case {c.case!r} has no topology figures for class {job_class!r} (its Jobs required no level)")
+    return f"{markdown.number(kept)} of {markdown.number(judged)}"
 
 
 def _ratio(numerator: Case, denominator: Case, of: Row) -> str:

@@ -76,6 +76,14 @@ def test_step_rows_name_their_steps_and_refuse_unknown_ones():
         jobstables.row("step:created:started")
 
 
+def test_a_topology_row_counts_a_classes_jobs_in_one_domain_and_refuses_a_class_that_required_none():
+    run = ROOT / "results" / "tas" / "jobs" / "run"
+    case = jobstables.Case(run, "implementation=reference,r0", "jobs")
+    assert jobstables.row("topology:class-0").cell(case) == "150 of 150"
+    with pytest.raises(Exception, match="no topology figures for class 'class-2'"):
+        jobstables.row("topology:class-2").cell(case)
+
+
 def test_a_figure_the_file_cannot_support_is_not_shown_as_one(tmp_path):
     # Kueue at 100k pending: 50 requests per arm, the slowest longer than the 20 s arm
     text = (f"<!-- table: scheduler-cluster\nfolder: {ROOT / 'results' / 'peer' / 'scheduler-cluster-100000'}\n"
