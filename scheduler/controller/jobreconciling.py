@@ -143,7 +143,7 @@ class JobReconciler:
             if code == "409":  # changed meanwhile: decided again, after the retry delay, from the Job as it is now
                 await self._read_again(key)
             failures = self._failures[key] = self._failures.get(key, 0) + 1
-            delay = min(self.settings.retry_seconds * 2 ** (failures - 1), self.settings.max_retry_seconds)
+            delay = workqueues.backoff(failures, self.settings.retry_seconds, self.settings.max_retry_seconds)
             log.warning("job %s/%s: %s failed (%s); retrying in %.1fs", *key, name, error, delay)
             self.queue.add_after(key, delay)
             return
@@ -206,16 +206,6 @@ class JobReconciler:
         # Decide the next step from what we wrote, not from the older Job the watch may still bring.
         self._remember_job(result)
 
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            try:
-                await self.reconcile(key)
-            except Exception:  # one Job's surprise must not stop the others
-                log.exception("job %s/%s: reconcile failed", *key)
-            finally:
-                self.queue.done(key)
-
     async def run(self, stop: asyncio.Event, workloads_synced: asyncio.Event) -> None:
         """Watch queued Jobs and reconcile them until stop is set.
 
@@ -224,15 +214,8 @@ class JobReconciler:
         await workloads_synced.wait()
         self.informer = informing.Informer(self.client, JOBS_PATH, self._on_list, self._on_event,
                                            label_selector=jobs.QUEUE_LABEL)
-        tasks = [asyncio.create_task(self.informer.run(stop)), asyncio.create_task(self._resync(stop))]
-        tasks += [asyncio.create_task(self._worker()) for _ in range(self.settings.workers)]
-        try:
-            await stop.wait()
-        finally:
-            self.queue.close()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await workqueues.run_workers(stop, self.queue, self.reconcile, self.settings.workers, "job",
+                                     self.informer.run(stop), self._resync(stop))
 
 
 _STEP_NAMES = {

@@ -147,17 +147,8 @@ class TopologyUngater:
             self._failures.pop(key, None)
             return
         failures = self._failures[key] = self._failures.get(key, 0) + 1
-        self.queue.add_after(key, min(self.settings.retry_seconds * 2 ** (failures - 1), self.settings.max_retry_seconds))
-
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            try:
-                await self.reconcile(key)
-            except Exception:  # one Workload's surprise must not stop the others
-                log.exception("workload %s/%s: ungating failed", *key)
-            finally:
-                self.queue.done(key)
+        self.queue.add_after(key, workqueues.backoff(failures, self.settings.retry_seconds,
+                                                     self.settings.max_retry_seconds))
 
     async def run(self, stop: asyncio.Event) -> None:
         """Once a Workload is placed by topology, watch the pods Jobs' starts labelled and ungate them;
@@ -171,12 +162,5 @@ class TopologyUngater:
         log.info("a Workload is placed by topology: watching the pods Jobs start")
         self.informer = informing.Informer(self.client, PODS_PATH, self._on_list, self._on_event,
                                            label_selector=jobs.POD_SET_LABEL)
-        tasks = [asyncio.create_task(self.informer.run(stop))]
-        tasks += [asyncio.create_task(self._worker()) for _ in range(self.settings.workers)]
-        try:
-            await stop.wait()
-        finally:
-            self.queue.close()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await workqueues.run_workers(stop, self.queue, self.reconcile, self.settings.workers, "workload",
+                                     self.informer.run(stop))

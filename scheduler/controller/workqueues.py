@@ -4,8 +4,11 @@ handled by two workers at once, and a key added while it is being handled comes 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
+
+log = logging.getLogger(__name__)
 
 
 class WorkQueue:
@@ -59,3 +62,34 @@ class WorkQueue:
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()
+
+
+def backoff(failures: int, first: float, most: float) -> float:
+    """The wait before the next try after ``failures`` failures in a row: doubling from ``first``, at most ``most``."""
+    return min(first * 2 ** (failures - 1), most)
+
+
+async def _work(queue: WorkQueue, handle: Callable[[Hashable], Awaitable[None]], what: str) -> None:
+    while True:
+        key = await queue.get()
+        try:
+            await handle(key)
+        except Exception:  # one key's surprise must not stop the others
+            log.exception("%s %s: failed", what, key)
+        finally:
+            queue.done(key)
+
+
+async def run_workers(stop: asyncio.Event, queue: WorkQueue, handle: Callable[[Hashable], Awaitable[None]],
+                      workers: int, what: str, *beside: Coroutine) -> None:
+    """``workers`` workers take keys off ``queue`` one at a time (``what`` names a key in logs), beside the
+    given coroutines (informers, resyncs), until stop is set; then pending retries and every task end."""
+    tasks = [asyncio.create_task(c) for c in beside]
+    tasks += [asyncio.create_task(_work(queue, handle, what)) for _ in range(workers)]
+    try:
+        await stop.wait()
+    finally:
+        queue.close()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
