@@ -4,7 +4,8 @@ A sweep over `scheduler.implementation` puts a reference case and a Kueue case o
 one run's tables; a driver's figures table says which implementation made each row. Kueue's
 counterpart of a reference case is the case whose id differs only in `implementation=kueue` (other
 sweep axes, such as an arm, and the repeat stay the same); without such a case, the one Kueue case
-that ran the phase (with several, none is picked: no guess).
+that ran the phase, or with several the one of the same repeat (ours swept on an axis Kueue was not:
+a pace, a setting); else none is picked: no guess.
 """
 
 from __future__ import annotations
@@ -14,17 +15,30 @@ from collections.abc import Iterable
 import pandas as pd
 
 
+def kueue_case(kueue_cases: Iterable[str], case: str) -> str | None:
+    """The Kueue case a reference `case` is set beside, of the Kueue cases that ran its phase (None: none or a guess)."""
+    cases = sorted(set(kueue_cases))
+    twin = case.replace("implementation=reference", "implementation=kueue")
+    if twin != case and twin in cases:
+        return twin
+    if len(cases) > 1:
+        # ours swept on axes Kueue was not (a pace, a setting): the one Kueue case whose every other axis and
+        # repeat are ours too
+        ours = set(twin.split(","))
+        cases = [c for c in cases if set(c.split(",")) <= ours]
+    return cases[0] if len(cases) == 1 else None
+
+
 def ratios_to_kueue(frame: pd.DataFrame, case: str, metrics: Iterable[str], value: str = "value") -> dict[str, float]:
     """metric -> ours / Kueue's for a reference `case` (rows: metric, `value`, case, phase, implementation)."""
     if "implementation" not in frame.columns:
         return {}
     mine = frame[(frame["case"] == case) & (frame["implementation"] == "reference")]
     theirs = frame[(frame["implementation"] == "kueue") & frame["phase"].isin(set(mine["phase"]))]
-    twin = case.replace("implementation=reference", "implementation=kueue")
-    if twin != case and (theirs["case"] == twin).any():
-        theirs = theirs[theirs["case"] == twin]
-    if mine.empty or theirs["case"].nunique() != 1:
+    twin = kueue_case(theirs["case"], case)
+    if mine.empty or twin is None:
         return {}
+    theirs = theirs[theirs["case"] == twin]
     ours_by, theirs_by = (f.drop_duplicates("metric").set_index("metric")[value] for f in (mine, theirs))
     out = {}
     for metric in metrics:

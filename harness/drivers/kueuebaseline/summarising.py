@@ -84,8 +84,11 @@ def fairness_ratios(workloads: pd.DataFrame | None, frame: pd.DataFrame, case: s
     """Ours / Kueue's Jain index and share error, for a reference case whose Kueue twin ran."""
     if workloads is None or workloads.empty or "implementation" not in frame.columns:
         return []
-    twin = case.replace("implementation=reference", "implementation=kueue")
-    if twin == case or not (workloads["case"] == twin).any():
+    if "implementation=reference" not in case:
+        return []
+    kueue_cases = frame.loc[frame["implementation"] == "kueue", "case"]
+    twin = peers.kueue_case(kueue_cases, case)
+    if twin is None or not (workloads["case"] == twin).any():
         return []
     ours, theirs = ({m.name.removeprefix("kueue.fairness."): m.value for m in fairness_metrics(workloads, c)}
                     for c in (case, twin))
