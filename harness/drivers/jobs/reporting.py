@@ -64,9 +64,11 @@ def placement_table(figures: pd.DataFrame) -> pd.DataFrame:
     mine = figures[figures["metric"].isin(("topology_jobs_judged", "topology_jobs_in_one_domain"))]
     if mine.empty:
         return pd.DataFrame()
-    return (mine.pivot_table(index=["case", "job_class"], columns="metric", values="value", aggfunc="first")
-            .reset_index().rename(columns={"topology_jobs_judged": "Jobs with every pod bound",
-                                           "topology_jobs_in_one_domain": "in one domain"}))
+    table = mine.pivot_table(index=["case", "job_class"], columns="metric", values="value", aggfunc="first")
+    table = table.reindex(columns=["topology_jobs_judged", "topology_jobs_in_one_domain"]).reset_index()
+    table.columns.name = None
+    return table.rename(columns={"topology_jobs_judged": "Jobs with every pod bound",
+                                 "topology_jobs_in_one_domain": "in one domain"})
 
 
 def figure(rates: pd.DataFrame, jobs: pd.DataFrame, case: str) -> bytes:
