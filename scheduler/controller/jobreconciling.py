@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 JOBS_PATH = "/apis/batch/v1/jobs"
 FIELD_MANAGER = "kqbench-job-reconciler"
 """Its own manager: applying Finished under the admission's manager would drop the admission."""
-MERGE_PATCH = "application/merge-patch+json"
 JobKey = tuple[str, str]
 
 
@@ -195,14 +194,14 @@ class JobReconciler:
             return
         path = _job_path(job.namespace, job.name)
         if isinstance(step, jobs.StartJob):
-            result = await self.client.request("PATCH", path, jobs.start_patch(step), MERGE_PATCH)
+            result = await self.client.request("PATCH", path, jobs.start_patch(step), kube.MERGE_PATCH)
         elif isinstance(step, jobs.StopJob):
-            result = await self.client.request("PATCH", path, jobs.stop_patch(step), MERGE_PATCH)
+            result = await self.client.request("PATCH", path, jobs.stop_patch(step), kube.MERGE_PATCH)
         elif isinstance(step, jobs.ClearStartTime):
             result = await self.client.request("PATCH", f"{path}/status", jobs.clear_start_time_patch(step),
-                                               MERGE_PATCH)
+                                               kube.MERGE_PATCH)
         else:
-            result = await self.client.request("PATCH", path, jobs.restore_patch(step), MERGE_PATCH)
+            result = await self.client.request("PATCH", path, jobs.restore_patch(step), kube.MERGE_PATCH)
         # Decide the next step from what we wrote, not from the older Job the watch may still bring.
         self._remember_job(result)
 

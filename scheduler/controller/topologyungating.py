@@ -1,14 +1,15 @@
-"""The topology ungater's edge: watches the pods topology-placed Jobs start, and ungates each into its domain.
+"""The topology ungater's edge: watches the pods topology-placed Jobs start, and ungates each into its
+domain.
 
-Pods come from an informer that starts with the first Workload admitted with a topology assignment
-(a cluster without TAS costs no pod watch, as nodes are watched only once a TAS flavor exists) and
-lists only pods with the pod set label a start puts on a Job's template (the server filters: other
-pods cost no events); of those only pods with the Workload annotation are kept, a few fields each. Workloads come from the controller's informer, handed over
-by ``observe_workload``. A pod event or a topology-admitted Workload queues the Workload's key after
-``batch_seconds`` (Kueue's UpdatesBatchPeriod), so that a Job's pods, created one by one, are
-decided together; a worker then asks ``core.ungating`` which gated pods go where and patches each.
-A patch's response replaces the pod as known, so a pod is never ungated twice from a stale view; a
-failed patch (a 409: the pod changed) queues the Workload again after a backoff.
+Pods come from an informer that starts with the first Workload admitted with a topology assignment (a
+cluster without TAS costs no pod watch, as nodes are watched only once a TAS flavor exists) and lists only
+pods with the pod set label a start puts on a Job's template (the server filters: other pods cost no
+events); of those only pods with the Workload annotation are kept, a few fields each. Workloads come from
+the controller's informer, handed over by ``observe_workload``. A pod event or a topology-admitted
+Workload queues the Workload's key after ``batch_seconds`` (Kueue's UpdatesBatchPeriod), so that a Job's
+pods, created one by one, are decided together; a worker then asks ``core.ungating`` which gated pods go
+where and patches each. A patch's response replaces the pod as known, so a pod is never ungated twice from
+a stale view; a failed patch (a 409: the pod changed) queues the Workload again after a backoff.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from scheduler.kube import client as kube
 log = logging.getLogger(__name__)
 
 PODS_PATH = "/api/v1/pods"
-MERGE_PATCH = "application/merge-patch+json"
 STEP = "ungate-pod"
 WorkloadKey = tuple[str, str]
 
@@ -136,7 +136,8 @@ class TopologyUngater:
         for step in self.decide(key):
             path = f"/api/v1/namespaces/{step.pod.namespace}/pods/{step.pod.name}"
             try:
-                self._remember(await self.client.request("PATCH", path, ungating.ungate_patch(step), MERGE_PATCH))
+                answer = await self.client.request("PATCH", path, ungating.ungate_patch(step), kube.MERGE_PATCH)
+                self._remember(answer)
             except kube.FAILURES as error:
                 failed = True
                 self.metrics.write_failures.labels("pods", kube.failure_code(error)).inc()

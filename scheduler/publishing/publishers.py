@@ -184,7 +184,7 @@ class SingleObjectPublisher(Publisher):
             try:
                 # A merge patch replaces the list whole and needs no resourceVersion (a PUT of a
                 # custom resource does): one write per change, as a real controller would do it.
-                await self.client.request("PATCH", f"{POSITIONS_PATH}/{cq}", body, "application/merge-patch+json")
+                await self.client.request("PATCH", f"{POSITIONS_PATH}/{cq}", body, kube.MERGE_PATCH)
             except kube.ApiError as error:
                 if error.status != 404:
                     raise
