@@ -28,6 +28,9 @@ from harness.drivers.kueuebaseline import holding, tabulating
 from harness.errors import KqbenchError
 from harness.readmes import markdown
 
+EVICTED_FINISHED = "evictions_of_finished"
+"""A row counted from the run's evictions table: victims whose Finished the generator had written before the
+eviction (the scheduler preempted on a view that had not yet taken the Finished in)."""
 LABELS = {
     "workloads": "Workloads created",
     "finished": "Workloads finished",
@@ -48,6 +51,7 @@ LABELS = {
     "hold.decided_to_finished_seconds": "quota held, decision to Finished (s)",
     "hold.seen_seconds": "quota held, as the generator saw it (s)",
     "hold.decision_to_seen_seconds": "decision until the generator saw it (s)",
+    EVICTED_FINISHED: "evictions of Workloads the generator had already finished (not counted in evictions)",
 }
 _CLASS = re.compile(r"^time_to_admission_seconds\[([a-z0-9-]+)\]$")
 """A Workload class's mean time to admission (the class names come from the configuration)."""
@@ -81,17 +85,31 @@ def _holds(folder: Path) -> dict[str, dict[str, float]]:
     return holding.hold_figures(pd.read_parquet(path))
 
 
+def _evicted_finished(folder: Path) -> dict[str, float]:
+    path = folder / "tables" / f"{tabulating.EVICTIONS_TABLE}.parquet"
+    if not path.is_file():
+        raise KqbenchError(f"{path} does not exist (the row {EVICTED_FINISHED} is counted from it)")
+    frame = pd.read_parquet(path)
+    cases = pd.read_csv(folder / "tables" / "kueue_baseline.csv")["case"].unique()
+    counts = frame[frame["victim_had_finished"].astype(bool)].groupby("case").size()
+    return {case: float(counts.get(case, 0)) for case in cases}
+
+
 def _summary(folder: Path) -> dict:
     path = folder / "summary.json"
     return json.loads(path.read_text()).get("metrics", {}) if path.is_file() else {}
 
 
 def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str,
-            holds: dict[str, dict[str, float]] | None = None) -> list[float]:
+            holds: dict[str, dict[str, float]] | None = None, evicted_finished: dict[str, float] | None = None) -> list[float]:
     """Each repeat's value: from the figures table, for the figures the summary alone holds (costs,
     fairness) its samples, for how long quota was held the Workloads table (``holds``)."""
     if metric == "rangespec_failures" and "within_rangespec" in frame.columns:
         return _rangespec_failures(frame, point)
+    if metric == EVICTED_FINISHED:
+        mine = [(int(_REPEAT.search(case).group(1)), count) for case, count in (evicted_finished or {}).items()
+                if _REPEAT.sub("", case) == point]
+        return [value for _, value in sorted(mine)]
     if metric.startswith(HOLD):
         figure = metric.removeprefix(HOLD)
         mine = [(int(_REPEAT.search(case).group(1)), values[figure]) for case, values in (holds or {}).items()
@@ -121,7 +139,7 @@ def _unfinished(frame: pd.DataFrame, point: str) -> bool:
 def _digits(metric: str, value: float) -> int:
     if metric.startswith("fairness.") and value < 10:
         return 3
-    whole = ("evictions", "wall_seconds", "rangespec_failures", "workloads", "finished")
+    whole = ("evictions", EVICTED_FINISHED, "wall_seconds", "rangespec_failures", "workloads", "finished")
     return 0 if metric in whole or value >= 100 else 1 if value >= 10 else 2
 
 
@@ -156,11 +174,12 @@ def _column(header: str, value: object, default: str | None) -> tuple[str, str]:
 
 
 class _Run:
-    """One run folder's figures, summary and (when a row needs them) quota holds."""
+    """One run folder's figures, summary and (when a row needs them) quota holds and evictions of finished work."""
 
-    def __init__(self, folder: Path, holds: bool) -> None:
+    def __init__(self, folder: Path, holds: bool, evictions: bool = False) -> None:
         self.frame, self.summary = _figures(folder), _summary(folder)
         self.holds = _holds(folder) if holds else None
+        self.evicted_finished = _evicted_finished(folder) if evictions else None
 
 
 def cases(spec: dict, folder: Path) -> str:
@@ -171,12 +190,14 @@ def cases(spec: dict, folder: Path) -> str:
         if len(of) != 2 or not set(of) <= set(columns):
             raise KqbenchError(f"ratio {ratio.get('label')!r}: `of` names two of the columns ({', '.join(columns)})")
     holds = any(str(m).startswith(HOLD) for m in spec["rows"])
-    runs = {run: _Run(folder / run, holds) for run, _ in columns.values()}
+    evictions = EVICTED_FINISHED in spec["rows"]
+    runs = {run: _Run(folder / run, holds, evictions) for run, _ in columns.values()}
     rows = []
     for metric in spec["rows"]:
         if _label(metric) is None:
             raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)}, time_to_admission_seconds[<class>])")
-        values = {header: _values(runs[run].frame, runs[run].summary, point, metric, runs[run].holds)
+        values = {header: _values(runs[run].frame, runs[run].summary, point, metric, runs[run].holds,
+                                  runs[run].evicted_finished)
                   for header, (run, point) in columns.items()}
         cells = [_cell(metric, values[h]) for h in columns]
         for ratio in ratios:

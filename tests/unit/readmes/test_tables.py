@@ -84,6 +84,15 @@ def test_a_topology_row_counts_a_classes_jobs_in_one_domain_and_refuses_a_class_
         jobstables.row("topology:class-2").cell(case)
 
 
+def test_evictions_of_finished_workloads_are_counted_from_the_evictions_table(tmp_path):
+    run = ROOT / "results" / "large-scale" / "fair-100cq-paced"
+    text = (f"<!-- table: kueue-baseline\nrun: {run}\ncolumns: {{Kueue: implementation=kueue}}\n"
+            "rows: [evictions_of_finished]\n-->\n<!-- end table -->")
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1].split("\n")
+    assert table[2] == ("| evictions of Workloads the generator had already finished (not counted in evictions) "
+                        "| 4 (8, 0, 4) |")
+
+
 def test_a_figure_the_file_cannot_support_is_not_shown_as_one(tmp_path):
     # Kueue at 100k pending: 50 requests per arm, the slowest longer than the 20 s arm
     text = (f"<!-- table: scheduler-cluster\nfolder: {ROOT / 'results' / 'peer' / 'scheduler-cluster-100000'}\n"
