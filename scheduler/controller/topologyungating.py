@@ -34,6 +34,8 @@ WorkloadKey = tuple[str, str]
 @dataclass(frozen=True, slots=True)
 class UngaterSettings:
     workers: int = 4
+    patches_at_once: int = 8
+    """A Workload's pods patched in parallel (Kueue's parallelize.Until: at most 8 at a time)."""
     batch_seconds: float = 1.0
     """Kueue's UpdatesBatchPeriod: a Workload is decided this long after the first event that queued it."""
     retry_seconds: float = 0.005
@@ -131,20 +133,26 @@ class TopologyUngater:
                                           [pod for pod in pods if pod.pod_set == assignment.name])
         return out
 
-    async def reconcile(self, key: WorkloadKey) -> None:
-        failed = False
-        for step in self.decide(key):
-            path = f"/api/v1/namespaces/{step.pod.namespace}/pods/{step.pod.name}"
+    async def _ungate(self, step: ungating.Ungate, room: asyncio.Semaphore) -> bool:
+        """One pod's patch; False when it failed."""
+        path = f"/api/v1/namespaces/{step.pod.namespace}/pods/{step.pod.name}"
+        async with room:
             try:
                 answer = await self.client.request("PATCH", path, ungating.ungate_patch(step), kube.MERGE_PATCH)
-                self._remember(answer)
             except kube.FAILURES as error:
-                failed = True
                 self.metrics.write_failures.labels("pods", kube.failure_code(error)).inc()
                 log.warning("pod %s/%s: ungating failed (%s)", step.pod.namespace, step.pod.name, error)
-                continue
-            self.metrics.job_steps.labels(STEP).inc()
-        if not failed:
+                return False
+        self._remember(answer)
+        self.metrics.job_steps.labels(STEP).inc()
+        return True
+
+    async def reconcile(self, key: WorkloadKey) -> None:
+        """Patch every pod the Workload's state calls for, ``patches_at_once`` at a time (Kueue's ungater patches
+        a Workload's pods in parallel); any failure queues the Workload again after a backoff."""
+        room = asyncio.Semaphore(self.settings.patches_at_once)
+        done = await asyncio.gather(*(self._ungate(step, room) for step in self.decide(key)))
+        if all(done):
             self._failures.pop(key, None)
             return
         failures = self._failures[key] = self._failures.get(key, 0) + 1
