@@ -150,7 +150,6 @@ class Controller:
         self._writes = asyncio.Semaphore(self.settings.write_concurrency)
         self._tasks: set[asyncio.Task] = set()
         # Workloads whose admission we wrote: events older than our write are stale echoes.
-        self._written_rv: dict[tuple[str, str], int] = {}
         # Every Workload the API holds as last listed or watched (key -> its identifying metadata).
         self._known_workloads: dict[tuple[str, str], dict] = {}
         # The QuotaReserved condition of each Workload last seen with it False: Kueue writes a pending
@@ -237,24 +236,22 @@ class Controller:
             self.on_change()
 
     def _apply_workload(self, obj: dict, from_write: bool = False) -> None:
-        """Feed one Workload object to the core, unless it is older than one we wrote ourselves.
+        """Feed one Workload object to the core, unless it is older than one applied before.
 
-        A write's response may be applied before the watch delivers the events that preceded it;
-        replaying those would undo the write (re-admit an evicted workload, for instance).
+        A write's response and the watch's events race: the watch may deliver the events that preceded
+        our write after its response (replaying them would undo the write: re-admit an evicted workload),
+        and a write's response may come after the watch delivered a later change by someone else
+        (applying it would undo that change: a quota the generator released held again for good).
         """
         meta = obj["metadata"]
         key = (meta.get("namespace", "default"), meta["name"])
+        version = _rv(obj)
+        known = self._known_workloads.get(key)
+        if known is not None and version < _rv(known):
+            return
         # What a later relist needs to announce its deletion (the owner, for the Job integration).
         self._known_workloads[key] = {"metadata": {k: meta[k] for k in ("namespace", "name", "ownerReferences",
                                                                          "resourceVersion") if k in meta}}
-        version = _rv(obj)
-        written = self._written_rv.get(key)
-        if written is not None and version < written:
-            return
-        if from_write:
-            self._written_rv[key] = version
-        elif written is not None:
-            del self._written_rv[key]
         workload = self.decoder.decode(obj)
         reserved = next((c for c in statuses.conditions_of(obj) if c.get("type") == "QuotaReserved"), None)
         if reserved is not None and reserved.get("status") == "False":
@@ -279,6 +276,12 @@ class Controller:
             evicted_from = workload.admission.cluster_queue if workload.admission is not None else None
             self._write_status_once(workload, body, requeue, evicted_from)
 
+    def _saw_version(self, key: tuple[str, str], version: int) -> None:
+        """A write of ours reached this version: the watch's events before it are history."""
+        known = self._known_workloads.get(key)
+        if known is not None and version > _rv(known):
+            known["metadata"]["resourceVersion"] = str(version)
+
     def _list_workloads(self, items: list[dict]) -> None:
         """A (re)list replaces what is known: a Workload deleted while the watch was down (an apiserver
         restart, etcd away) is forgotten here, or its quota would stay held for good."""
@@ -299,7 +302,6 @@ class Controller:
     def _forget_workload(self, key: tuple[str, str], obj: dict) -> None:
         self._known_workloads.pop(key, None)
         self._not_reserved.pop(key, None)
-        self._written_rv.pop(key, None)
         self._held_by_stop.pop(key, None)
         self.manager.delete_workload(key)
         if self.workload_observer is not None:
@@ -335,7 +337,7 @@ class Controller:
                 self.manager.cancel_admission(workload.key)
                 self._touch()
                 return
-        self._written_rv[workload.key] = _rv(result)
+        self._saw_version(workload.key, _rv(result))
         cq = decision.cluster_queue
         self.metrics.admitted_total.labels(cq).inc()
         self.metrics.admission_latency.labels(cq).observe(max(0.0, self.clock() - workload.queue_timestamp))
