@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.readmes import (agreementtables, baselinetables, blocks, bringuptables, capacitytables, clustertables,
-                             faulttables, gatetables, jobstables, pyperftables, rangespectables, rowtables)
+                             evictiontables, faulttables, gatetables, jobstables, pyperftables, rangespectables,
+                             rowtables)
 
 BUILDERS: dict[str, blocks.Builder] = {
     "agreement-pairs": agreementtables.pairs,
@@ -19,6 +20,7 @@ BUILDERS: dict[str, blocks.Builder] = {
     "gate-runs": gatetables.runs,
     "jobs-cases": jobstables.cases,
     "kueue-baseline": baselinetables.cases,
+    "kueue-evictions": evictiontables.evictions,
     "kueue-rangespec": rangespectables.bounds,
     "pyperf-pairs": pyperftables.pairs,
     "record": rowtables.record,

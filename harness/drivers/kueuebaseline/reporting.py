@@ -88,17 +88,20 @@ EVICTIONS_NOTE = ("Every eviction the generator's informer saw, by the Preempted
 PACE_TITLE = "kueue-baseline: evictions against wall time, per case"
 
 
-def evictions_table(evictions: pd.DataFrame) -> pd.DataFrame:
-    """Evictions per (reason, preemptor class, victim class), one column per implementation, averaged over its cases."""
+def evictions_table(evictions: pd.DataFrame, figures: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Evictions per (reason, preemptor class, victim class), one column per implementation, averaged over its cases:
+    every case of the figures table when given (a case that evicted nothing counts), else those that evicted."""
     if evictions is None or evictions.empty or "implementation" not in evictions.columns:
         return pd.DataFrame()
-    cases = evictions.groupby("implementation")["case"].nunique() if "case" in evictions.columns else 1
+    source = figures if figures is not None and {"case", "implementation"} <= set(figures.columns) else evictions
+    cases = source.groupby("implementation")["case"].nunique() if "case" in source.columns else 1
     if "victim_had_finished" in evictions.columns:
         evictions = evictions.assign(reason=evictions["reason"].where(~evictions["victim_had_finished"].astype(bool),
                                                                      evictions["reason"] + " (victim had finished)"))
     counts = evictions.groupby(["reason", "preemptor_class", "victim_class", "implementation"]).size().unstack("implementation")
     counts.columns.name = None
-    return (counts.fillna(0) / cases).reset_index()
+    counts = counts.fillna(0)
+    return (counts / cases.reindex(counts.columns) if isinstance(cases, pd.Series) else counts / cases).reset_index()
 
 
 def pace_figure(frame: pd.DataFrame) -> bytes | None:
@@ -140,7 +143,7 @@ def section(tables: contract.Tables, cpus: int | str = "?") -> contract.ReportSe
     if classes is not None and not classes.empty:
         parts.append(classes.drop(columns=[c for c in ("phase",) if c in classes.columns])
                      .to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))
-    who = evictions_table(tables.get(tabulating.EVICTIONS_TABLE))
+    who = evictions_table(tables.get(tabulating.EVICTIONS_TABLE), frame)
     if not who.empty:
         parts.append(f"<h3>who preempted whom</h3><p>{html.escape(EVICTIONS_NOTE)}</p>")
         parts.append(who.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))

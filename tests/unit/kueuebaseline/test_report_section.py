@@ -75,3 +75,12 @@ def test_who_preempted_whom_per_implementation_and_evictions_against_wall_time()
     assert "who preempted whom" in section.html
     assert [title for title, _ in section.figures] == [reporting.PACE_TITLE]
     assert reporting.pace_figure(frame[frame["case"] == "a"]) is None  # one case: no cloud to draw
+
+
+def test_who_preempted_whom_averages_over_every_case_of_an_implementation_also_those_that_evicted_nothing():
+    evictions = pd.DataFrame([{"case": "k0", "implementation": "kueue", "reason": "InClusterQueue",
+                               "preemptor_class": "large", "victim_class": "small"}] * 3)
+    figures = pd.DataFrame([{"case": c, "implementation": "kueue", "metric": "evictions", "kqbench": n}
+                            for c, n in (("k0", 3.0), ("k1", 0.0), ("k2", 0.0))])
+    assert reporting.evictions_table(evictions)["kueue"].tolist() == [3.0]  # without the figures: cases that evicted
+    assert reporting.evictions_table(evictions, figures)["kueue"].tolist() == [1.0]

@@ -354,3 +354,16 @@ def test_kueue_baseline_ratio_is_not_reached_when_a_side_did_not_finish_and_boun
     table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")
     assert table[2] == "| wall time (s) | 100 | 100 | not reached (Kueue did not finish) |"
     assert table[3] == "| Kueue's rangespec bounds broken | 1 | 2 | not reached (Kueue did not finish) |"
+
+
+def test_who_preempted_whom_is_rendered_from_the_evictions_table_per_case_of_each_implementation(tmp_path):
+    from harness.errors import KqbenchError
+
+    run = ROOT / "results" / "large-scale" / "fair-100cq-paced"
+    text = (f"<!-- table: kueue-evictions\nrun: {run}\ncolumns: {{Kueue: kueue}}\n-->\n<!-- end table -->")
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1].split("\n")
+    # Kueue's three cases: 9 evictions in the first (8 of finished Workloads), none in the second, 5 in the third
+    assert table[0] == "| reason | preemptor | victim | Kueue |"
+    assert table[-2] == "| all | | | 4.7 |"
+    with pytest.raises(KqbenchError, match="no case of kueu"):
+        blocks.render(text.replace("Kueue: kueue", "Kueue: kueu"), "x.md", rendering.BUILDERS, tmp_path)
