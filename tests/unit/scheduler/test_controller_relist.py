@@ -1,7 +1,15 @@
-"""A relist replaces what the controller knows: objects deleted while its watch was down (an
-apiserver restart, etcd away) are forgotten, so an admitted Workload deleted in that gap releases its
-quota. Found by the faults scenario: after a kube-apiserver restart the ClusterQueue's status held
-twice the quota the API's Workloads held, for the rest of the run."""
+"""What the controller knows of the API's objects stays the newest the API said.
+
+A relist replaces what it knows: objects deleted while its watch was down (an apiserver restart, etcd
+away) are forgotten, so an admitted Workload deleted in that gap releases its quota. Found by the faults
+scenario: after a kube-apiserver restart the ClusterQueue's status held twice the quota the API's
+Workloads held, for the rest of the run.
+
+A write's response and the watch's events race; whichever comes second must not undo the newer state.
+Found in Kueue's large-scale shape with fair sharing and evicted quota held until released: the load
+generator saw our eviction and released the quota before our eviction write's response was taken in;
+that older response put the admission back, and 13 Workloads stayed admitted in the scheduler's view
+(and pending for good in the API) until the run's bound."""
 
 import asyncio
 
@@ -54,3 +62,46 @@ def test_a_relist_forgets_queue_objects_deleted_while_the_watch_was_down():
     assert set(controller.manager.local_queues) == {("team", "lq"), ("team", "other")}
     on_list([lq])
     assert set(controller.manager.local_queues) == {("team", "lq")}
+
+
+RESERVED = {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+            "lastTransitionTime": "2024-01-01T00:00:20Z"}
+RELEASED = {"type": "QuotaReserved", "status": "False", "reason": "Pending",
+            "lastTransitionTime": "2024-01-01T00:00:40Z"}
+EVICTED = {"type": "Evicted", "status": "True", "reason": "Preempted", "lastTransitionTime": "2024-01-01T00:00:30Z"}
+KEY = ("team", "w")
+
+
+def _versioned(version: int, admitted: bool, conditions: list[dict]) -> dict:
+    obj = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+           "metadata": {"name": "w", "namespace": "team", "uid": "u-w", "resourceVersion": str(version),
+                        "creationTimestamp": "2024-01-01T00:00:10Z"},
+           "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+               "containers": [{"resources": {"requests": {"cpu": "2"}}}]}}}]},
+           "status": {"conditions": conditions}}
+    if admitted:
+        obj["status"]["admission"] = ADMISSION
+    return obj
+
+
+def test_a_write_response_older_than_the_watch_does_not_take_back_a_release():
+    controller, handlers = _controller()
+    on_list, on_event = handlers["workloads"]
+    on_list([_versioned(5, admitted=True, conditions=[RESERVED])])
+    assert controller.manager.admitted(KEY) is not None
+    # The generator's release (version 8) is delivered before our eviction's response (version 7).
+    on_event("MODIFIED", _versioned(8, admitted=False, conditions=[RELEASED, EVICTED]))
+    controller._apply_workload(_versioned(7, admitted=True, conditions=[RESERVED, EVICTED]), from_write=True)
+    assert controller.manager.admitted(KEY) is None
+    assert controller.manager.workload(KEY) is not None  # pending again, as the API says
+
+
+def test_a_watch_event_older_than_a_write_response_does_not_undo_the_write():
+    controller, handlers = _controller()
+    on_list, on_event = handlers["workloads"]
+    on_list([_versioned(5, admitted=True, conditions=[RESERVED])])
+    controller._apply_workload(_versioned(7, admitted=False, conditions=[RELEASED, EVICTED]), from_write=True)
+    on_event("MODIFIED", _versioned(6, admitted=True, conditions=[RESERVED]))  # an event from before our write
+    assert controller.manager.admitted(KEY) is None
+    on_event("MODIFIED", _versioned(9, admitted=True, conditions=[RESERVED]))  # a later admission is taken in
+    assert controller.manager.admitted(KEY) is not None
