@@ -71,4 +71,7 @@ def main() -> None:
 
 
 def _raise_interrupt(signum, frame) -> None:
+    # Only the first unwinds: a second SIGTERM (`timeout` forwarding one, `pkill` matching it too) would
+    # otherwise interrupt the teardown the first started and leave a cluster running. SIGKILL still stops it.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt(f"signal {signum}")
