@@ -45,7 +45,8 @@ class Threshold(BaseModel):
     min_base: float = 0.0
     """Ignore the check when the base value is below this (tiny bases make relative changes noise)."""
     max_absolute: float | None = None
-    """Largest allowed absolute change in the bad direction (for counts whose base is often 0)."""
+    """Largest allowed absolute change in the bad direction (for counts whose base is often 0); beyond it the
+    metric has regressed whatever the samples (a failed check is counted, not estimated)."""
     required: bool = False
     """Fail when the metric is in the base but missing from the new run."""
     why: str = ""
@@ -151,6 +152,9 @@ def resolved_change(b: summaries.Entry, n: summaries.Entry) -> float | None:
 def judge(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry) -> tuple[str, str, differences.Difference]:
     """(verdict, how it was reached, the difference): beyond the threshold, beyond the resolution AND significant to count."""
     diff = differences.difference(_side(b), _side(n))
+    if rule is not None and rule.max_absolute is not None and worse_by(n.value - b.value, n.better) > rule.max_absolute:
+        # A count of failed checks is a fact of the run, not an estimate: one more than allowed is enough.
+        return "regressed", "beyond max_absolute", diff
     beyond = _beyond(rule, b, n, diff.relative)
     if beyond is None:
         return "unchecked", "", diff

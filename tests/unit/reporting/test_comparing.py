@@ -98,3 +98,15 @@ def test_every_shipped_threshold_matches_an_entry_of_a_committed_baseline():
         comparing.fnmatch.fnmatchcase(e.metric, r.metric) and comparing.fnmatch.fnmatchcase(e.point, r.point)
         for e in entries)]
     assert unmatched == []
+
+
+def test_a_newly_failed_check_regresses_even_from_one_repeat_against_intervals():
+    base = summaries.Summary("r", "s", "ok", {"invariants.failed @ p": summaries.Entry(
+        "invariants.failed", "p", 0, "checks", "lower", [0, 0], low=0, high=0, n=2)})
+    new = summaries.Summary("r", "s", "ok", {"invariants.failed @ p": summaries.Entry(
+        "invariants.failed", "p", 1, "checks", "lower", [1], n=1)})
+    rules = comparing.Thresholds(schema_version=1, thresholds=[
+        comparing.Threshold(metric="invariants.failed", max_regression=0.0, max_absolute=0)])
+    rows = comparing.compare(base, new, rules)
+    assert [(r.verdict, r.test) for r in rows] == [("regressed", "beyond max_absolute")]
+    assert comparing.failed(rows)
