@@ -149,8 +149,8 @@ class Controller:
         self.changed = asyncio.Event()
         self._writes = asyncio.Semaphore(self.settings.write_concurrency)
         self._tasks: set[asyncio.Task] = set()
-        # Workloads whose admission we wrote: events older than our write are stale echoes.
-        # Every Workload the API holds as last listed or watched (key -> its identifying metadata).
+        # Every Workload the API holds as last listed or watched (key -> its identifying metadata), with the
+        # newest resourceVersion taken in (from the watch or a write of ours): anything older is a stale echo.
         self._known_workloads: dict[tuple[str, str], dict] = {}
         # The QuotaReserved condition of each Workload last seen with it False: Kueue writes a pending
         # message only when it changes, and keeps the condition's lastTransitionTime.
