@@ -116,6 +116,7 @@ FAMILIES: tuple[Family, ...] = (
     _f("kqbench_scheduler_unwritten_admissions", SCHEDULER, GAUGE),
     _f("kqbench_scheduler_cycle_duration_seconds", SCHEDULER, HISTOGRAM),
     _f("kqbench_scheduler_decisions_total", SCHEDULER, COUNTER),
+    _f("kqbench_scheduler_events_held_while_admitting_total", SCHEDULER, COUNTER),
     _f("kqbench_scheduler_event_loop_lag_seconds", SCHEDULER, HISTOGRAM),
     _f("kqbench_scheduler_api_writes_total", SCHEDULER, COUNTER),
     _f("kqbench_scheduler_api_write_bytes_total", SCHEDULER, COUNTER),

@@ -124,6 +124,13 @@ def _key_of(obj: dict) -> tuple[str, str]:
     return meta.get("namespace", "default"), meta["name"]
 
 
+def _waits(obj: dict) -> bool:
+    """Holds no admission and is not Finished: an object the core would queue."""
+    status = obj.get("status") or {}
+    return not status.get("admission") and not any(
+        c.get("type") == "Finished" and c.get("status") == "True" for c in status.get("conditions") or ())
+
+
 def _rv(obj: dict) -> int:
     try:
         return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
@@ -158,6 +165,9 @@ class Controller:
         self._evictions_in_flight: set[tuple[str, str]] = set()
         # Admission writes in flight: an eviction of the same Workload is written after it (below).
         self._admissions_in_flight: dict[tuple[str, str], asyncio.Task] = {}
+        # The newest pending object of a Workload whose admission write is in flight, taken in when the
+        # write ends (the version check then drops it when it predates the admission).
+        self._held_while_admitting: dict[tuple[str, str], dict] = {}
         self.informers: list[informing.Informer] = []
         self._status_written: dict[str, queuestatus.QueueStatus] = {}
         # Queue statuses to write, the latest per queue: a queue waits in line once (client-go's work queue).
@@ -249,6 +259,15 @@ class Controller:
         known = self._known_workloads.get(key)
         if known is not None and version < _rv(known):
             return
+        if key in self._admissions_in_flight and not from_write and _waits(obj):
+            # An event from before our admission write (a position or message written to the pending
+            # Workload): applying it would release the quota the core assumed, and another head would be
+            # admitted into it. Kueue's cache keeps an assumed Workload's quota whatever its queue hears.
+            self.metrics.held_while_admitting.inc()
+            held = self._held_while_admitting.get(key)
+            if held is None or version >= _rv(held):
+                self._held_while_admitting[key] = obj
+            return
         # What a later relist needs to announce its deletion (the owner, for the Job integration).
         self._known_workloads[key] = {"metadata": {k: meta[k] for k in ("namespace", "name", "ownerReferences",
                                                                          "resourceVersion") if k in meta}}
@@ -317,6 +336,12 @@ class Controller:
     async def _write_admission(self, decision: Admit, now: float) -> None:
         try:
             await self._write_admission_once(decision, now)
+            key = decision.workload.key
+            if self._admissions_in_flight.get(key) is asyncio.current_task():
+                del self._admissions_in_flight[key]
+            held = self._held_while_admitting.pop(key, None)
+            if held is not None:
+                self._apply_workload(held)  # dropped when older than the admission written
         finally:
             self._unwritten -= 1
             self.metrics.unwritten.set(self._unwritten)

@@ -31,6 +31,10 @@ class SchedulerMetrics:
         self.decisions = Counter("kqbench_scheduler_decisions",
                                  "Cycle decisions by kind: admit, preempt (evictions started), preempt-in-flight (every "
                                  "target already being evicted), park, wait.", ["kind"], registry=r)
+        self.held_while_admitting = Counter(
+            "kqbench_scheduler_events_held_while_admitting",
+            "Events of a pending Workload that arrived while its admission write was in flight, held until the "
+            "write ended: taken in at once, each would have released the quota the cycle assumed.", registry=r)
         self.loop_lag = Histogram("kqbench_scheduler_event_loop_lag_seconds",
                                   "How late a timer fires on the controller's event loop: how long a watch event "
                                   "can wait behind cycles and writes before the core sees it.",
