@@ -52,7 +52,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
                                preemption_ignores_pods=settings.preemption_ignores_pods,
                                scheduling_equivalence_hashing=settings.scheduling_equivalence_hashing,
                                tas_recompute_in_cycle=settings.tas_recompute_in_cycle,
-                               tas_hostname_prefix_encoding=settings.tas_hostname_prefix_encoding)
+                               tas_hostname_prefix_encoding=settings.tas_hostname_prefix_encoding,
+                               requeue_batch_seconds=settings.requeue_batch_seconds)
         publisher = publishers.create(strategy.name, manager, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,

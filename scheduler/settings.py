@@ -15,6 +15,7 @@ import click
 
 from scheduler.controller import controlling
 from scheduler.core import kinds
+from scheduler.core.queues import REQUEUE_BATCH_SECONDS
 from scheduler.publishing import strategies
 
 BIND = "127.0.0.1"
@@ -72,6 +73,9 @@ class SchedulerSettings:
     """admissionFairSharing.resourceWeights as (resource, weight) pairs (unlisted: 1)."""
     min_cycle_seconds: float = 0.0
     """Each cycle takes at least this long (controlling.ControllerSettings.min_cycle_seconds)."""
+    requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS
+    """How long after a release of quota the parked workloads of its cohort come back (Kueue's
+    requeueBatchPeriod, 1 s; queues.QueueManager.requeue_batch_seconds)."""
     hold_evicted_quota: bool = False
     """An eviction leaves the quota held until someone else releases it, as Kueue leaves a bare Workload
     (controlling.ControllerSettings.hold_evicted_quota)."""
@@ -114,6 +118,9 @@ class SchedulerSettings:
         if not 0 <= self.min_cycle_seconds <= MAX_MIN_CYCLE_SECONDS:
             raise ValueError(f"--min-cycle-seconds must be between 0 and {MAX_MIN_CYCLE_SECONDS:g} "
                              f"(got {self.min_cycle_seconds})")
+        if not 0 <= self.requeue_batch_seconds <= MAX_MIN_CYCLE_SECONDS:
+            raise ValueError(f"--requeue-batch-seconds must be between 0 and {MAX_MIN_CYCLE_SECONDS:g} "
+                             f"(got {self.requeue_batch_seconds})")
         if self.max_unwritten < 1:
             raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
         if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
@@ -238,6 +245,9 @@ _OPTIONS = (
     _Option("--min-cycle-seconds", "min_cycle_seconds",
             "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,
             to_text=repr),
+    _Option("--requeue-batch-seconds", "requeue_batch_seconds",
+            "How long after a release of quota the parked workloads of its cohort come back (Kueue's 1 s batch).",
+            float, to_text=repr),
     _Option("--parent-pid", "parent_pid", "Stop once this process is no longer the parent (its starter died); 0: no watch.",
             int),
 )

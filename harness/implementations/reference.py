@@ -39,6 +39,11 @@ class ReferenceFields(base.Model):
     """Reference scheduler only: each scheduling cycle takes at least this long. Runs the same decisions
     at another scheduler's pace (e.g. Kueue's measured cycle time at that size) to tell a difference of
     decisions from one of pace; 0: as fast as it can (its design)."""
+    requeue_batch_seconds: float = Field(_PROCESS.requeue_batch_seconds, ge=0,
+                                         le=scheduler_settings.MAX_MIN_CYCLE_SECONDS)
+    """Reference scheduler only: how long after a release of quota the parked Workloads of its cohort come
+    back (Kueue's requeueBatchPeriod, 1 s). Another value tells how much the eviction count of a run
+    depends on how often parked heads are tried again."""
     write_pending_reasons: bool = _PROCESS.write_pending_reasons
     """Reference scheduler only: write why on every head a cycle turns away, one write after another
     before the next cycle, as Kueue does (true: Kueue's pace at Kueue's write cost; false: the reference
@@ -97,7 +102,8 @@ def fields_of(section: sections.SchedulerFields) -> dict:
                 burst=section.burst, authorization=section.authorization, max_unwritten=section.max_unwritten,
                 page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
                 fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
-                min_cycle_seconds=section.min_cycle_seconds, write_pending_reasons=section.write_pending_reasons,
+                min_cycle_seconds=section.min_cycle_seconds, requeue_batch_seconds=section.requeue_batch_seconds,
+                write_pending_reasons=section.write_pending_reasons,
                 hold_evicted_quota=section.hold_evicted_quota,
                 preserve_scan_progress=_as_kueue(section.preserve_scan_progress, "preserve_scan_progress",
                                                  section.kueue_version),
