@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import orjson
+
 from scheduler.api import groups
 from scheduler.controller import informing, metering, statuses, topologyfeeding, workqueues
 from scheduler.core import activation, conversion, draining, queuestatus, scheduling
@@ -470,6 +472,9 @@ class Controller:
         if self.settings.log_cycles:
             for decision in decisions:
                 log.info("cycle %d: %s", self.manager.cycle, describe(decision))
+                if isinstance(decision, Preempt):
+                    log.info("cycle %d: cohort after it: %s", self.manager.cycle,
+                             orjson.dumps(self._cohort_state(decision.cluster_queue)).decode())
         self._turned_away = []
         every_head = self.settings.write_pending_reasons
         for decision in decisions:
@@ -506,6 +511,14 @@ class Controller:
         if decisions and self.on_change:
             self.on_change()
         return decisions
+
+    def _cohort_state(self, cluster_queue: str) -> dict[str, list]:
+        """What a preempting head's cohort holds after the cycle, per ClusterQueue: [name, priority, usage per
+        flavor/resource in milli-units, evicting] of each admitted Workload; logged to rebuild the state as a
+        differential-test case."""
+        return {cq: [[r.workload.name, r.workload.priority, {f"{f}/{res}": v for (f, res), v in r.usage.items()},
+                      r.evicting] for r in self.manager.admitted_in((cq,))]
+                for cq in sorted(self.manager.quotas.neighbours(cluster_queue))}
 
     async def cycle(self) -> list[Decision]:
         """One cycle; with write_pending_reasons, returns once the heads it turned away are told why."""
