@@ -80,7 +80,8 @@ class ReferenceFields(base.Model):
 
     log_cycles: bool = _PROCESS.log_cycles
     """Reference scheduler only: log every decision of every cycle, one line each, to read beside Kueue's
-    cycle log (`kueue_log_level: 3`); costs time per cycle, so never for headline figures."""
+    cycle log (`kueue_log_level: 3`), and each preempting head's cohort as the cycle left it; costs time per
+    cycle, so never for headline figures."""
 
     @model_validator(mode="before")
     @classmethod

@@ -22,7 +22,7 @@ from scheduler.controller import controlling, metering
 from scheduler.core import kinds
 from scheduler.core.queues import QueueManager
 from scheduler.kube import client as kube
-from scheduler_builders import ClusterQueueBuilder
+from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit
 
 ADMISSION = {"clusterQueue": "cq", "podSetAssignments": [
     {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2"}, "count": 1}]}
@@ -163,3 +163,18 @@ def test_an_event_from_before_an_admission_write_does_not_release_the_assumed_qu
 def test_a_failed_admission_write_takes_in_the_event_held_during_it():
     during, after = _admitting(lambda answer: answer.set_exception(kube.ApiError(409, b"{}", "PATCH workload")))
     assert (during, after) == (True, False)
+
+
+def test_the_cycle_log_gives_a_cohort_as_the_queues_hold_it():
+    async def scenario():
+        manager = QueueManager()
+        manager.add_resource_flavor(kinds.ResourceFlavor("default"))
+        for name in ("cq-a", "cq-b"):
+            manager.add_cluster_queue(ClusterQueueBuilder(name).flavors(("default", {"cpu": "4"})).cohort("co").obj())
+        manager.add_cluster_queue(ClusterQueueBuilder("elsewhere").flavors(("default", {"cpu": "4"})).obj())
+        admit(manager, WorkloadBuilder("running").priority(5).request(cpu="3").obj(), "cq-b")
+        controller = controlling.Controller(None, manager, metering.SchedulerMetrics())
+        return controller._cohort_state("cq-a")
+
+    state = asyncio.run(scenario())
+    assert state == {"cq-a": [], "cq-b": [["running", 5, {"default/cpu": 3000}, False]]}
