@@ -219,4 +219,6 @@ def repeats_interval(values: Sequence[float], rng: np.random.Generator, resample
     result = stats.bootstrap((data,), np.median, confidence_level=CONFIDENCE, n_resamples=resamples,
                              method="percentile", random_state=rng)
     half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(data) - 1)) * float(result.standard_error)
-    return Estimate(value, value - half, value + half, len(data))
+    # A quantity never seen below zero (a count, a time, a size) gets no interval below zero.
+    low = max(value - half, 0.0) if data.min() >= 0 else value - half
+    return Estimate(value, low, value + half, len(data))

@@ -75,6 +75,14 @@ def test_rates_over_repeats(values, n, has_interval):
         assert found.low <= found.value == np.median(values) <= found.high
 
 
+def test_a_count_spread_wide_gets_no_interval_below_zero():
+    """The evictions of three repeats of one arm (399, 594, 312): the t-interval of the median reached -45."""
+    found = intervals.repeats_interval([399.0, 594.0, 312.0], np.random.default_rng(0))
+    assert found.low == 0.0 and found.high > 594
+    signed = intervals.repeats_interval([-399.0, 594.0, 312.0], np.random.default_rng(0))
+    assert signed.low < 0
+
+
 def test_summary_entry_carries_interval_and_n_and_is_reproducible():
     rng = np.random.default_rng(4)
     hist = _histogram(rng, 1500)
