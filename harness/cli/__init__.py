@@ -51,8 +51,7 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry: known errors become one line on stderr and exit code 2."""
-    # SIGTERM (CI time-outs, `kill`) must unwind like Ctrl-C so that clusters are torn down.
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    unwind_on_sigterm()
     try:
         cli.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
@@ -68,6 +67,11 @@ def main() -> None:
     except KqbenchError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
+
+
+def unwind_on_sigterm() -> None:
+    """SIGTERM (CI time-outs, `kill`) unwinds like Ctrl-C, so that clusters are torn down."""
+    signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import cli
 from harness.clusters import bringup, kwok, processes, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -20,6 +21,14 @@ def run_cli(*args: str, timeout: float = 300, env: dict | None = None) -> subpro
     """Run `kqbench ARGS` as a user would, bounded in time."""
     return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True,
                           timeout=timeout, env=env or dict(os.environ))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sigterm_unwinds():
+    """A SIGTERM to the test run (a CI time-out, `kill`) unwinds like Ctrl-C: the fixtures below stop their
+    clusters (pytest's default handling of SIGTERM runs no teardown and leaves them running)."""
+    cli.unwind_on_sigterm()
+    yield
 
 
 @pytest.fixture(scope="session")
