@@ -126,13 +126,6 @@ def _key_of(obj: dict) -> tuple[str, str]:
     return meta.get("namespace", "default"), meta["name"]
 
 
-def _waits(obj: dict) -> bool:
-    """Holds no admission and is not Finished: an object the core would queue."""
-    status = obj.get("status") or {}
-    return not status.get("admission") and not any(
-        c.get("type") == "Finished" and c.get("status") == "True" for c in status.get("conditions") or ())
-
-
 def _rv(obj: dict) -> int:
     try:
         return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
@@ -261,7 +254,9 @@ class Controller:
         known = self._known_workloads.get(key)
         if known is not None and version < _rv(known):
             return
-        if key in self._admissions_in_flight and not from_write and _waits(obj):
+        workload = self.decoder.decode(obj)
+        if key in self._admissions_in_flight and not from_write and workload.admission is None \
+                and not workload.finished:
             # An event from before our admission write (a position or message written to the pending
             # Workload): applying it would release the quota the core assumed, and another head would be
             # admitted into it. Kueue's cache keeps an assumed Workload's quota whatever its queue hears.
@@ -273,7 +268,6 @@ class Controller:
         # What a later relist needs to announce its deletion (the owner, for the Job integration).
         self._known_workloads[key] = {"metadata": {k: meta[k] for k in ("namespace", "name", "ownerReferences",
                                                                          "resourceVersion") if k in meta}}
-        workload = self.decoder.decode(obj)
         reserved = next((c for c in statuses.conditions_of(obj) if c.get("type") == "QuotaReserved"), None)
         if reserved is not None and reserved.get("status") == "False":
             self._not_reserved[key] = reserved
