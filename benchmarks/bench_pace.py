@@ -8,7 +8,9 @@ reasons of turned-away heads in the cycle (--write-seconds each), as Kueue does.
 folder (a committed kueue-baseline run) adds its cases: the time between two cycles (wall / cycles,
 from the scheduler's own cycle counter: Kueue's admission attempts, ours its cycle histogram) and the
 evictions. Both are drawn per cohort, since cohorts share no quota. The core decides as the Kueue of
---kueue-version does (its settings in harness/versions.toml, [kueue.reference]). Writes pace.json (every
+--kueue-version does (its settings in harness/versions.toml, [kueue.reference]), with the scenario's own
+fair sharing. Each --pace adds a point of any other pace (JSON of pacing.Pace's fields, e.g. a start
+latency). Writes pace.json (every
 point, the command, the git sha), pace.csv (the model's points), measured.csv (the runs' cases) and
 pace.png into --out.
 
@@ -32,7 +34,7 @@ import pandas as pd
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from harness.drivers.kueuebaseline import pacing  # noqa: E402
+from harness.drivers.kueuebaseline import pacing, replayshape  # noqa: E402
 from harness.results import runs  # noqa: E402
 from harness.scenarios import loading, models  # noqa: E402
 from harness.toolchain import versions  # noqa: E402
@@ -51,26 +53,30 @@ def main() -> int:
                         help="a kueue-baseline run folder whose cases are drawn beside the model")
     parser.add_argument("--kueue-version", default=None,
                         help="decide as this Kueue version does (one of harness/versions.toml; default: its pinned one)")
+    parser.add_argument("--pace", action="append", type=_pace, default=[],
+                        help='one more point per scenario at this pace, JSON of its fields, e.g. '
+                             '\'{"cycle_seconds": 0.003, "start_seconds": 0.9}\'')
     parser.add_argument("--no-model", action="store_true",
                         help="only tabulate the --measured runs (measured.csv): no model points, no plot")
     parser.add_argument("--out", type=Path, default=Path("results/peer/pace"))
     args = parser.parse_args()
-    settings = versions.reference_settings(args.kueue_version)
+    version_settings = versions.reference_settings(args.kueue_version)
     args.out.mkdir(parents=True, exist_ok=True)
     points = []
     for path in [] if args.no_model else args.scenario or SCENARIOS:
         scenario = loading.load(path).scenario
+        settings = replayshape.core_settings(scenario.scheduler, version_settings)
         cohorts = _cohorts(scenario)
         paces = [pacing.Pace(cycle_seconds=float(c)) for c in args.cycles.split(",")]
         paces.append(pacing.Pace(cycle_seconds=0.003, write_seconds=args.write_seconds, release_seconds=0.05))
-        for pace in paces:
+        for pace in [*paces, *args.pace]:
             started = time.perf_counter()
             outcome = pacing.run(scenario, pace, settings=settings)
             point = {"source": "model", "scenario": path, "cohorts": cohorts, "pace": dataclasses.asdict(pace),
                      "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
                      "admissions": outcome.admissions, "evictions": outcome.evictions,
                      "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
-                     "complete": outcome.complete}
+                     **_heads(outcome), "complete": outcome.complete}
             points.append(point)
             print(f"{Path(path).stem} cycle {pace.cycle_seconds * 1000:g} ms, writes {pace.write_seconds * 1000:g} ms: "
                   f"evictions {outcome.evictions}, cycles {outcome.cycles}, wall {outcome.wall_seconds:.0f} s "
@@ -80,22 +86,36 @@ def main() -> int:
         for case, profile in {} if args.no_model else _kueue_profiles(folder).items():
             # The model at Kueue's own spread of cycle times, as measured in this run's Kueue case.
             scenario = loading.load(path_of(args)).scenario
-            outcome = pacing.run(scenario, pacing.Pace(profile=profile), settings=settings)
+            outcome = pacing.run(scenario, pacing.Pace(profile=profile),
+                                 settings=replayshape.core_settings(scenario.scheduler, version_settings))
             points.append({"source": "model", "scenario": path_of(args), "label": f"{Path(folder).name}: {case}",
                            "cohorts": _cohorts(scenario),
                            "pace": dataclasses.asdict(pacing.Pace(profile=profile)),
                            "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
                            "admissions": outcome.admissions, "evictions": outcome.evictions,
                            "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
-                           "complete": outcome.complete})
+                           **_heads(outcome), "complete": outcome.complete})
             print(f"{Path(folder).name} {case}: Kueue's cycle times drawn: evictions {outcome.evictions}", flush=True)
     record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(),
-              "kueue_version": versions.kueue_version(args.kueue_version), "core_settings": settings, "points": points}
+              "kueue_version": versions.kueue_version(args.kueue_version), "core_settings": version_settings,
+              "points": points}
     (args.out / "pace.json").write_text(json.dumps(record, indent=1) + "\n")
     _table(points, args.out)
     if not args.no_model:
         _plot(points, args.out / "pace.png")
     return 0
+
+
+def _pace(text: str) -> pacing.Pace:
+    try:
+        return pacing.Pace(**json.loads(text))
+    except (ValueError, TypeError) as error:
+        raise argparse.ArgumentTypeError(f"--pace wants JSON of {', '.join(f.name for f in dataclasses.fields(pacing.Pace))}"
+                                         f" ({error})") from None
+
+
+def _heads(outcome: pacing.Outcome) -> dict[str, int]:
+    return {"heads": outcome.heads, "preempting_heads": outcome.preempting_heads, "parked_heads": outcome.parked_heads}
 
 
 def _cohorts(scenario) -> int:
@@ -151,8 +171,10 @@ def _table(points: list[dict], folder: Path) -> None:
     """pace.csv: the model's points; measured.csv: the runs' cases."""
     model = [{"scenario": p.get("label") or Path(p["scenario"]).stem, "cohorts": p["cohorts"],
               "cycle_ms": "Kueue's, drawn" if p["pace"]["profile"] else p["pace"]["cycle_seconds"] * 1000,
-              "write_ms": p["pace"]["write_seconds"] * 1000,
-              "cycles": p["cycles"], "wall_seconds": p["wall_seconds"], "between_cycles_ms": round(_interval_ms(p), 1),
+              "write_ms": p["pace"]["write_seconds"] * 1000, "start_ms": p["pace"]["start_seconds"] * 1000,
+              "release_ms": p["pace"]["release_seconds"] * 1000,
+              "cycles": p["cycles"], "heads": p.get("heads"), "preempting_heads": p.get("preempting_heads"),
+              "parked_heads": p.get("parked_heads"), "wall_seconds": p["wall_seconds"], "between_cycles_ms": round(_interval_ms(p), 1),
               "evictions": p["evictions"], "evictions_per_cohort": round(p["evictions"] / p["cohorts"], 1),
               "pending_writes": p["pending_writes"], "complete": p["complete"]}
              for p in points if p["source"] == "model"]
@@ -173,7 +195,8 @@ def _plot(points: list[dict], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(7.5, 4.5))
     for scenario in dict.fromkeys(p["scenario"] for p in points if p["source"] == "model"):
         swept = sorted((p for p in points if p["scenario"] == scenario and p["source"] == "model" and "label" not in p
-                        and not p["pace"]["write_seconds"]), key=_interval_ms)
+                        and dataclasses.replace(pacing.Pace(**_fields(p["pace"])), cycle_seconds=0.0)
+                        == pacing.Pace(cycle_seconds=0.0)), key=_interval_ms)
         if not swept:
             continue
         axis.plot([_interval_ms(p) for p in swept], [max(p["evictions"] / p["cohorts"], 0.5) for p in swept],
@@ -187,11 +210,15 @@ def _plot(points: list[dict], path: Path) -> None:
     axis.set_yscale("log")
     axis.set_xlabel("time between two scheduling cycles, ms (wall / cycles)")
     axis.set_ylabel("evictions per cohort in the run")
-    axis.set_title("Kueue's baseline: evictions against the scheduler's pace")
+    axis.set_title("Evictions against the scheduler's pace (decisions fixed: the reference core)")
     axis.grid(True, which="both", alpha=0.3)
     axis.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+
+
+def _fields(pace: dict) -> dict:
+    return {**pace, "profile": tuple(tuple(pair) for pair in pace["profile"])}
 
 
 def _groups(points: list[dict]):

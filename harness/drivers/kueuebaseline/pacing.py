@@ -31,7 +31,7 @@ from harness.running import queueobjects
 from harness.scenarios import sections
 from scheduler.controller.controlling import ControllerSettings, next_slow_down
 from scheduler.core import conversion, scheduling
-from scheduler.core.decisions import Admit, Preempt
+from scheduler.core.decisions import Admit, Park, Preempt
 from scheduler.core.queues import QueueManager
 
 START = 1_700_000_000.0
@@ -61,6 +61,11 @@ class Outcome:
     pending_writes: int = 0
     finished: int = 0
     evictions_by_class: dict[str, int] = field(default_factory=dict)
+    heads: int = 0
+    """Heads the cycles decided on, whatever they decided (a cycle log's lines)."""
+    preempting_heads: int = 0
+    parked_heads: int = 0
+    """Heads set aside as not fitting, until a release of quota brings them back."""
     complete: bool = False
 
 
@@ -153,6 +158,9 @@ class _Run:
         writes = 0
         for decision in decisions:
             key = decision.workload.key
+            self.outcome.heads += 1
+            self.outcome.parked_heads += isinstance(decision, Park)
+            self.outcome.preempting_heads += isinstance(decision, Preempt)
             if isinstance(decision, Admit):
                 self.outcome.admissions += 1
                 epoch = self.epoch.get(key, 0) + 1

@@ -39,3 +39,9 @@ def test_a_profile_paces_the_run_like_its_mean():
                           pacing.Pace(profile=((0.05, 0.5), (0.15, 0.5))), bound_seconds=5.0)
     assert profiled.cycles > 10
     assert 0.05 <= profiled.wall_seconds / profiled.cycles <= 0.2
+
+
+def test_heads_are_counted_by_what_the_cycle_decided():
+    outcome = _run(0.002)
+    assert outcome.heads >= outcome.admissions + outcome.preempting_heads + outcome.parked_heads
+    assert outcome.preempting_heads > 0 and outcome.parked_heads > 0
