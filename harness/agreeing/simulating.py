@@ -51,7 +51,7 @@ def simulate(case: cases.Case, **settings: bool) -> tuple[list[str], list[dict[s
                 lines.append(f"epoch {e} cycle {cycle}: {core_decisions.describe(d, _short)}")
             for d in decided:
                 if isinstance(d, core_decisions.Preempt):
-                    for target in d.targets:
+                    for target in d.to_evict():
                         manager.mark_evicted(target.workload.key, "Preempted", clock)
             if not changed and not manager.has_work():
                 manager.retry_parked(clock)  # times the retries this cycle's changes asked for

@@ -482,7 +482,7 @@ class Controller:
                                        if self._admissions_in_flight.get(key) is done else None)
             elif isinstance(decision, Preempt):
                 started = 0
-                for target in decision.targets:
+                for target in decision.to_evict():
                     # A target chosen again while its eviction is being written is already on its way out.
                     if target.workload.key in self._evictions_in_flight:
                         continue

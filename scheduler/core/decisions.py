@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from scheduler.core.flavorassigning import LastAssignment
 from scheduler.core.preempting import PreemptionTarget
-from scheduler.core.workloads import Admission, Workload
+from scheduler.core.workloads import Admission, Workload, WorkloadKey
 
 NAMESPACE_MISMATCH = "NamespaceMismatch"
 """Kueue's RequeueReasonNamespaceMismatch (pkg/cache/queue/cluster_queue.go)."""
@@ -50,6 +50,13 @@ class Preempt:
     admission: Admission
     message: str = ""
     """Why it does not fit as it is (Kueue adds how many evictions it started)."""
+    ongoing: frozenset[WorkloadKey] = frozenset()
+    """Targets already being evicted when it was decided (a preemptor tried again while its evictions are
+    under way): counted in its message as Kueue counts them ("Preemption ongoing"), not evicted again."""
+
+    def to_evict(self) -> tuple[PreemptionTarget, ...]:
+        """The targets whose eviction this decision starts."""
+        return tuple(t for t in self.targets if t.workload.key not in self.ongoing)
 
 
 @dataclass(slots=True, frozen=True)

@@ -108,6 +108,8 @@ class QueueManager:
         self.tas_hostname_prefix_encoding = tas_hostname_prefix_encoding
         # Kueue's schedulingCycle: counts the cycles that had heads (run_cycle), for the age of a search.
         self.cycle = 0
+        # A cycle started evictions: the next one tries its preemptors again although nothing else changed.
+        self.preemptor_retry = False
         self.quotas = QuotaBook()
         self.flavors: dict[str, ResourceFlavor] = {}
         # Topologies, nodes and where admitted pods are, for TAS flavors.
@@ -367,7 +369,7 @@ class QueueManager:
 
     def has_work(self) -> bool:
         """Whether a scheduling cycle could decide anything."""
-        return bool(self.heads())
+        return bool(self.heads()) or (self.preemptor_retry and bool(self.blocked_heads()))
 
     def admitted_in(self, cluster_queues: Iterable[str]) -> Iterator[AdmittedWorkload]:
         """The admitted workloads of these queues, with their LocalQueue's usage where it orders them."""
@@ -413,6 +415,9 @@ class QueueManager:
             elif isinstance(decision, Preempt):
                 for target in decision.targets:
                     self._mark_evicting(target.workload.key)
+                # Kueue requeues a preemptor at once (RequeueReasonPendingPreemption): the next cycle
+                # tries it again, and may choose targets once the first ones show as evicted.
+                self.preemptor_retry = self.preemptor_retry or bool(decision.to_evict())
                 queue.block(key)
                 # Kueue: the next attempt tries every flavor again, and the preemptor is sticky.
                 queue.remember_assignment(key, None)

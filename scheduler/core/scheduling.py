@@ -15,7 +15,9 @@ Mirrors Kueue's scheduler loop (pkg/scheduler/scheduler.go) on an in-memory snap
    cycle or when it would not fit once every target claimed so far (its own included) is gone;
    otherwise its request is held back from later entries and it is admitted or preempts.
    A preemptor waiting for its evictions stays in the walk (blocked) and claims them again,
-   so no other head preempts more for the quota they free. Without targets, and unless the
+   so no other head preempts more for the quota they free; after a cycle that started evictions
+   the next cycle runs even when nothing else changed, as Kueue requeues a preemptor at once
+   (RequeueReasonPendingPreemption), and the preemptor may choose more targets in it. Without targets, and unless the
    queue may always reclaim from its cohort, what an entry waits for is held back too.
    Entries that cannot fit stay heads while their flavor search has flavors left to try;
    otherwise they are parked (BestEffortFIFO) or block their queue (StrictFIFO).
@@ -61,7 +63,7 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
     # Blocked heads (StrictFIFO heads that do not fit, preemptors waiting for their evictions)
     # take their place in the walk as Kueue's every-cycle retry of them does: they hold back
     # what they wait for and claim the targets they are waiting for.
-    held = manager.blocked_heads() if heads else []
+    held = manager.blocked_heads() if heads or manager.preemptor_retry else []
     # Kueue's nominate turns a head away from a namespace its ClusterQueue does not select before
     # assigning flavors: it is parked in either strategy and takes no part in the walk.
     refused: list[Decision] = [
@@ -197,9 +199,10 @@ def _admit_or_preempt(
     placed.assume(assignment.admission)
     if assignment.mode is Mode.FIT:
         return Admit(workload, cq.name, assignment.admission, assignment.borrows)
-    if blocked and all(r.evicted for r in chosen):
+    ongoing = frozenset(r.workload.key for r in chosen if r.evicted)
+    if blocked and len(ongoing) == len(chosen):
         return None  # Kueue's IssuePreemptions skips targets already evicted
-    return Preempt(workload, cq.name, targets, assignment.admission, assignment.message)
+    return Preempt(workload, cq.name, targets, assignment.admission, assignment.message, ongoing)
 
 
 def _placed_again(manager: QueueManager, entry: _Entry, quotas: QuotaBook, placed: CycleUsage) -> _Entry:
@@ -253,6 +256,7 @@ def run_cycle(manager: QueueManager, now: float) -> list[Decision]:
     manager.retry_parked(now)
     manager.cycle += 1
     decisions = decide_cycle(manager)
+    manager.preemptor_retry = False  # until a preemption of this cycle asks for it again
     manager.apply_decisions(decisions, now)
     return decisions
 

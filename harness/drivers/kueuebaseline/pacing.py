@@ -170,7 +170,7 @@ class _Run:
                 continue
             message = decision.message
             if isinstance(decision, Preempt):
-                started = [t for t in decision.targets if t.workload.key not in self.releasing]
+                started = [t for t in decision.to_evict() if t.workload.key not in self.releasing]
                 for target in started:
                     self.releasing.add(target.workload.key)
                     self.epoch[target.workload.key] = self.epoch.get(target.workload.key, 0) + 1  # its timer is void

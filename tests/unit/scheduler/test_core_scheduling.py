@@ -94,7 +94,10 @@ def test_preemption_evicts_then_admits():
     assert isinstance(decision, Preempt)
     assert [t.workload.name for t in decision.targets] == ["low"]
     assert manager.admitted(("ns", "low")).evicting
-    # The preemptor waits at the head until the eviction lands.
+    # Kueue tries a preemptor again in the next cycle (it may need more targets by then); this one
+    # still needs only the one under way, so that cycle decides nothing and it waits at the head.
+    assert manager.has_work()
+    assert run_cycle(manager, now=10.5) == []
     assert not manager.has_work()
     manager.mark_evicted(("ns", "low"), reason="Preempted", now=11)
     # A preempted workload keeps its creation time in the queue (Kueue's default).
