@@ -17,17 +17,21 @@ PREFIX = "sim"
 MAX_CYCLES = 500
 
 
-def trace(case: cases.Case, **settings: bool) -> list[str]:
+def trace(case: cases.Case, hold_evictions: bool = False, **settings: bool) -> list[str]:
     """One line per decision, per epoch and cycle: `epoch 0 cycle 3: Admit w01 -> cq1 {...}`."""
-    return simulate(case, **settings)[0]
+    return simulate(case, hold_evictions, **settings)[0]
 
 
-def simulate(case: cases.Case, **settings: bool) -> tuple[list[str], list[dict[str, decisions.Admission]]]:
+def simulate(case: cases.Case, hold_evictions: bool = False,
+             **settings: bool) -> tuple[list[str], list[dict[str, decisions.Admission]]]:
     """The trace, and where each Workload holds quota after each epoch (as ``decisions`` reads it);
-    ``settings``: the core's Kueue-version settings (harness.toolchain.versions.reference_settings)."""
+    ``settings``: the core's Kueue-version settings (harness.toolchain.versions.reference_settings).
+    ``hold_evictions``: evicted Workloads keep their quota until the cycles settle (as a differential run's
+    evictions are released by its runner, not by the scheduler), so a preemptor is tried again meanwhile."""
     manager = manager_with(rendering.setup_objects(case, PREFIX), _fair_sharing(case), **settings)
     lines: list[str] = []
     admitted: list[dict[str, decisions.Admission]] = []
+    held: list[tuple[str, str]] = []
     gate = conversion.resource_flavor_from_dict(rendering.gate(PREFIX))
     clock = 1_000_000.0
     for e, epoch in enumerate(case.epochs):
@@ -52,7 +56,16 @@ def simulate(case: cases.Case, **settings: bool) -> tuple[list[str], list[dict[s
             for d in decided:
                 if isinstance(d, core_decisions.Preempt):
                     for target in d.to_evict():
-                        manager.mark_evicted(target.workload.key, "Preempted", clock)
+                        if hold_evictions:
+                            held.append(target.workload.key)
+                        else:
+                            manager.mark_evicted(target.workload.key, "Preempted", clock)
+            if not changed and not manager.has_work() and held:
+                for key in held:
+                    manager.mark_evicted(key, "Preempted", clock)
+                lines.append(f"epoch {e}: released {', '.join(_short(name) for _, name in held)}")
+                held.clear()
+                continue
             if not changed and not manager.has_work():
                 manager.retry_parked(clock)  # times the retries this cycle's changes asked for
                 due = manager.next_retry_at()
