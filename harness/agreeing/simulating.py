@@ -3,7 +3,8 @@ it decided what a differential run shows (no cluster, no controller; pure).
 
 Follows the epoch protocol of ``running``: each epoch's Workloads are added (one creation second
 apart) while the gate flavor is missing, then the gate is added and cycles run until one decides
-nothing new; a preemption's targets are evicted at once, as the controller's eviction write does.
+nothing new; a preemption's targets are evicted at once, as the controller's eviction write does, or
+held until the cycles settle (``hold_evictions``).
 """
 
 from __future__ import annotations
