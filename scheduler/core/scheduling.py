@@ -17,8 +17,9 @@ Mirrors Kueue's scheduler loop (pkg/scheduler/scheduler.go) on an in-memory snap
    A preemptor waiting for its evictions stays in the walk (blocked) and claims them again,
    so no other head preempts more for the quota they free; after a cycle that started evictions
    the next cycle runs even when nothing else changed, as Kueue requeues a preemptor at once
-   (RequeueReasonPendingPreemption), and the preemptor may choose more targets in it. Without targets, and unless the
-   queue may always reclaim from its cohort, what an entry waits for is held back too.
+   (RequeueReasonPendingPreemption), and the preemptor may choose more targets in it. Without
+   targets, and unless the queue may always reclaim from its cohort, what an entry waits for is
+   held back too.
    Entries that cannot fit stay heads while their flavor search has flavors left to try;
    otherwise they are parked (BestEffortFIFO) or block their queue (StrictFIFO).
 
