@@ -72,12 +72,7 @@ def main() -> int:
         for pace in [*paces, *args.pace]:
             started = time.perf_counter()
             outcome = pacing.run(scenario, pace, settings=settings)
-            point = {"source": "model", "scenario": path, "cohorts": cohorts, "pace": dataclasses.asdict(pace),
-                     "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
-                     "admissions": outcome.admissions, "evictions": outcome.evictions,
-                     "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
-                     **_heads(outcome), "complete": outcome.complete}
-            points.append(point)
+            points.append(_model_point(path, cohorts, outcome))
             print(f"{Path(path).stem} cycle {pace.cycle_seconds * 1000:g} ms, writes {pace.write_seconds * 1000:g} ms: "
                   f"evictions {outcome.evictions}, cycles {outcome.cycles}, wall {outcome.wall_seconds:.0f} s "
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
@@ -88,13 +83,8 @@ def main() -> int:
             scenario = loading.load(path_of(args)).scenario
             outcome = pacing.run(scenario, pacing.Pace(profile=profile),
                                  settings=replayshape.core_settings(scenario.scheduler, version_settings))
-            points.append({"source": "model", "scenario": path_of(args), "label": f"{Path(folder).name}: {case}",
-                           "cohorts": _cohorts(scenario),
-                           "pace": dataclasses.asdict(pacing.Pace(profile=profile)),
-                           "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
-                           "admissions": outcome.admissions, "evictions": outcome.evictions,
-                           "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
-                           **_heads(outcome), "complete": outcome.complete})
+            points.append({**_model_point(path_of(args), _cohorts(scenario), outcome),
+                           "label": f"{Path(folder).name}: {case}"})
             print(f"{Path(folder).name} {case}: Kueue's cycle times drawn: evictions {outcome.evictions}", flush=True)
     record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(),
               "kueue_version": versions.kueue_version(args.kueue_version), "core_settings": version_settings,
@@ -114,8 +104,18 @@ def _pace(text: str) -> pacing.Pace:
                                          f" ({error})") from None
 
 
-def _heads(outcome: pacing.Outcome) -> dict[str, int]:
-    return {"heads": outcome.heads, "preempting_heads": outcome.preempting_heads, "parked_heads": outcome.parked_heads}
+def _model_point(scenario: str, cohorts: int, outcome: pacing.Outcome) -> dict:
+    return {"source": "model", "scenario": scenario, "cohorts": cohorts, "pace": dataclasses.asdict(outcome.pace),
+            "wall_seconds": round(outcome.wall_seconds, 2), "cycles": outcome.cycles,
+            "admissions": outcome.admissions, "evictions": outcome.evictions,
+            "evictions_by_class": outcome.evictions_by_class, "pending_writes": outcome.pending_writes,
+            "heads": outcome.heads, "preempting_heads": outcome.preempting_heads,
+            "parked_heads": outcome.parked_heads, "complete": outcome.complete}
+
+
+def _only_cycle_time(pace: dict) -> bool:
+    """A point of the cycle-time sweep: every other field of its pace at the model's default."""
+    return {**pace, "cycle_seconds": 0.0} == dataclasses.asdict(pacing.Pace(cycle_seconds=0.0))
 
 
 def _cohorts(scenario) -> int:
@@ -195,8 +195,7 @@ def _plot(points: list[dict], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(7.5, 4.5))
     for scenario in dict.fromkeys(p["scenario"] for p in points if p["source"] == "model"):
         swept = sorted((p for p in points if p["scenario"] == scenario and p["source"] == "model" and "label" not in p
-                        and dataclasses.replace(pacing.Pace(**_fields(p["pace"])), cycle_seconds=0.0)
-                        == pacing.Pace(cycle_seconds=0.0)), key=_interval_ms)
+                        and _only_cycle_time(p["pace"])), key=_interval_ms)
         if not swept:
             continue
         axis.plot([_interval_ms(p) for p in swept], [max(p["evictions"] / p["cohorts"], 0.5) for p in swept],
@@ -215,10 +214,6 @@ def _plot(points: list[dict], path: Path) -> None:
     axis.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
-
-
-def _fields(pace: dict) -> dict:
-    return {**pace, "profile": tuple(tuple(pair) for pair in pace["profile"])}
 
 
 def _groups(points: list[dict]):
