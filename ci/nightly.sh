@@ -3,7 +3,8 @@
 # over repeats), compare each run with this machine's baseline (on a machine's first night, record the
 # run as its baseline: results/baselines/machines/<fingerprint>/), append its summary to results/history/<scenario>/
 # (one file per night, with the git sha), look for change points in the history, write the reports
-# (each with the history's series and change points).
+# (each with the history's series and change points). Raw data goes to the results store ($KQBENCH_STORE):
+# only history rows and a new machine's baseline summary are committed.
 # Usage: ci/nightly.sh [OUT_DIR]   (env NIGHTLY_SCENARIOS overrides the set, space-separated)
 # Exit code: 0 all passed, 1 a metric regressed (beyond its threshold and significant) or a run failed.
 set -euo pipefail
@@ -41,5 +42,7 @@ for scenario in $SCENARIOS; do
   # Change points are for reading, not for failing the night: one step needs nights after it to be seen.
   "$KQBENCH" history --scenario "$scenario" --dir "$HISTORY" --plot "$OUT/history-$scenario.png" || true
   "$KQBENCH" report "$OUT/$run_dir" --out "$OUT/$run_dir/report.html" --history "$HISTORY/$scenario"
+  # The run pushed its raw data when it ended; this adds the report just made with the history.
+  "$KQBENCH" results push "$OUT/$run_dir" || status=1
 done
 exit $status

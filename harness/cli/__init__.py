@@ -26,6 +26,7 @@ COMMANDS = {
     "agree": ("agree", "command"),
     "replay": ("replay", "command"),
     "readme": ("readme", "command"),
+    "results": ("results", "group"),
 }
 """Each verb's module in harness.cli and the click object in it."""
 

@@ -15,7 +15,7 @@ from rich.table import Table
 from harness.agreeing import cases, differential, generating, reporting, running
 from harness.errors import KqbenchError
 from harness.progress import LineProgress
-from harness.results import runs
+from harness.results import runs, storing
 from harness.toolchain import building, versions
 
 DEFAULT_OUT = Path("results") / "agreement" / "runs"
@@ -119,6 +119,7 @@ def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, s
     (out / "report.md").write_text(reporting.render(json.loads((out / differential.RECORD).read_text()), summary))
     _print(summary)
     click.echo(f"results: {out}")
+    storing.push_new_run(out, click.echo)
     if summary["cases_failed"]:
         click.echo(f"{summary['cases_failed']} case(s) failed to run (see summary.json failures)", err=True)
     if summary["classes"]:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.drivers.capacity import commanding
-from harness.results import runs, tables as tidy
+from harness.results import runs, storing, tables as tidy
 from harness.running import adapters, runner
 from harness.scenarios import loading, sections
 
@@ -68,6 +68,7 @@ def command(scenario, vary, start, stop, strategies, bulk, overrides, out_parent
     click.echo(f"results: {result.folder}")
     if result.report:
         click.echo(f"report: {result.report}")
+    storing.push_new_run(result.folder, click.echo)
     if result.interrupted:
         raise KeyboardInterrupt("capacity search interrupted; finished steps kept")
     if result.record.status != "ok":

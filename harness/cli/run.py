@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.reporting import printing, rendering
-from harness.results import runs
+from harness.results import runs, storing
 from harness.running import adapters, runner
 from harness.scenarios import loading
 
@@ -60,6 +60,7 @@ def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_
     click.echo(f"results: {result.folder}")
     if result.report:
         click.echo(f"report: {result.report}")
+    storing.push_new_run(result.folder, click.echo)
     if result.interrupted:
         raise KeyboardInterrupt("run interrupted; partial results kept")
     if result.record.status != "ok":

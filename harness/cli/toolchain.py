@@ -22,11 +22,13 @@ def group() -> None:
 @click.option("--kueue-version", "kueue_versions", multiple=True,
               help="Build only this Kueue version of harness/versions.toml (repeatable; default: every known one).")
 def build(k8s_version: str | None, without_kueue: bool, kueue_versions: tuple[str, ...]) -> None:
-    """Build every missing binary for K8S_VERSION, the pinned etcd and kwok, and each known Kueue version."""
+    """Build every missing binary for K8S_VERSION, the pinned etcd and kwok, the results store's S3 server
+    (versitygw, for the tests) and each known Kueue version."""
     progress = LineProgress(interval=5.0)
     wanted = [versions.kueue_version(v) for v in kueue_versions] or list(versions.load_pins().kueue_known)
     binaries = building.ensure_binaries(k8s_version, progress)
     paths = json.loads(binaries.as_json())
+    paths["versitygw"] = str(building.ensure_versitygw(progress))
     if not without_kueue:
         built, failures = [], []
         for version in wanted:  # one version that does not build does not keep the others from building

@@ -250,6 +250,18 @@ def build_kueue(version: str, progress: Progress, root: Path | None = None) -> P
                         gomodules.kueue_ldflags(version, date), progress, root, layout.KUEUE_MANIFESTS)
 
 
+def build_versitygw(version: str, progress: Progress, root: Path | None = None) -> Path:
+    """Build versitygw (the results store's S3 server) at version; return its folder."""
+    commands = {"versitygw": "github.com/versity/versitygw/cmd/versitygw"}
+    return _build_plain("versitygw", version, [f"github.com/versity/versitygw@{version}"], commands, "-s -w",
+                        progress, root)
+
+
+def ensure_versitygw(progress: Progress, root: Path | None = None) -> Path:
+    """The pinned versitygw binary, built when missing."""
+    return build_versitygw(versions.load_pins().versitygw, progress, root) / "versitygw"
+
+
 def ensure_kueue(progress: Progress, root: Path | None = None, version: str | None = None) -> layout.KueueBuild:
     """Build a Kueue version of versions.toml (None: the default) when missing; return its paths."""
     version = versions.kueue_version(version)

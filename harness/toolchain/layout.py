@@ -18,6 +18,7 @@ KUEUE_MANIFESTS = {
     "visibility": "config/components/visibility",
     "manager": "config/components/manager",
 }
+VERSITYGW_COMMANDS = ("versitygw",)
 STAMP = "build.json"
 
 

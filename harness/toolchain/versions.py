@@ -28,6 +28,8 @@ class Pins:
     """Every Kueue version kqbench builds and a scenario may name."""
     kueue_reference_from: tuple[tuple[str, str], ...] = ()
     """(reference scheduler setting, first Kueue version whose default turns it on)."""
+    versitygw: str = ""
+    """The results store's S3 server the integration tests start."""
 
 
 def load_pins() -> Pins:
@@ -42,6 +44,7 @@ def load_pins() -> Pins:
         kueue=data["kueue"]["default"],
         kueue_known=tuple(data["kueue"]["known"]),
         kueue_reference_from=tuple(data["kueue"].get("reference", {}).items()),
+        versitygw=data["versitygw"]["version"],
     )
 
 

@@ -17,10 +17,10 @@ from harness.progress import LineProgress
 from harness.toolchain import building
 
 
-def run_cli(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, timeout: float = 300, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run `kqbench ARGS` as a user would, bounded in time."""
     return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env or dict(os.environ))
+                          timeout=timeout, env=env or dict(os.environ), cwd=cwd)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -29,6 +29,18 @@ def sigterm_unwinds():
     clusters (pytest's default handling of SIGTERM runs no teardown and leaves them running)."""
     cli.unwind_on_sigterm()
     yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def results_store_apart(tmp_path_factory):
+    """Runs the tests make push their raw data to a store of their own, not to the user's (KQBENCH_STORE)."""
+    previous = os.environ.get("KQBENCH_STORE")
+    os.environ["KQBENCH_STORE"] = str(tmp_path_factory.mktemp("results-store"))
+    yield Path(os.environ["KQBENCH_STORE"])
+    if previous is None:
+        os.environ.pop("KQBENCH_STORE", None)
+    else:
+        os.environ["KQBENCH_STORE"] = previous
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.results import keeping, storing, stores
 from tests.integration.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -30,6 +31,21 @@ def test_run_produces_every_result_file(tiny_run):
     assert record["cases"][0]["binaries"]["kubernetes"]
     summary = json.loads((tiny_run / "summary.json").read_text())
     assert any(key.startswith("apiserver.write_qps") for key in summary["metrics"])
+
+
+def test_the_runs_raw_data_is_in_the_store_and_git_keeps_under_a_mebibyte_of_it(tiny_run, tmp_path):
+    manifest = storing.read_manifest(tiny_run)
+    assert {"tables/observations.parquet", "report.html", "summary.json"} <= set(manifest.by_path)
+    kept = keeping.kept_in_git(tiny_run)
+    assert kept.over_budget() == "", kept.over_budget()
+    assert "summary.json" in dict(kept.files) and "tables/observations.parquet" not in dict(kept.files)
+    # What a clone of the committed folder holds, pulled back: every file byte-identical.
+    clone = tmp_path / tiny_run.name
+    for name, _ in kept.files:
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        (clone / name).write_bytes((tiny_run / name).read_bytes())
+    storing.pull(clone, stores.open_store())
+    assert {e.path: storing.sha256_of(clone / e.path) for e in manifest.entries} == {e.path: e.sha256 for e in manifest.entries}
 
 
 def test_the_schedulers_own_metrics_are_in_the_tables(tiny_run):

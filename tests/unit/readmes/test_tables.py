@@ -211,6 +211,7 @@ TYPED_TABLES = {
     "docs/clusters.md": (1, "not figures: backends"),
     "docs/drivers.md": (1, "not figures: drivers"),
     "docs/scenarios-and-gate.md": (1, "not figures: verdicts"),
+    "docs/results.md": (1, "not figures: the results store's commands"),
     "results/examples/README.md": (1, "not figures: which report is which"),
     "results/peer/README.md": (1, "not figures: what each figure of the scheduler benchmark measures and how"),
 }

@@ -1,0 +1,97 @@
+"""`kqbench results push|pull|verify|ls|record-history`: raw run data in the results store, manifests in git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from harness.errors import KqbenchError
+from harness.progress import LineProgress
+from harness.results import keeping, storing, stores
+
+_STORE = click.option("--store", "address", default=None, metavar="ADDRESS",
+                      help=f"The store: a folder, s3://BUCKET/PREFIX or s3+http://HOST:PORT/BUCKET/PREFIX "
+                           f"(default: ${stores.ADDRESS_VARIABLE}, else ~/.local/share/kqbench/store).")
+_FOLDER = click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+_PATH = click.argument("path", type=click.Path(path_type=Path))  # may be a file that is not here yet
+
+
+@click.group("results")
+def group() -> None:
+    """Raw run data (samples, scrape series, logs, reports) lives in the results store, named by sha256;
+    each run folder's store-manifest.json, committed beside it, says where every file's bytes are."""
+
+
+@group.command("push")
+@_FOLDER
+@_STORE
+def push(folder: Path, address: str | None) -> None:
+    """Upload FOLDER's files the store lacks and record every file in FOLDER/store-manifest.json."""
+    store = stores.open_store(address)
+    pushed = storing.push(folder, store, LineProgress(interval=2.0))
+    click.echo(f"pushed {folder}: {pushed.files} files ({pushed.bytes / 2**20:.1f} MiB), {pushed.new_objects} new objects "
+               f"({pushed.new_bytes / 2**20:.1f} MiB) to {store.address}; manifest: {pushed.manifest}")
+    kept = keeping.kept_in_git(folder)
+    click.echo(f"git keeps {len(kept.files)} files ({kept.bytes / 1024:.0f} KiB) when the folder is committed under results/")
+
+
+@group.command("pull")
+@_PATH
+@_STORE
+@click.option("--force", is_flag=True, help="Replace local files whose bytes differ from their manifest's.")
+def pull(path: Path, address: str | None, force: bool) -> None:
+    """Restore the files the manifests name under PATH (a run folder, a topic folder or one file), from the store,
+    else from git history; each is checked against its sha256 before it takes its place."""
+    store = stores.open_store(address)
+    pulled = storing.pull(path, store, None, force, LineProgress(interval=2.0))
+    click.echo(f"restored {len(pulled.restored)} files ({pulled.bytes / 2**20:.1f} MiB); {pulled.present} were already there")
+
+
+@group.command("verify")
+@_PATH
+@_STORE
+@click.option("--deep", is_flag=True, help="Also download each object and check its sha256 (slow on a remote store).")
+def verify(path: Path, address: str | None, deep: bool) -> None:
+    """Check that every file the manifests name under PATH is whole: local copies and store objects."""
+    store = stores.open_store(address)
+    checked, problems = storing.verify(path, store, deep, LineProgress(interval=2.0))
+    for problem in problems:
+        click.echo(f"{problem.file}: {problem.what}", err=True)
+    if problems:
+        raise KqbenchError(f"{len(problems)} of {checked} files have problems (above): push them again from a good copy")
+    click.echo(f"verified {checked} files against {store.address}")
+
+
+@group.command("ls")
+@_PATH
+@click.option("--budget", is_flag=True, help=f"Fail when git would keep more than {keeping.BUDGET_BYTES // 2**20} MiB of "
+                                              "the folder, naming the largest files.")
+def ls(path: Path, budget: bool) -> None:
+    """List the files the manifests name under PATH: size, whether git keeps it, where its bytes are."""
+    table = Table(title=str(path))
+    for column in ("file", "size", "here", "git keeps", "store", "git history"):
+        table.add_column(column, overflow="fold")
+    over = []
+    for located in storing.locate(path):
+        kept = {name for name, _ in keeping.kept_in_git(located.folder).files}
+        for e in located.entries:
+            table.add_row(str(located.folder / e.path), f"{e.size:,}", "yes" if (located.folder / e.path).is_file() else "",
+                          "yes" if e.path in kept else "", "yes" if e.in_store else "",
+                          f"{e.git.commit[:12]}:{e.git.path}" if e.git else "")
+        if budget and (message := keeping.kept_in_git(located.folder).over_budget()):
+            over.append(f"{located.folder}: {message}")
+    Console().print(table)
+    if over:
+        raise KqbenchError("; ".join(over))
+
+
+@group.command("record-history")
+@_FOLDER
+def record_history(folder: Path) -> None:
+    """Record FOLDER's git-tracked files with their place in history (HEAD and path) in its manifest, so that
+    `kqbench results pull` restores them byte-identical from any full clone once they leave the tree."""
+    manifest = storing.record_git_history(folder, LineProgress(interval=2.0))
+    click.echo(f"recorded git history places in {manifest}")
