@@ -22,8 +22,8 @@ from harness.metrics import headlines
 from harness.reporting import comparing
 from harness.results import summaries
 
-HERE = Path(__file__).resolve().parents[1]
-ROOT = HERE.parents[2]
+ROOT = Path(__file__).resolve().parents[4]
+HERE = ROOT / "results" / "baselines" / "false-alarm-20261202"
 
 
 def recalibrated(folder: Path) -> summaries.Summary:

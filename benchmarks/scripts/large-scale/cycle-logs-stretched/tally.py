@@ -12,7 +12,7 @@ import statistics
 from datetime import datetime
 from pathlib import Path
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[4] / "results" / "large-scale" / "cycle-logs-stretched"
 OURS = re.compile(r"^(\S+ \S+) INFO .*cycle (\d+): (Admit|Preempt for|Park|Wait) ([a-z]+)-\S* (?:in|->) (\S+?):? (.*)$")
 
 

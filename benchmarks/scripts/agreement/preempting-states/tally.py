@@ -6,7 +6,7 @@ import gzip
 import json
 from pathlib import Path
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[4] / "results" / "agreement" / "preempting-states"
 rows = []
 for line in gzip.open(HERE / "decisions.jsonl.gz", "rt"):
     run = json.loads(line)

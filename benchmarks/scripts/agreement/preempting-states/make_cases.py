@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[4] / "results" / "agreement" / "preempting-states"
 PREEMPT = re.compile(r"cycle (\d+): Preempt for (\S+) in (\S+): (.*)$")
 STATE = re.compile(r"cycle (\d+): cohort after it: (\{.*\})$")
 PRIORITY = {"small": 50, "medium": 100, "large": 200}
