@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 
 def pairs(spec: dict, folder: Path) -> str:
     path = folder / spec["run"] / "summary.json"
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     summary = json.loads(path.read_text())
     a, b = summary["implementations"]
     names = {a: a, b: b, **(spec.get("names") or {})}

@@ -26,7 +26,7 @@ import pandas as pd
 
 from harness.drivers.kueuebaseline import holding, tabulating
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 EVICTED_FINISHED = "evictions_of_finished"
 """A row counted from the run's evictions table: victims whose Finished the generator had written before the
@@ -74,21 +74,21 @@ HOLD = "hold."
 def _figures(folder: Path) -> pd.DataFrame:
     path = folder / "tables" / "kueue_baseline.csv"
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     return pd.read_csv(path)
 
 
 def _holds(folder: Path) -> dict[str, dict[str, float]]:
     path = folder / "tables" / f"{tabulating.WORKLOADS_TABLE}.parquet"
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist (the hold rows are computed from it)")
+        raise inputs.missing(path, "the hold rows are computed from it")
     return holding.hold_figures(pd.read_parquet(path))
 
 
 def _evicted_finished(folder: Path) -> dict[str, float]:
     path = folder / "tables" / f"{tabulating.EVICTIONS_TABLE}.parquet"
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist (the row {EVICTED_FINISHED} is counted from it)")
+        raise inputs.missing(path, f"the row {EVICTED_FINISHED} is counted from it")
     frame = pd.read_parquet(path)
     cases = pd.read_csv(folder / "tables" / "kueue_baseline.csv")["case"].unique()
     counts = frame[frame["victim_had_finished"].astype(bool)].groupby("case").size()

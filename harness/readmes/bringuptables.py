@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 
 def _gib(size: float) -> str:
@@ -57,7 +57,7 @@ def records(spec: dict, folder: Path) -> str:
     for label, name in spec["records"].items():
         path = folder / name
         if not path.is_file():
-            raise KqbenchError(f"{path} does not exist")
+            raise inputs.missing(path)
         loaded[label] = json.loads(path.read_text())
     lines = []
     for item in spec["rows"]:

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 
 def _read(path: Path) -> pd.DataFrame:
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=False,
                                                                                   na_values=[""])
 

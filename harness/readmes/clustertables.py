@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 from harness.stats import intervals
 
 READ_ARMS = ("cq_page_idle", "cq_page_churn", "cq_page_idle_no_page_cache", "cq_page_churn_no_page_cache")
@@ -27,7 +27,7 @@ READ_ARMS = ("cq_page_idle", "cq_page_churn", "cq_page_idle_no_page_cache", "cq_
 
 def _load(path: Path) -> dict:
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     return json.loads(path.read_text())
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from harness.drivers.kueuebaseline import reporting, tabulating
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 
 def _mean(value: float) -> str:
@@ -26,7 +26,7 @@ def _mean(value: float) -> str:
 def _figures(run: Path) -> pd.DataFrame:
     path = run / "tables" / f"{tabulating.FIGURES_TABLE}.csv"
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist (is {run} a kueue-baseline run folder?)")
+        raise inputs.missing(path, f"is {run} a kueue-baseline run folder?")
     return pd.read_csv(path)
 
 
@@ -40,7 +40,7 @@ def evictions(spec: dict, folder: Path) -> str:
         raise KqbenchError(f"{run}: no case of {', '.join(unknown)} (its implementations: {', '.join(sorted(known))})")
     path = run / "tables" / f"{tabulating.EVICTIONS_TABLE}.parquet"
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     table = reporting.evictions_table(pd.read_parquet(path), figures)
     # An implementation that evicted nothing has no column of its own.
     counts = {header: table[name] if name in table.columns else pd.Series(0.0, index=table.index)

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.errors import KqbenchError
 from harness.faults import recovering
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 HEADER = ["fault (planned at)", "injected at", "down", "kube-apiserver ready", "scheduler admitting",
           "positions served", "recovery", "client errors in window", "worst p99 in window", "invariants right after"]
@@ -22,7 +21,7 @@ HEADER = ["fault (planned at)", "injected at", "down", "kube-apiserver ready", "
 def _table(run: Path, name: str) -> pd.DataFrame:
     path = run / "tables" / f"{name}.parquet"
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     return pd.read_parquet(path)
 
 

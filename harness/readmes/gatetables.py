@@ -21,13 +21,13 @@ import json
 from pathlib import Path
 
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 
 def _document(folder: Path, name: str) -> dict:
     path = folder / name
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     document = json.loads(path.read_text())
     if "rows" not in document or "counts" not in document:
         raise KqbenchError(f"{path} is not a comparison written by `kqbench compare --json`")

@@ -23,7 +23,7 @@ import pandas as pd
 
 from harness.drivers.jobs import resources
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def _read(folder: Path, table: str) -> pd.DataFrame:
     if key not in _TABLES:
         path = folder / "tables" / f"{table}.parquet"
         if not path.is_file():
-            raise KqbenchError(f"{path} does not exist")
+            raise inputs.missing(path)
         _TABLES[key] = pd.read_parquet(path)
     return _TABLES[key]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyperf
 
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 
 def duration(seconds: float) -> str:
@@ -38,7 +38,7 @@ def pairs(spec: dict, folder: Path) -> str:
     """One row per benchmark stem, its mean per column (stem-column), and the first over the second."""
     path = folder / spec["file"]
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     means = {b.get_name(): b.mean() for b in pyperf.BenchmarkSuite.load(str(path)).get_benchmarks()}
     columns: list[str] = spec["columns"]
     lines = []

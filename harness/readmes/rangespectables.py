@@ -18,14 +18,14 @@ from pathlib import Path
 
 from harness.drivers.kueuebaseline import rangespecs
 from harness.errors import KqbenchError
-from harness.readmes import markdown, rowtables
+from harness.readmes import inputs, markdown, rowtables
 
 
 def bounds(spec: dict, folder: Path) -> str:
     """One line per named bound of the rangespec, in the spec's order."""
     path = folder / spec["file"]
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     found = {b.metric: b for b in rangespecs.parse(path.read_text())}
     lines = []
     for metric, templates in spec["rows"].items():

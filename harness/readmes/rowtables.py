@@ -32,7 +32,7 @@ import pandas as pd
 import pyperf
 
 from harness.errors import KqbenchError
-from harness.readmes import markdown
+from harness.readmes import inputs, markdown
 
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -45,7 +45,7 @@ class _Missing(Exception):
 
 def _existing(path: Path) -> Path:
     if not path.is_file():
-        raise KqbenchError(f"{path} does not exist")
+        raise inputs.missing(path)
     return path
 
 

@@ -368,3 +368,16 @@ def test_who_preempted_whom_is_rendered_from_the_evictions_table_per_case_of_eac
     assert table[-2] == "| all | | | 4.7 |"
     with pytest.raises(KqbenchError, match="no case of kueu"):
         blocks.render(text.replace("Kueue: kueue", "Kueue: kueu"), "x.md", rendering.BUILDERS, tmp_path)
+
+
+def test_a_missing_input_of_a_pushed_run_says_how_to_pull_it(tmp_path):
+    from harness.readmes import inputs
+    from harness.results import manifests
+
+    run = tmp_path / "run"
+    (run / "tables").mkdir(parents=True)
+    assert "kqbench results pull" not in str(inputs.missing(run / "tables" / "x.parquet"))
+    (run / manifests.FILE_NAME).write_text('{"schema_version": 1, "files": []}')
+    message = str(inputs.missing(run / "tables" / "x.parquet", "the rows are counted from it"))
+    assert message == (f"{run}/tables/x.parquet does not exist (the rows are counted from it); its run has a "
+                       f"store-manifest.json: `kqbench results pull {run}/tables/x.parquet` brings it back from the store")

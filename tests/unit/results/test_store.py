@@ -159,3 +159,13 @@ def test_a_run_over_the_git_budget_is_named_with_its_largest_files(tmp_path):
     (folder / "tables" / "meta.json").write_text(json.dumps(["x" * 100] * 12000))
     message = keeping.kept_in_git(folder).over_budget()
     assert "over the 1 MiB budget" in message and "tables/meta.json (1" in message
+
+
+def test_git_keeps_the_small_tables_the_readme_blocks_read_and_leaves_the_large_ones_to_the_store(tmp_path):
+    folder = run_folder(tmp_path)
+    read_by_blocks = ("summary", "capacity_steps", "faults", "invariants", "jobs_figures", "kueue_evictions", "load_history")
+    for name in (*read_by_blocks, "kueue_workloads", "jobs_jobs", "scrapes"):
+        (folder / "tables" / f"{name}.parquet").write_bytes(b"PAR1")
+        (folder / "tables" / f"{name}.csv").write_text("a\n1\n")
+    kept = {name for name, _ in keeping.kept_in_git(folder).files}
+    assert {name for name in kept if name.startswith("tables/")} == {f"tables/{name}.parquet" for name in read_by_blocks}
