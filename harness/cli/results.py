@@ -34,7 +34,10 @@ def push(folder: Path, address: str | None) -> None:
     pushed = storing.push(folder, store, LineProgress(interval=2.0))
     click.echo(f"pushed {folder}: {pushed.files} files ({pushed.bytes / 2**20:.1f} MiB), {pushed.new_objects} new objects "
                f"({pushed.new_bytes / 2**20:.1f} MiB) to {store.address}; manifest: {pushed.manifest}")
-    kept = keeping.kept_in_git(folder)
+    try:
+        kept = keeping.kept_in_git(folder)
+    except KqbenchError:  # kqbench installed outside its checkout: no results/.gitignore to ask
+        return
     click.echo(f"git keeps {len(kept.files)} files ({kept.bytes / 1024:.0f} KiB) when the folder is committed under results/")
 
 

@@ -68,13 +68,13 @@ class Manifest:
 
 
 def merged(old: Manifest, new_entries: Iterable[Entry], store: str) -> Manifest:
-    """The old manifest with new_entries replacing same-path ones; a git place already known for the same bytes
-    is kept, so that a file taken out of the tree stays restorable from history."""
+    """The old manifest with new_entries replacing same-path ones. For the same bytes, every place known stays
+    known (in the store, in git history), so that a file taken out of the tree stays restorable."""
     entries = dict(old.by_path)
     for entry in new_entries:
         before = entries.get(entry.path)
-        if entry.git is None and before is not None and before.git is not None and before.sha256 == entry.sha256:
-            entry = Entry(entry.path, entry.size, entry.sha256, entry.in_store or before.in_store, before.git)
+        if before is not None and before.sha256 == entry.sha256:
+            entry = Entry(entry.path, entry.size, entry.sha256, entry.in_store or before.in_store, entry.git or before.git)
         entries[entry.path] = entry
     return Manifest(tuple(entries[p] for p in sorted(entries)), store)
 

@@ -105,9 +105,6 @@ def record_git_history(folder: Path, progress: Progress = _quiet) -> Path:
                                        manifests.GitPlace(commit, name)))
         progress("record", f"{len(entries)} files recorded at {commit[:12]}")
     old = read_manifest(folder)
-    keep_store = {p: e.in_store for p, e in old.by_path.items()}
-    entries = [manifests.Entry(e.path, e.size, e.sha256, keep_store.get(e.path, False) and old.by_path[e.path].sha256 == e.sha256,
-                               e.git) for e in entries]
     return write_manifest(folder, manifests.merged(old, entries, old.store))
 
 

@@ -169,3 +169,10 @@ def test_git_keeps_the_small_tables_the_readme_blocks_read_and_leaves_the_large_
         (folder / "tables" / f"{name}.csv").write_text("a\n1\n")
     kept = {name for name, _ in keeping.kept_in_git(folder).files}
     assert {name for name in kept if name.startswith("tables/")} == {f"tables/{name}.parquet" for name in read_by_blocks}
+
+
+def test_a_file_recorded_in_history_and_pushed_keeps_both_places():
+    place = manifests.GitPlace("c" * 40, "results/x/c.log")
+    pushed = manifests.Manifest((manifests.Entry("c.log", 3, SHA),))
+    both = manifests.merged(pushed, [manifests.Entry("c.log", 3, SHA, False, place)], "/store")
+    assert both.by_path["c.log"] == manifests.Entry("c.log", 3, SHA, True, place)
