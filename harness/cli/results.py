@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -71,24 +72,48 @@ def verify(path: Path, address: str | None, deep: bool) -> None:
 @group.command("ls")
 @_PATH
 @click.option("--budget", is_flag=True, help=f"Fail when git would keep more than {keeping.BUDGET_BYTES // 2**20} MiB of "
-                                              "the folder, naming the largest files.")
-def ls(path: Path, budget: bool) -> None:
+                                              "a run folder, naming the largest files.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: every file, and per run folder the totals "
+                                                      "(files and bytes, in the store, kept by git, the budget).")
+def ls(path: Path, budget: bool, as_json: bool) -> None:
     """List the files the manifests name under PATH: size, whether git keeps it, where its bytes are."""
-    table = Table(title=str(path))
-    for column in ("file", "size", "here", "git keeps", "store", "git history"):
-        table.add_column(column, overflow="fold")
-    over = []
+    runs, over = [], []
     for located in storing.locate(path):
-        kept = {name for name, _ in keeping.kept_in_git(located.folder).files}
-        for e in located.entries:
-            table.add_row(str(located.folder / e.path), f"{e.size:,}", "yes" if (located.folder / e.path).is_file() else "",
-                          "yes" if e.path in kept else "", "yes" if e.in_store else "",
-                          f"{e.git.commit[:12]}:{e.git.path}" if e.git else "")
-        if budget and (message := keeping.kept_in_git(located.folder).over_budget()):
+        kept = keeping.kept_in_git(located.folder)
+        names = {name for name, _ in kept.files}
+        files = [{"path": e.path, "size": e.size, "here": (located.folder / e.path).is_file(), "git_keeps": e.path in names,
+                  "in_store": e.in_store, "git": f"{e.git.commit}:{e.git.path}" if e.git else ""}
+                 for e in located.entries]
+        totals = {"files": len(files), "bytes": sum(f["size"] for f in files),
+                  "store_files": sum(f["in_store"] for f in files),
+                  "store_bytes": sum(f["size"] for f in files if f["in_store"]),
+                  "git_files": len(kept.files), "git_bytes": kept.bytes, "git_budget_bytes": keeping.BUDGET_BYTES}
+        shown = located.folder.relative_to(Path.cwd().resolve()) if located.folder.is_relative_to(Path.cwd().resolve()) else located.folder
+        runs.append({"folder": str(shown), "totals": totals, "files": files})
+        if budget and (message := kept.over_budget()):
             over.append(f"{located.folder}: {message}")
-    Console().print(table)
+    if as_json:
+        click.echo(json.dumps(runs if len(runs) != 1 else runs[0], indent=1))
+    else:
+        _print_files(runs)
     if over:
         raise KqbenchError("; ".join(over))
+
+
+def _print_files(runs: list[dict]) -> None:
+    table = Table()
+    for column in ("file", "size", "here", "git keeps", "store", "git history"):
+        table.add_column(column, overflow="fold")
+    for run in runs:
+        for f in run["files"]:
+            table.add_row(f"{run['folder']}/{f['path']}", f"{f['size']:,}", "yes" if f["here"] else "",
+                          "yes" if f["git_keeps"] else "", "yes" if f["in_store"] else "", f["git"][:12] + f["git"][40:])
+    Console().print(table)
+    for run in runs:
+        t = run["totals"]
+        click.echo(f"{run['folder']}: {t['files']} files ({t['bytes'] / 2**20:.1f} MiB); store {t['store_files']} "
+                   f"({t['store_bytes'] / 2**20:.1f} MiB); git keeps {t['git_files']} ({t['git_bytes'] / 2**10:.0f} KiB of "
+                   f"{t['git_budget_bytes'] / 2**10:.0f})")
 
 
 @group.command("record-history")
