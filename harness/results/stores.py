@@ -96,7 +96,11 @@ class FolderStore:
         source = self._object(sha256)
         if not source.is_file():
             raise StoreError(f"store {self.address} has no object {sha256}")
-        shutil.copyfile(source, destination)
+        try:
+            shutil.copyfile(source, destination)
+        except OSError as error:
+            raise StoreError(f"store {self.address}: cannot read {source.name} ({error.strerror}): check that the "
+                             f"folder is readable, or set {ADDRESS_VARIABLE}") from None
 
 
 class S3Store:

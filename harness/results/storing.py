@@ -108,7 +108,7 @@ def record_git_history(folder: Path, progress: Progress = _quiet) -> Path:
     return write_manifest(folder, manifests.merged(old, entries, old.store))
 
 
-def _git(repo: Path, *args: str, binary: bool = False) -> str:
+def _git(repo: Path, *args: str) -> str:
     try:
         done = subprocess.run(["git", *args], cwd=repo, capture_output=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
