@@ -118,8 +118,13 @@ def _print_files(runs: list[dict]) -> None:
 
 @group.command("record-history")
 @_FOLDER
-def record_history(folder: Path) -> None:
-    """Record FOLDER's git-tracked files with their place in history (HEAD and path) in its manifest, so that
-    `kqbench results pull` restores them byte-identical from any full clone once they leave the tree."""
-    manifest = storing.record_git_history(folder, LineProgress(interval=2.0))
-    click.echo(f"recorded git history places in {manifest}")
+@click.option("--untrack", is_flag=True,
+              help="Then take the recorded files out of git's index (git rm --cached; the working copies stay).")
+def record_history(folder: Path, untrack: bool) -> None:
+    """Record FOLDER's git-tracked files that results/.gitignore does not keep (raw data committed before the store)
+    with their place in history (HEAD and path) in its manifest, so that `kqbench results pull` restores them
+    byte-identical from any full clone once they leave the tree. Run it at a commit that has landed."""
+    leaving = keeping.record_leaving(folder, untrack, LineProgress(interval=2.0))
+    click.echo(f"{len(leaving.names)} file{'' if len(leaving.names) == 1 else 's'} ({leaving.bytes / 2**20:.1f} MiB) recorded with their git history place "
+               f"in {leaving.manifest}" + ("; taken out of the index (commit to take them out of the tree)"
+                                           if leaving.untracked else ""))

@@ -7,6 +7,7 @@ results/.gitignore is the one place that says what stays in git; this module ask
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,13 +44,46 @@ def kept_in_git(folder: Path, repo: Path = REPO) -> Kept:
     """The files of folder (and its manifest) that git would keep were the folder committed under results/."""
     files = [*storing.folder_files(folder), *([folder / manifests.FILE_NAME] if (folder / manifests.FILE_NAME).is_file() else [])]
     names = {f"{PLACE}/{p.relative_to(folder).as_posix()}": p for p in files}
-    try:
-        done = subprocess.run(["git", "check-ignore", "--no-index", "--stdin", "-z"], cwd=repo, input="\0".join(names).encode(),
-                              capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise KqbenchError(f"git check-ignore in {repo} could not run ({error}): is git installed?") from None
-    if done.returncode not in (0, 1):  # 1: nothing ignored
-        raise KqbenchError(f"git check-ignore in {repo}: {done.stderr.decode(errors='replace').strip()}")
-    ignored = set(filter(None, done.stdout.decode().split("\0")))
+    ignored = _ignored(repo, names)
     kept = [(name.removeprefix(PLACE + "/"), path.stat().st_size) for name, path in names.items() if name not in ignored]
     return Kept(tuple(sorted(kept, key=lambda item: (-item[1], item[0]))))
+
+
+@dataclass(frozen=True, slots=True)
+class Leaving:
+    manifest: Path
+    names: tuple[str, ...]
+    """The tracked files recorded (paths from the repository's top)."""
+    bytes: int
+    untracked: bool
+
+
+def record_leaving(folder: Path, untrack: bool = False, progress: storing.Progress = storing.quiet) -> Leaving:
+    """Record the tracked files of folder that results/.gitignore does not keep (raw data committed before the store
+    existed) with their place in git history, in folder's manifest; with untrack, take them out of the index too
+    (`git rm --cached`: the working copies stay, ignored). Files git keeps are not recorded: they stay versioned by
+    git, and a later edit of them (a re-rendered README) is no difference from a manifest."""
+    top, tracked = storing.tracked(folder)
+    ignored = _ignored(top, tracked)
+    names = tuple(name for name in tracked if name in ignored)
+    manifest = storing.record_git_history(folder, names, progress)
+    size = sum((top / name).stat().st_size for name in names if (top / name).is_file())
+    if untrack and names:
+        _run(top, ["git", "rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul"], "\0".join(names))
+    return Leaving(manifest, names, size, untrack and bool(names))
+
+
+def _ignored(repo: Path, names: Iterable[str]) -> set[str]:
+    """Which of names (paths from repo's top) the repository's ignore rules leave out, tracked or not."""
+    done = _run(repo, ["git", "check-ignore", "--no-index", "--stdin", "-z"], "\0".join(names), allowed=(0, 1))  # 1: none
+    return set(filter(None, done.split("\0")))
+
+
+def _run(repo: Path, command: list[str], stdin: str, allowed: tuple[int, ...] = (0,)) -> str:
+    try:
+        done = subprocess.run(command, cwd=repo, input=stdin.encode(), capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise KqbenchError(f"{' '.join(command[:2])} in {repo} could not run ({error}): is git installed?") from None
+    if done.returncode not in allowed:
+        raise KqbenchError(f"{' '.join(command[:2])} in {repo}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode(errors="replace")

@@ -11,7 +11,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +22,7 @@ Progress = Callable[[str, str], None]
 CHUNK = 1 << 20
 
 
-def _quiet(topic: str, detail: str) -> None:
+def quiet(topic: str, detail: str) -> None:
     return None
 
 
@@ -69,7 +69,7 @@ class Pushed:
     new_bytes: int
 
 
-def push(folder: Path, store: stores.Store, progress: Progress = _quiet) -> Pushed:
+def push(folder: Path, store: stores.Store, progress: Progress = quiet) -> Pushed:
     """Upload every file of folder that the store lacks, then record all of them in folder's manifest."""
     if not folder.is_dir():
         raise KqbenchError(f"{folder}: not a folder: give a run folder (results/runs/<run-id> or one under results/)")
@@ -88,15 +88,22 @@ def push(folder: Path, store: stores.Store, progress: Progress = _quiet) -> Push
     return Pushed(written, len(files), sum(e.size for e in entries), new_objects, new_bytes)
 
 
-def record_git_history(folder: Path, progress: Progress = _quiet) -> Path:
-    """Record every git-tracked file of folder with its place in history (HEAD's commit and its path), so that
-    `pull` restores it from the clone after it leaves the tree. Only files unchanged since HEAD are recorded."""
+def tracked(folder: Path) -> tuple[Path, list[str]]:
+    """The top of the repository folder is in, and folder's git-tracked files (paths from that top)."""
+    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
+    names = _git(top, "ls-files", "-z", "--", str(folder.resolve().relative_to(top))).split("\0")
+    return top, list(filter(None, names))
+
+
+def record_git_history(folder: Path, names: Iterable[str], progress: Progress = quiet) -> Path:
+    """Record the git-tracked files names (paths from the repository's top) of folder with their place in history
+    (HEAD's commit and the path), so that `pull` restores them from the clone after they leave the tree. Only files
+    unchanged since HEAD are recorded."""
     commit = _git(folder, "rev-parse", "HEAD").strip()
     top = Path(_git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
-    tracked = _git(top, "ls-files", "-z", "--", str(folder.resolve().relative_to(top))).split("\0")
     changed = set(_git(top, "diff", "--name-only", "-z", "HEAD", "--").split("\0"))
     entries = []
-    for name in filter(None, tracked):
+    for name in names:
         path = top / name
         if name in changed or not path.is_file() or path.name == manifests.FILE_NAME:
             continue
@@ -168,7 +175,7 @@ class Pulled:
 
 
 def pull(path: Path, store: stores.Store | None, repo: Path | None = None, force: bool = False,
-         progress: Progress = _quiet) -> Pulled:
+         progress: Progress = quiet) -> Pulled:
     """Restore every file the manifests name under path, from the store or else git history (of repo; None: the
     repository the run folder is in), each checked against its sha256 before it takes its place. A file present
     with other bytes is refused unless force."""
@@ -228,7 +235,7 @@ class Problem:
     what: str
 
 
-def verify(path: Path, store: stores.Store | None, deep: bool = False, progress: Progress = _quiet) -> tuple[int, list[Problem]]:
+def verify(path: Path, store: stores.Store | None, deep: bool = False, progress: Progress = quiet) -> tuple[int, list[Problem]]:
     """Check each file the manifests name under path: a local copy has the manifest's sha256; the store holds its
     object (deep: and the object's bytes hash right). Returns (files checked, problems)."""
     problems, checked = [], 0

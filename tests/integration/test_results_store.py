@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.clusters import ports
-from harness.results import manifests, s3serving, storing
+from harness.results import keeping, manifests, s3serving, storing
 from tests.integration.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -112,21 +112,28 @@ def test_an_unreachable_store_is_said_in_one_line_and_the_folder_stays_untouched
     assert _digests(folder) == before and not (folder / manifests.FILE_NAME).exists()
 
 
-def test_a_file_taken_out_of_the_tree_comes_back_from_git_history(tmp_path):
+def test_raw_data_taken_out_of_the_tree_comes_back_from_git_history_in_a_fresh_clone(tmp_path):
     repo = tmp_path / "repo"
     folder = _run_folder(repo / "results" / "peer")
-    git = lambda *args: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,  # noqa: E731
-                                       check=True, capture_output=True, timeout=60)
+    shutil.copy(keeping.REPO / "results" / ".gitignore", repo / "results" / ".gitignore")
+    git = lambda *args, cwd=repo: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,  # noqa: E731
+                                                 check=True, capture_output=True, timeout=60)
     git("init", "-q")
-    git("add", "-A")
+    git("add", "-A", "-f")  # raw data committed before the store existed, as on main
     git("commit", "-q", "-m", "a run with its raw data in git")
     before = _digests(folder)
-    recorded = run_cli("results", "record-history", str(folder))
+    recorded = run_cli("results", "record-history", str(folder), "--untrack")
     assert recorded.returncode == 0, recorded.stderr
-    git("rm", "-q", "-r", str(folder / "tables"), str(folder / "scheduler.log"))
-    git("add", "-A")
+    assert "3 files" in recorded.stdout, recorded.stdout
+    git("add", str(folder / manifests.FILE_NAME))
     git("commit", "-q", "-m", "raw data out of the tree")
+    assert _digests(folder) == before, "the working copies stay"
+    git("clone", "-q", str(repo), str(tmp_path / "clone"), cwd=tmp_path)
+    cloned = tmp_path / "clone" / folder.relative_to(repo)
+    assert sorted(_digests(cloned)) == ["summary.json"], "only what results/.gitignore keeps is in a fresh clone"
     # No store holds these files: the manifest's git places are what brings them back.
-    pulled = run_cli("results", "pull", str(folder), env=_env(str(tmp_path / "empty-store")))
+    pulled = run_cli("results", "pull", str(cloned), env=_env(str(tmp_path / "empty-store")))
     assert pulled.returncode == 0, pulled.stderr
-    assert _digests(folder) == before
+    assert _digests(cloned) == before
+    recorded_names = {entry.path for entry in storing.read_manifest(cloned).entries}
+    assert "summary.json" not in recorded_names, "a file git keeps is versioned by git, not the manifest"
