@@ -44,8 +44,8 @@ def kept_in_git(folder: Path, repo: Path = REPO) -> Kept:
     """The files of folder (and its manifest) that git would keep were the folder committed under results/."""
     files = [*storing.folder_files(folder), *([folder / manifests.FILE_NAME] if (folder / manifests.FILE_NAME).is_file() else [])]
     names = {f"{PLACE}/{p.relative_to(folder).as_posix()}": p for p in files}
-    ignored = _ignored(repo, names)
-    kept = [(name.removeprefix(PLACE + "/"), path.stat().st_size) for name, path in names.items() if name not in ignored]
+    left_out = ignored(repo, names)
+    kept = [(name.removeprefix(PLACE + "/"), path.stat().st_size) for name, path in names.items() if name not in left_out]
     return Kept(tuple(sorted(kept, key=lambda item: (-item[1], item[0]))))
 
 
@@ -64,8 +64,8 @@ def record_leaving(folder: Path, untrack: bool = False, progress: storing.Progre
     (`git rm --cached`: the working copies stay, ignored). Files git keeps are not recorded: they stay versioned by
     git, and a later edit of them (a re-rendered README) is no difference from a manifest."""
     top, tracked = storing.tracked(folder)
-    ignored = _ignored(top, tracked)
-    names = tuple(name for name in tracked if name in ignored)
+    left_out = ignored(top, tracked)
+    names = tuple(name for name in tracked if name in left_out)
     manifest = storing.record_git_history(folder, names, progress)
     size = sum((top / name).stat().st_size for name in names if (top / name).is_file())
     if untrack and names:
@@ -73,7 +73,7 @@ def record_leaving(folder: Path, untrack: bool = False, progress: storing.Progre
     return Leaving(manifest, names, size, untrack and bool(names))
 
 
-def _ignored(repo: Path, names: Iterable[str]) -> set[str]:
+def ignored(repo: Path, names: Iterable[str]) -> set[str]:
     """Which of names (paths from repo's top) the repository's ignore rules leave out, tracked or not."""
     done = _run(repo, ["git", "check-ignore", "--no-index", "--stdin", "-z"], "\0".join(names), allowed=(0, 1))  # 1: none
     return set(filter(None, done.split("\0")))
