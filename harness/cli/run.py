@@ -10,10 +10,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.progress import LineProgress
 from harness.reporting import printing, rendering
 from harness.results import runs, storing
 from harness.running import adapters, runner
-from harness.scenarios import loading
+from harness.scenarios import loading, needs
+from harness.toolchain import building
 
 
 @click.command("run")
@@ -45,10 +47,14 @@ def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_
         raise click.UsageError("give a SCENARIO (a shipped name like `quick` or a YAML file), or --resume RUN_FOLDER")
     else:
         loaded = loading.load(scenario, [*overrides, *([f"repeat={repeat}"] if repeat else [])])
+        wanted = needs.of(loaded)
         if dry_run:
             for case in loaded.cases:
                 click.echo(case.id)
+            say(f"needs built: {', '.join(map(str, wanted))}")
             return
+        # Before the first cluster: a component built on first use is never built next to a measured case.
+        building.ensure(wanted, LineProgress(interval=10.0))
         result = runner.run(loaded, adapters.hooks_for(loaded.scenario), options, say=say)
     table = Table(title=f"run {result.record.run_id}: {result.record.status}")
     for column in ("case", "status", "error"):

@@ -8,7 +8,8 @@ import subprocess
 import click
 
 from harness.progress import LineProgress
-from harness.toolchain import building, layout, versions
+from harness.scenarios import loading, needs
+from harness.toolchain import building, components, layout, versions
 
 
 @click.group("toolchain")
@@ -17,34 +18,29 @@ def group() -> None:
 
 
 @group.command("build")
+@click.option("--for", "scenario", default=None, metavar="SCENARIO",
+              help="Build only what SCENARIO runs (a shipped name or a YAML file): its clusters' control plane and "
+                   "the Kueue versions its cases name; `make bench` builds this way.")
 @click.option("--k8s-version", default=None, help="Kubernetes release to build (default: the pinned one).")
-@click.option("--without-kueue", is_flag=True, help="Skip Kueue (each version's build takes ~5 min; only its scenarios need it).")
+@click.option("--without-kueue", is_flag=True, help="Skip Kueue (each version's build takes 5-8 min; only its scenarios need it).")
 @click.option("--kueue-version", "kueue_versions", multiple=True,
               help="Build only this Kueue version of harness/versions.toml (repeatable; default: every known one).")
-def build(k8s_version: str | None, without_kueue: bool, kueue_versions: tuple[str, ...]) -> None:
-    """Build every missing binary for K8S_VERSION, the pinned etcd and kwok, the results store's S3 server
-    (versitygw, for the tests) and each known Kueue version."""
-    progress = LineProgress(interval=5.0)
-    wanted = [versions.kueue_version(v) for v in kueue_versions] or list(versions.load_pins().kueue_known)
-    binaries = building.ensure_binaries(k8s_version, progress)
-    paths = json.loads(binaries.as_json())
-    paths["versitygw"] = str(building.ensure_versitygw(progress))
-    if not without_kueue:
-        built, failures = [], []
-        for version in wanted:  # one version that does not build does not keep the others from building
-            try:
-                kueue = building.ensure_kueue(progress, version=version)
-            except building.ToolchainError as error:
-                failures.append(str(error))
-                continue
-            built.append({"version": kueue.version, "manager": str(kueue.manager),
-                          "kubectl_plugin": str(kueue.kubectl_plugin), "crds": str(kueue.crd_dir),
-                          "visibility": str(kueue.visibility_dir), "manager_config": str(kueue.manager_config)})
-        paths["kueue"] = built
-        if failures:
-            click.echo(json.dumps(paths, indent=2))
-            raise building.ToolchainError("\n\n".join(failures))
-    click.echo(json.dumps(paths, indent=2))
+def build(scenario: str | None, k8s_version: str | None, without_kueue: bool, kueue_versions: tuple[str, ...]) -> None:
+    """Build every missing binary: with no SCENARIO, the control plane at K8S_VERSION (pinned etcd and kwok), the
+    results store's S3 server (versitygw, for the tests) and each known Kueue version (CI warms its cache so)."""
+    if scenario is not None:
+        if k8s_version or without_kueue or kueue_versions:
+            raise click.UsageError("--for builds what the scenario names: give no --k8s-version, --without-kueue or "
+                                   "--kueue-version with it (override the scenario with `kqbench run --set`)")
+        wanted = needs.of(loading.load(scenario))
+    else:
+        pins = versions.load_pins()
+        kueues = [components.kueue(v, pins) for v in kueue_versions or pins.kueue_known]
+        wanted = components.unique([*components.control_plane(k8s_version, pins),
+                                    components.Component("versitygw", pins.versitygw),
+                                    *([] if without_kueue else kueues)])
+    folders = building.ensure(wanted, LineProgress(interval=5.0))
+    click.echo(json.dumps({str(component): str(folder) for component, folder in zip(wanted, folders)}, indent=2))
 
 
 def _version_of(path, command: str) -> str:

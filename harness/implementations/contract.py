@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
+from harness.toolchain import components as toolchain
+
 if TYPE_CHECKING:
     from harness.clusters import state
     from harness.scenarios import sections
@@ -56,6 +58,16 @@ class Starter(Protocol):
         """Install what the strategy needs (CRDs, APIService) and start the scheduler; KqbenchError if it can't."""
 
 
+class Needs(Protocol):
+    def __call__(self, scheduler: sections.SchedulerFields) -> tuple[toolchain.Component, ...]:
+        """The built components it starts for this scheduler section, beyond the cluster's own."""
+
+
+def needs_nothing(scheduler: sections.SchedulerFields) -> tuple[toolchain.Component, ...]:
+    """An implementation that runs from this checkout alone (the reference scheduler is Python)."""
+    return ()
+
+
 class Finder(Protocol):
     def __call__(self, cluster: state.ClusterInfo) -> list[int]:
         """Pids of this implementation's schedulers live on the cluster, whoever started them."""
@@ -72,3 +84,5 @@ class Implementation:
     scheduler_fields: type[BaseModel] | None = None
     """The scenario's scheduler fields only it reads (a model on harness.scenarios.base): the section is
     assembled from every implementation's and the fields they share."""
+    needs: Needs = needs_nothing
+    """What it starts that the toolchain builds (a scenario needs its cluster's control plane and this)."""

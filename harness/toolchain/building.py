@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.errors import KqbenchError
-from harness.toolchain import gomodules, layout, versions
+from harness.toolchain import components, gomodules, layout, versions
 
 # Called with (component, what is happening now); the CLI turns it into a progress line.
 Progress = Callable[[str, str], None]
@@ -276,7 +276,8 @@ def locate_kueue(root: Path | None = None, version: str | None = None) -> layout
     """Paths of an already-built Kueue of versions.toml (None: the default); a ToolchainError says to build."""
     kueue = layout.KueueBuild.in_cache(versions.kueue_version(version), root)
     if kueue.missing():
-        raise ToolchainError(f"Kueue {kueue.version} is not built yet: run `kqbench toolchain build`")
+        raise ToolchainError(f"Kueue {kueue.version} is not built yet: run `kqbench toolchain build --kueue-version {kueue.version}` "
+                             "(`kqbench run` builds what its scenario names before it starts)")
     return kueue
 
 
@@ -303,3 +304,34 @@ def locate_binaries(k8s_version: str | None, root: Path | None = None) -> layout
             f"binaries for Kubernetes {k8s} are not built yet: run `kqbench toolchain build --k8s-version {k8s}`"
         )
     return binaries
+
+
+_BUILDERS: dict[str, Callable[[str, Progress, Path | None], Path]] = {
+    "kubernetes": build_kubernetes, "etcd": build_etcd, "kwok": build_kwok, "kueue": build_kueue,
+    "versitygw": build_versitygw,
+}
+_COMMANDS = {"kubernetes": layout.KUBERNETES_COMMANDS, "etcd": layout.ETCD_COMMANDS, "kwok": layout.KWOK_COMMANDS,
+             "kueue": layout.KUEUE_COMMANDS, "versitygw": layout.VERSITYGW_COMMANDS}
+_FOLDERS = {"kueue": tuple(layout.KUEUE_MANIFESTS)}
+
+
+def is_built(component: components.Component, root: Path | None = None) -> bool:
+    """Whether a finished build of component is in the cache."""
+    return layout.is_built(layout.component_dir(component.name, component.version, root), _COMMANDS[component.name],
+                           _FOLDERS.get(component.name, ()))
+
+
+def ensure(wanted: tuple[components.Component, ...], progress: Progress, root: Path | None = None) -> list[Path]:
+    """Build each wanted component the cache lacks, saying so first (a Kueue takes 5-8 min here); return their
+    folders. Every component is tried: one that does not build keeps none of the others from building."""
+    folders, failures = [], []
+    for component in wanted:
+        if not is_built(component, root):
+            progress(component.name, f"{component} is not built yet: building it now (first use)")
+        try:
+            folders.append(_BUILDERS[component.name](component.version, progress, root))
+        except ToolchainError as error:
+            failures.append(str(error))
+    if failures:
+        raise ToolchainError("\n\n".join(failures))
+    return folders

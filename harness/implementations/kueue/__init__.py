@@ -2,9 +2,11 @@
 
 from harness.implementations import contract
 from harness.implementations.kueue import fields, starting
+from harness.toolchain import components
 from scheduler.publishing import strategies
 
 IMPLEMENTATION = contract.Implementation(
     name="kueue", start=starting.start_scheduler, running=starting.running_on, scheduler_fields=fields.KueueFields,
+    needs=lambda section: (components.kueue(section.kueue_version),),
     # Kueue publishes positions only through its visibility API, which copies and sorts per request
     strategies=(strategies.AGGREGATED_SNAPSHOT, strategies.AGGREGATED_INDEXED))

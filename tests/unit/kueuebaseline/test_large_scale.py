@@ -98,7 +98,8 @@ def test_dry_run_lists_the_case_and_starts_nothing(tmp_path):
 
     result = CliRunner().invoke(run.command, [str(_scaled(tmp_path)), "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert result.output.split() == ["r0"]  # one case, one repeat
+    assert result.stdout.split() == ["r0"]  # one case, one repeat
+    assert "needs built: kubernetes" in result.stderr and "kueue" not in result.stderr  # the reference scheduler's
 
 
 def test_the_peers_run_has_both_implementations_both_arms_two_repeats_and_the_same_shape():
