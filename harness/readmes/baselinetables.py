@@ -68,7 +68,8 @@ SCALE = {"scheduler_rss_max_bytes": 2**20}
 """Rows shown in another unit than the one recorded (bytes as MiB)."""
 _REPEAT = re.compile(r",r(\d+)$")
 HOLD = "hold."
-"""Rows computed from the run's Workloads table (``holding``), so runs summarised before them have them too."""
+"""How long quota was held (``holding``): the summary's samples, or for a run summarised before them its
+tables/kueue_holds.parquet (made from its Workloads table by benchmarks/scripts/kueuebaseline/hold-rows.py)."""
 
 
 def _figures(folder: Path) -> pd.DataFrame:
@@ -79,10 +80,11 @@ def _figures(folder: Path) -> pd.DataFrame:
 
 
 def _holds(folder: Path) -> dict[str, dict[str, float]]:
-    path = folder / "tables" / f"{tabulating.WORKLOADS_TABLE}.parquet"
+    path = folder / "tables" / f"{holding.TABLE}.parquet"
     if not path.is_file():
-        raise inputs.missing(path, "the hold rows are computed from it")
-    return holding.hold_figures(pd.read_parquet(path))
+        raise inputs.missing(path, "the hold rows of a run summarised before the summary had them: "
+                                   "benchmarks/scripts/kueuebaseline/hold-rows.py makes it from the Workloads table")
+    return holding.from_holds_frame(pd.read_parquet(path))
 
 
 def _evicted_finished(folder: Path) -> dict[str, float]:
@@ -110,7 +112,7 @@ def _values(frame: pd.DataFrame, summary: dict, point: str, metric: str,
         mine = [(int(_REPEAT.search(case).group(1)), count) for case, count in (evicted_finished or {}).items()
                 if _REPEAT.sub("", case) == point]
         return [value for _, value in sorted(mine)]
-    if metric.startswith(HOLD):
+    if metric.startswith(HOLD) and f"kueue.{metric} @ {point}" not in summary:
         figure = metric.removeprefix(HOLD)
         mine = [(int(_REPEAT.search(case).group(1)), values[figure]) for case, values in (holds or {}).items()
                 if _REPEAT.sub("", case) == point and figure in values]
@@ -178,7 +180,8 @@ class _Run:
 
     def __init__(self, folder: Path, holds: bool, evictions: bool = False) -> None:
         self.frame, self.summary = _figures(folder), _summary(folder)
-        self.holds = _holds(folder) if holds else None
+        summarised = any(key.startswith(f"kueue.{HOLD}") for key in self.summary)
+        self.holds = _holds(folder) if holds and not summarised else None
         self.evicted_finished = _evicted_finished(folder) if evictions else None
 
 

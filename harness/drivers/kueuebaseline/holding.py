@@ -22,6 +22,21 @@ from __future__ import annotations
 import pandas as pd
 
 FIGURES = ("decided_to_finished_seconds", "seen_seconds", "decision_to_seen_seconds")
+TABLE = "kueue_holds"
+"""The three figures per case (case, figure, value) for runs whose summary predates them: small, kept in git
+where the Workloads table they come from is in the results store."""
+
+
+def holds_frame(workloads: pd.DataFrame) -> pd.DataFrame:
+    """hold_figures as a table: one row per case and figure."""
+    rows = [{"case": case, "figure": figure, "value": value}
+            for case, figures in hold_figures(workloads).items() for figure, value in figures.items()]
+    return pd.DataFrame(rows, columns=["case", "figure", "value"])
+
+
+def from_holds_frame(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """hold_figures again from its table."""
+    return {str(case): dict(zip(rows["figure"], rows["value"])) for case, rows in frame.groupby("case", sort=False)}
 
 
 def hold_figures(workloads: pd.DataFrame) -> dict[str, dict[str, float]]:

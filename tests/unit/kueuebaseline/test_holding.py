@@ -36,3 +36,13 @@ def test_evicted_unfinished_and_other_cases_are_kept_apart():
 
 def test_a_table_without_the_api_times_gives_nothing():
     assert holding.hold_figures(pd.DataFrame([{"case": "a,r0", "cpu_milli": 1000}])) == {}
+
+
+def test_the_holds_table_a_run_keeps_in_git_says_what_the_workloads_table_says(tmp_path):
+    frame = pd.DataFrame([
+        _row("a,r0", 1000, "2026-12-04T00:00:00Z", "2026-12-04T00:00:02Z", 1.5),
+        _row("b,r1", 2000, "2026-12-04T00:00:00Z", "2026-12-04T00:00:04Z", 3.0),
+    ])
+    path = tmp_path / f"{holding.TABLE}.parquet"
+    holding.holds_frame(frame).to_parquet(path, index=False)
+    assert holding.from_holds_frame(pd.read_parquet(path)) == holding.hold_figures(frame)

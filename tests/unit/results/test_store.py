@@ -163,7 +163,8 @@ def test_a_run_over_the_git_budget_is_named_with_its_largest_files(tmp_path):
 
 def test_git_keeps_the_small_tables_the_readme_blocks_read_and_leaves_the_large_ones_to_the_store(tmp_path):
     folder = run_folder(tmp_path)
-    read_by_blocks = ("summary", "capacity_steps", "faults", "invariants", "jobs_figures", "kueue_evictions", "load_history")
+    read_by_blocks = ("summary", "capacity_steps", "faults", "invariants", "jobs_figures", "kueue_evictions", "load_history",
+                      "kueue_holds", "invariant_reads")
     for name in (*read_by_blocks, "kueue_workloads", "jobs_jobs", "scrapes"):
         (folder / "tables" / f"{name}.parquet").write_bytes(b"PAR1")
         (folder / "tables" / f"{name}.csv").write_text("a\n1\n")
