@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.drivers.jobs import resources
+from harness.drivers.jobs import resources, tabulating
 from harness.errors import KqbenchError
 from harness.readmes import inputs, markdown
 
@@ -45,6 +45,15 @@ class Case:
 
     def figure(self, metric: str) -> float:
         return float(self._figures[metric])
+
+    def step_p50(self, begin: str, end: str) -> float | None:
+        """The case's jobs_figures row of the two steps (None: no Job had both); runs made before
+        jobs_figures held step rows compute it from jobs_jobs, as the driver now does."""
+        steps = self._figures[self._figures.index.str.startswith(f"{tabulating.STEP_METRIC}:")]
+        if steps.empty:
+            return tabulating.step_p50(self.jobs, begin, end)
+        metric = tabulating.step_metric(begin, end)
+        return float(steps[metric]) if metric in steps.index else None
 
     def class_figure(self, metric: str, job_class: str) -> float | None:
         frame = _read(self.folder, "jobs_figures")
@@ -133,6 +142,9 @@ def _jobs_completed(c: Case) -> str:
 
 
 def _last_complete(c: Case) -> float:
+    """jobs_figures' figure; runs made before it was there: from jobs_jobs."""
+    if tabulating.LAST_COMPLETE_METRIC in c._figures.index:
+        return c.figure(tabulating.LAST_COMPLETE_METRIC)
     return float(c.jobs["completed_s"].max())
 
 
@@ -165,19 +177,22 @@ ROWS: dict[str, Row] = {
     "cores_sum": Row("sum of the processes' cores", lambda c: markdown.number(c.cores_sum(), 2), lambda c: c.cores_sum()),
 }
 """Row name -> what it shows. Besides these: `cores:COMPONENT` (mean cores of one process in the phase),
-`step:FROM:TO` (p50 over Jobs of jobs_jobs' TO_s - FROM_s: created, admitted, unsuspended,
-first_running, completed, workload_finished) and `topology:CLASS` (of the class's Jobs with every pod
-bound, how many ran in the one domain of the level they required)."""
+`step:FROM:TO` (p50 over Jobs of TO_s - FROM_s, FROM before TO of created, admitted, unsuspended,
+first_running, completed, workload_finished: jobs_figures' `step_p50_seconds:FROM:TO`) and
+`topology:CLASS` (of the class's Jobs with every pod bound, how many ran in the one domain of the level
+they required)."""
 
 
-STEPS = {"created": "created", "admitted": "admitted", "unsuspended": "unsuspended",
-         "first_running": "first pod Running", "completed": "Complete", "workload_finished": "Workload Finished"}
-"""The steps of jobs_jobs (its `<step>_s` columns) and how a row names them."""
+_STEP_LABELS = {"first_running": "first pod Running", "completed": "Complete", "workload_finished": "Workload Finished"}
+STEPS = {step: _STEP_LABELS.get(step, step) for step in tabulating.STEPS}
+"""A Job's steps, in order, and how a row names them."""
 
 
-def _step_p50(c: Case, begin: str, end: str) -> float | None:
-    waits = (c.jobs[f"{end}_s"] - c.jobs[f"{begin}_s"]).dropna()
-    return None if waits.empty else float(waits.quantile(0.5, interpolation="lower"))
+def _step_pair(argument: str) -> tuple[str, str] | None:
+    """FROM, TO of `FROM:TO` when both are steps and FROM comes first."""
+    begin, _, end = argument.partition(":")
+    order = tabulating.STEPS
+    return (begin, end) if begin in order and end in order and order.index(begin) < order.index(end) else None
 
 
 def row(name: str) -> Row:
@@ -187,15 +202,15 @@ def row(name: str) -> Row:
         return ROWS[name]
     if kind == "cores" and argument:
         return Row(argument, lambda c: markdown.number(c.cores(argument), 2), lambda c: c.cores(argument))
-    if kind == "step" and argument.count(":") == 1 and set(argument.split(":")) <= set(STEPS):
-        begin, end = argument.split(":")
-        return Row(f"{STEPS[begin]} -> {STEPS[end]} p50", lambda c: markdown.duration(_step_p50(c, begin, end)),
-                   lambda c: _step_p50(c, begin, end))
+    if kind == "step" and (pair := _step_pair(argument)):
+        begin, end = pair
+        return Row(f"{STEPS[begin]} -> {STEPS[end]} p50", lambda c: markdown.duration(c.step_p50(begin, end)),
+                   lambda c: c.step_p50(begin, end))
     if kind == "topology" and argument:
         return Row(f"{argument}: Jobs in the one domain they required, of those with every pod bound",
                    lambda c: _kept(c, argument), lambda c: c.class_figure("topology_jobs_in_one_domain", argument))
     raise KqbenchError(f"unknown row {name!r} (known: {', '.join(ROWS)}, cores:COMPONENT, "
-                        f"step:FROM:TO of {', '.join(STEPS)}, topology:CLASS)")
+                        f"step:FROM:TO of {', '.join(STEPS)} (FROM first), topology:CLASS)")
 
 
 def _kept(c: Case, job_class: str) -> str:

@@ -41,9 +41,11 @@ def run(context: contract.PhaseContext) -> None:
     required = placing.required_levels(plan)
     kept = placing.kept_by_class(outcome.recorder.jobs.values(), outcome.recorder.pods.values(), required,
                                  placing.node_levels(context.scenario.cluster.node_pools()) if required else {})
-    tables = {tabulating.FIGURES_TABLE: tabulating.figures_frame(figures, extras, tabulating.placement_rows(kept)),
+    jobs = tabulating.jobs_frame(outcome.recorder, created.start)
+    more = [*tabulating.placement_rows(kept), *tabulating.per_job_rows(jobs)]
+    tables = {tabulating.FIGURES_TABLE: tabulating.figures_frame(figures, extras, more),
               tabulating.RATES_TABLE: tabulating.rates_frame(figures),
-              tabulating.JOBS_TABLE: tabulating.jobs_frame(outcome.recorder, created.start),
+              tabulating.JOBS_TABLE: jobs,
               tabulating.PODS_TABLE: tabulating.pods_frame(outcome.recorder, created.start)}
     out = Path(context.out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,13 @@ LATENCY_NAMES = {"admitted": "time_to_admission", "first_running": "time_to_firs
                  "completed": "time_to_complete"}
 POD_LATENCY_NAMES = {"bind": "pod_create_to_bound", "start": "pod_bound_to_running"}
 
+STEPS = ("created", "admitted", "unsuspended", "first_running", "completed", "workload_finished")
+"""A Job's steps in the order they happen; jobs_frame has a `<step>_s` column for each."""
+STEP_METRIC = "step_p50_seconds"
+"""jobs_figures names the p50 from one step to a later one `step_p50_seconds:FROM:TO`."""
+LAST_COMPLETE_METRIC = "last_job_complete_seconds"
+"""When the last Job was Complete, after the start of generation."""
+
 
 def _distribution_rows(prefix: str, dist: figs.Distribution | None, **extra) -> list[dict]:
     if dist is None:
@@ -83,6 +90,39 @@ def pods_frame(recorder: recording.Recorder, start: float) -> pd.DataFrame:
             for (ns, name), p in recorder.pods.items()]
     return pd.DataFrame(rows, columns=["namespace", "name", "job", "created_s", "bound_s", "running_s",
                                        "succeeded_s", "failed_s", "node"])
+
+
+def step_metric(begin: str, end: str) -> str:
+    return f"{STEP_METRIC}:{begin}:{end}"
+
+
+def step_p50(jobs: pd.DataFrame, begin: str, end: str) -> float | None:
+    """p50 over Jobs of the time from one step to another (lower-interpolated: a time some Job took);
+    None when no Job has both."""
+    waits = (jobs[f"{end}_s"] - jobs[f"{begin}_s"]).dropna()
+    return None if waits.empty else float(waits.quantile(0.5, interpolation="lower"))
+
+
+def step_rows(jobs: pd.DataFrame) -> list[dict]:
+    """One figure per step and later step (jobs_frame rows of one case), so the README's step rows read
+    jobs_figures, which git keeps, and not the per-Job table, which it does not; a pair no Job has is left out."""
+    rows = []
+    for i, begin in enumerate(STEPS):
+        for end in STEPS[i + 1:]:
+            value = step_p50(jobs, begin, end)
+            if value is not None:
+                rows.append({"metric": step_metric(begin, end), "value": value, "unit": "s", "job_class": ""})
+    return rows
+
+
+def per_job_rows(jobs: pd.DataFrame) -> list[dict]:
+    """The figures of jobs_figures read from the per-Job table (one case's rows): the steps' p50s and when the
+    last Job was Complete, so that the README reads them from jobs_figures, which git keeps."""
+    rows = step_rows(jobs)
+    if jobs["completed_s"].notna().any():
+        rows.append({"metric": LAST_COMPLETE_METRIC, "value": float(jobs["completed_s"].max()), "unit": "s",
+                     "job_class": ""})
+    return rows
 
 
 def placement_rows(kept: dict[str, placing.Kept]) -> list[dict]:
