@@ -12,8 +12,10 @@ evictions. Both are drawn per cohort, since cohorts share no quota. The core dec
 fair sharing. Each --pace adds a point of any other pace (JSON of pacing.Pace's fields, e.g. a start
 latency). Writes pace.json (every
 point, the command, the git sha), pace.csv (the model's points), measured.csv (the runs' cases) and
-pace.png into --out.
+pace.png into --out. A measured run's observations are in the results store: pull them first.
 
+    .venv/bin/kqbench results pull results/peer/kueue-baseline-1cohort-3x-batched
+    .venv/bin/kqbench results pull results/peer/kueue-baseline-full-3x-batched
     .venv/bin/python benchmarks/bench_pace.py --out results/peer/pace \
         --measured results/peer/kueue-baseline-1cohort-3x-batched --measured results/peer/kueue-baseline-full-3x-batched
 """
@@ -122,12 +124,19 @@ def _cohorts(scenario) -> int:
     return len({cohort for cq in scenario.queues.cluster_queues for _, cohort in cq.expanded() if cohort}) or 1
 
 
+def _observations(folder: Path) -> pd.DataFrame:
+    path = folder / "tables" / "observations.parquet"
+    if not path.is_file():
+        raise SystemExit(f"{path} is not here: `kqbench results pull {folder}` brings it back from the results store")
+    return pd.read_parquet(path)
+
+
 def _measured(folder: Path) -> list[dict]:
     """One point per case of a committed kueue-baseline run: evictions, cycles, wall."""
     run = json.loads((folder / "run.json").read_text())
     cohorts = _cohorts(models.Scenario.model_validate(run["scenario"]))
     figures = pd.read_csv(folder / "tables" / "kueue_baseline.csv")
-    observed = pd.read_parquet(folder / "tables" / "observations.parquet")
+    observed = _observations(folder)
     counters = ("kueue_admission_attempt_duration_seconds_count", "kqbench_scheduler_cycle_duration_seconds_count")
     out = []
     for case, rows in figures.groupby("case"):
@@ -148,7 +157,7 @@ def path_of(args: argparse.Namespace) -> str:
 
 def _kueue_profiles(folder: Path) -> dict[str, tuple]:
     """Each Kueue case's cycle times as a pace profile (its admission-attempt histogram, both results)."""
-    observed = pd.read_parquet(folder / "tables" / "observations.parquet")
+    observed = _observations(folder)
     rows = observed[(observed["metric"] == "kueue_admission_attempt_duration_seconds_bucket")
                     & observed["case"].str.contains("implementation=kueue")]
     out = {}
