@@ -58,11 +58,14 @@ def _pass(name: str, clone: Path, env: dict[str, str], scenario: str, log: Path)
     return {"seconds": seconds, "minutes": round(seconds / 60, 1), "exit_code": code}
 
 
-def _built(cache: Path) -> dict[str, float]:
-    """Each component folder the cache holds ("kubernetes-v1.35.4") with its build's seconds (its stamp)."""
+def _built(cache: Path) -> dict[str, dict]:
+    """Each component the cache holds, by name: its version and its build's seconds (its stamp)."""
     found = {}
-    for stamp in sorted((cache / "bin").glob(f"*/{layout.STAMP}")):
-        found[stamp.parent.name] = round(float(json.loads(stamp.read_text()).get("build_seconds", 0.0)), 1)
+    for path in sorted((cache / "bin").glob(f"*/{layout.STAMP}")):
+        stamp = json.loads(path.read_text())
+        found[f"{stamp['component']}_{stamp['version']}".replace(".", "_").replace("-", "_")] = {
+            "component": stamp["component"], "version": stamp["version"],
+            "build_seconds": round(float(stamp.get("build_seconds", 0.0)), 1)}
     return found
 
 
@@ -98,8 +101,11 @@ def main() -> int:
             "version": RESULT_VERSION, "git_sha": runs.git_sha(clone), "started_at": started_at,
             "command": " ".join([".venv/bin/python", "benchmarks/bench_first_run.py", *sys.argv[1:]]),
             "machine": runs.machine(), "scenario": args.scenario,
-            "first": {**first, "built": built, "build_seconds": round(sum(built.values()), 1),
-                      "kueue_built": any(name.startswith("kueue-") for name in built)},
+            "first": {**first, "built": built,
+                      "built_names": ", ".join(f"{b['component']} {b['version']}" for b in built.values()),
+                      "build_seconds": round(sum(b["build_seconds"] for b in built.values()), 1),
+                      "build_minutes": round(sum(b["build_seconds"] for b in built.values()) / 60, 1),
+                      "kueue_built": any(b["component"] == "kueue" for b in built.values())},
             "warm": warm,
             "logs": str(work) if args.keep else "removed with the temporary folder",
         }
