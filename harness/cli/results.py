@@ -59,14 +59,15 @@ def pull(path: Path, address: str | None, force: bool) -> None:
 @_STORE
 @click.option("--deep", is_flag=True, help="Also download each object and check its sha256 (slow on a remote store).")
 def verify(path: Path, address: str | None, deep: bool) -> None:
-    """Check that every file the manifests name under PATH is whole: local copies and store objects."""
+    """Check that every file the manifests name under PATH is whole: local copies, store objects, and places in
+    git history for files only history holds (--deep: their bytes too)."""
     store = stores.open_store(address)
     checked, problems = storing.verify(path, store, deep, LineProgress(interval=2.0))
     for problem in problems:
         click.echo(f"{problem.file}: {problem.what}", err=True)
     if problems:
         raise KqbenchError(f"{len(problems)} of {checked} files have problems (above): push them again from a good copy")
-    click.echo(f"verified {checked} files against {store.address}")
+    click.echo(f"verified {checked} files: local copies, store {store.address}, git history")
 
 
 @group.command("ls")

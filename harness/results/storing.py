@@ -258,7 +258,38 @@ def verify(path: Path, store: stores.Store | None, deep: bool = False, progress:
             elif not entry.in_store and entry.git is None:
                 problems.append(Problem(str(target), "neither in the store nor in git history"))
             progress("verify", f"{checked} files, {len(problems)} problems")
+        problems += _history_problems(located, deep)
     return checked, problems
+
+
+def _history_problems(located: Located, deep: bool) -> list[Problem]:
+    """Entries whose only copy is a place in git history that this clone lacks (a shallow clone, rewritten
+    history) or, deep, whose blob there has other bytes."""
+    only_history = [e for e in located.entries if not e.in_store and e.git is not None
+                    and not (located.folder / e.path).is_file()]
+    if not only_history:
+        return []
+    names = [f"{e.git.commit}:{e.git.path}" for e in only_history]
+    try:
+        done = subprocess.run(["git", "cat-file", "--batch-check"], cwd=located.folder, input="\n".join(names) + "\n",
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise KqbenchError(f"git cat-file in {located.folder} could not run ({error}): is git installed?") from None
+    answers = done.stdout.splitlines()
+    problems = []
+    for entry, name, answer in zip(only_history, names, answers + [""] * (len(names) - len(answers))):
+        target = str(located.folder / entry.path)
+        if not answer.endswith(f" blob {entry.size}"):
+            problems.append(Problem(target, f"git history here has no {name[:12]}...:{entry.git.path} of its size "
+                                            "(a shallow clone, or history rewritten): pull in a full clone"))
+        elif deep:
+            with tempfile.TemporaryDirectory() as scratch:
+                copy = Path(scratch) / "blob"
+                _git_blob(located.folder, entry.git, copy)
+                if sha256_of(copy) != entry.sha256:
+                    problems.append(Problem(target, f"git history's {name[:12]}...:{entry.git.path} has other bytes "
+                                                    "than the manifest names"))
+    return problems
 
 
 def push_new_run(folder: Path, say: Callable[[str], None]) -> Pushed | None:

@@ -132,6 +132,12 @@ def test_raw_data_taken_out_of_the_tree_comes_back_from_git_history_in_a_fresh_c
     cloned = tmp_path / "clone" / folder.relative_to(repo)
     assert sorted(_digests(cloned)) == ["summary.json"], "only what results/.gitignore keeps is in a fresh clone"
     # No store holds these files: the manifest's git places are what brings them back.
+    verified = run_cli("results", "verify", str(cloned), "--deep", env=_env(str(tmp_path / "empty-store")))
+    assert verified.returncode == 0, verified.stderr
+    git("clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow"), cwd=tmp_path)
+    shallow = run_cli("results", "verify", str(tmp_path / "shallow" / folder.relative_to(repo)),
+                      env=_env(str(tmp_path / "empty-store")))
+    assert shallow.returncode != 0 and "shallow clone" in shallow.stderr, shallow.stderr
     pulled = run_cli("results", "pull", str(cloned), env=_env(str(tmp_path / "empty-store")))
     assert pulled.returncode == 0, pulled.stderr
     assert _digests(cloned) == before
