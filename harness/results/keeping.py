@@ -6,12 +6,10 @@ results/.gitignore is the one place that says what stays in git; this module ask
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import KqbenchError
 from harness.results import manifests, storing
 
 BUDGET_BYTES = 1 << 20
@@ -69,21 +67,11 @@ def record_leaving(folder: Path, untrack: bool = False, progress: storing.Progre
     manifest = storing.record_git_history(folder, names, progress)
     size = sum((top / name).stat().st_size for name in names if (top / name).is_file())
     if untrack and names:
-        _run(top, ["git", "rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul"], "\0".join(names))
+        storing.git(top, "rm", "--cached", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", stdin="\0".join(names))
     return Leaving(manifest, names, size, untrack and bool(names))
 
 
 def ignored(repo: Path, names: Iterable[str]) -> set[str]:
     """Which of names (paths from repo's top) the repository's ignore rules leave out, tracked or not."""
-    done = _run(repo, ["git", "check-ignore", "--no-index", "--stdin", "-z"], "\0".join(names), allowed=(0, 1))  # 1: none
+    done = storing.git(repo, "check-ignore", "--no-index", "--stdin", "-z", stdin="\0".join(names), allowed=(0, 1))  # 1: none
     return set(filter(None, done.split("\0")))
-
-
-def _run(repo: Path, command: list[str], stdin: str, allowed: tuple[int, ...] = (0,)) -> str:
-    try:
-        done = subprocess.run(command, cwd=repo, input=stdin.encode(), capture_output=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise KqbenchError(f"{' '.join(command[:2])} in {repo} could not run ({error}): is git installed?") from None
-    if done.returncode not in allowed:
-        raise KqbenchError(f"{' '.join(command[:2])} in {repo}: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout.decode(errors="replace")

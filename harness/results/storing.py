@@ -90,8 +90,8 @@ def push(folder: Path, store: stores.Store, progress: Progress = quiet) -> Pushe
 
 def tracked(folder: Path) -> tuple[Path, list[str]]:
     """The top of the repository folder is in, and folder's git-tracked files (paths from that top)."""
-    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
-    names = _git(top, "ls-files", "-z", "--", str(folder.resolve().relative_to(top))).split("\0")
+    top = Path(git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
+    names = git(top, "ls-files", "-z", "--", str(folder.resolve().relative_to(top))).split("\0")
     return top, list(filter(None, names))
 
 
@@ -99,9 +99,9 @@ def record_git_history(folder: Path, names: Iterable[str], progress: Progress = 
     """Record the git-tracked files names (paths from the repository's top) of folder with their place in history
     (HEAD's commit and the path), so that `pull` restores them from the clone after they leave the tree. Only files
     unchanged since HEAD are recorded."""
-    commit = _git(folder, "rev-parse", "HEAD").strip()
-    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
-    changed = set(_git(top, "diff", "--name-only", "-z", "HEAD", "--").split("\0"))
+    commit = git(folder, "rev-parse", "HEAD").strip()
+    top = Path(git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
+    changed = set(git(top, "diff", "--name-only", "-z", "HEAD", "--").split("\0"))
     entries = []
     for name in names:
         path = top / name
@@ -115,12 +115,14 @@ def record_git_history(folder: Path, names: Iterable[str], progress: Progress = 
     return write_manifest(folder, manifests.merged(old, entries, old.store))
 
 
-def _git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str, stdin: str | None = None, allowed: tuple[int, ...] = (0,)) -> str:
+    """A git command's output in repo; a KqbenchError saying what failed (an exit code outside allowed)."""
     try:
-        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, timeout=120)
+        done = subprocess.run(["git", *args], cwd=repo, input=None if stdin is None else stdin.encode(),
+                              capture_output=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise KqbenchError(f"git {args[0]} in {repo} could not run ({error}): is git installed?") from None
-    if done.returncode != 0:
+    if done.returncode not in allowed:
         raise KqbenchError(f"git {' '.join(args[:2])} in {repo}: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout.decode(errors="replace")
 
@@ -270,12 +272,7 @@ def _history_problems(located: Located, deep: bool) -> list[Problem]:
     if not only_history:
         return []
     names = [f"{e.git.commit}:{e.git.path}" for e in only_history]
-    try:
-        done = subprocess.run(["git", "cat-file", "--batch-check"], cwd=located.folder, input="\n".join(names) + "\n",
-                              capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise KqbenchError(f"git cat-file in {located.folder} could not run ({error}): is git installed?") from None
-    answers = done.stdout.splitlines()
+    answers = git(located.folder, "cat-file", "--batch-check", stdin="\n".join(names) + "\n").splitlines()
     problems = []
     for entry, name, answer in zip(only_history, names, answers + [""] * (len(names) - len(answers))):
         target = str(located.folder / entry.path)

@@ -259,13 +259,14 @@ def build_versitygw(version: str, progress: Progress, root: Path | None = None) 
 
 def ensure_versitygw(progress: Progress, root: Path | None = None) -> Path:
     """The pinned versitygw binary, built when missing."""
-    return build_versitygw(versions.load_pins().versitygw, progress, root) / "versitygw"
+    version = versions.load_pins().versitygw
+    return ensure((components.Component("versitygw", version),), progress, root)[0] / "versitygw"
 
 
 def ensure_kueue(progress: Progress, root: Path | None = None, version: str | None = None) -> layout.KueueBuild:
     """Build a Kueue version of versions.toml (None: the default) when missing; return its paths."""
     version = versions.kueue_version(version)
-    build_kueue(version, progress, root)
+    ensure((components.kueue(version),), progress, root)
     kueue = layout.KueueBuild.in_cache(version, root)
     if missing := kueue.missing():
         raise ToolchainError(f"build finished but Kueue files are missing: {', '.join(map(str, missing))}")
@@ -285,9 +286,7 @@ def ensure_binaries(k8s_version: str | None, progress: Progress, root: Path | No
     """Build whatever is missing for this Kubernetes version and the pinned etcd/kwok; return paths."""
     pins = versions.load_pins()
     k8s = versions.normalise_k8s_version(k8s_version or pins.kubernetes_default)
-    build_kubernetes(k8s, progress, root)
-    build_etcd(pins.etcd, progress, root)
-    build_kwok(pins.kwok, progress, root)
+    ensure(components.control_plane(k8s, pins), progress, root)
     binaries = layout.Binaries.in_cache(k8s, pins.etcd, pins.kwok, root)
     if missing := binaries.missing():
         raise ToolchainError(f"build finished but binaries are missing: {', '.join(map(str, missing))}")
