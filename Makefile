@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SCENARIO ?= quick
 
-.PHONY: bench nightly test unit integration browser toolchain lint clean-clusters
+.PHONY: bench nightly test test-nightly unit integration browser toolchain lint clean-clusters
 
 $(BIN)/kqbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,13 @@ browser:
 		$(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q --no-install-recommends chromium
 
 # The test command: import contracts, unit tests, the report in a real browser, integration tests on a real local cluster.
+# Tests marked `nightly` (long cluster runs at scale, every Kueue version) run in the nightly tier instead.
 test: toolchain lint browser
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q -m "not nightly"
+
+# The nightly tier: what `make test` leaves out (`pytest -m nightly --collect-only -q` lists it).
+test-nightly: toolchain
+	$(BIN)/python -m pytest tests -q -m nightly
 
 clean-clusters: $(BIN)/kqbench
 	for name in $$($(BIN)/kqbench cluster status --json | $(BIN)/python -c 'import json,sys; print(" ".join(c["name"] for c in json.load(sys.stdin)))'); do \

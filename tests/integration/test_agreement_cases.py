@@ -19,7 +19,7 @@ from harness.toolchain import building, versions
 
 from .conftest import unique_name
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # minutes each: the nightly tier (make test-nightly)
 
 CASE_DIR = Path(__file__).resolve().parents[1] / "agreement_cases"
 SAMPLE_SEEDS = (101, 104, 105)

@@ -10,7 +10,7 @@ import pytest
 from harness.drivers.capacity import searching
 from tests.integration.conftest import run_cli
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # minutes each: the nightly tier (make test-nightly)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 
 from tests.integration.conftest import run_cli
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # minutes each: the nightly tier (make test-nightly)
 
 
 def test_bulk_steps_load_their_pending_and_the_churn_keeps_only_its_share(binaries, state_dir, tmp_path):

@@ -17,7 +17,7 @@ import pytest
 from harness.invariants import checking, reading
 from tests.integration.conftest import run_cli
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # minutes each: the nightly tier (make test-nightly)
 
 RECOVERY_BOUND = 45.0
 """Seconds from a component's return until every probe answers: a restarted scheduler lists its

@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import leftover_processes
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # minutes each: the nightly tier (make test-nightly)
 
 ROOT = Path(__file__).resolve().parents[2]
 
