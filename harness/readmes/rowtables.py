@@ -16,6 +16,10 @@ Spec of a `rows` block (paths relative to the README):
 A template field is an arithmetic expression of the row's column names and numbers (+ - * / //,
 parentheses) with an optional format spec; a field whose value is missing (empty, NaN) makes the
 cell `-`. Nothing else is evaluated: a name that is not a column is an error naming the columns.
+
+A latency quantile (`..._p99_ms`) beside a count of its requests (`..._requests`) too small to have
+that quantile apart from the slowest request (`intervals.has_quantile`: 100 for a p99) is never
+published: a cell naming it says "too few samples" with the count (name `..._max_ms` to show the slowest).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from __future__ import annotations
 import ast
 import json
 import math
+import numbers
 import operator
 import re
 import string
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +39,7 @@ import pyperf
 
 from harness.errors import KqbenchError
 from harness.readmes import inputs, markdown
+from harness.stats import intervals
 
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -40,7 +47,33 @@ _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
 
 
 class _Missing(Exception):
-    """A field's value is absent in this row."""
+    """A field's value is absent in this row; the cell says its message, or `-`."""
+
+
+@dataclass(frozen=True, slots=True)
+class _TooFew:
+    """A quantile held back: `requests` are too few to have it (`intervals.has_quantile`)."""
+
+    q: float
+    requests: int
+
+    def __str__(self) -> str:
+        return f"too few samples for a p{self.q * 100:g} ({self.requests:,} requests)"
+
+
+def _held_back(row: dict) -> dict:
+    """The row with every quantile whose sibling request count is below its floor replaced by a _TooFew."""
+    out = dict(row)
+    for key, value in row.items():
+        q = intervals.quantile_of(f"_{key}")  # a column of its own (`p99_ms`) as well as a nested key
+        if q is None or value is None:
+            continue
+        base = str(key)[:max(str(key).rfind("_p"), 0)]
+        requests = row.get(f"{base}_requests" if base else "requests")
+        if (isinstance(requests, numbers.Real) and math.isfinite(requests)
+                and not intervals.has_quantile(q, int(requests))):
+            out[key] = _TooFew(q, int(requests))
+    return out
 
 
 def _existing(path: Path) -> Path:
@@ -106,6 +139,8 @@ def _value(node: ast.AST, row: dict):
             near = [name for name in row if node.id.split("_")[0] in name][:12] or list(row)[:12]
             raise KqbenchError(f"no column {node.id!r} ({len(row)} columns, e.g. {', '.join(near)})")
         value = row[node.id]
+        if isinstance(value, _TooFew):
+            raise _Missing(str(value))
         if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
             raise _Missing
         return value
@@ -134,8 +169,8 @@ def cell(template: str, row: dict) -> str:
                 except SyntaxError:
                     raise KqbenchError(f"field {field!r} is not an expression") from None
             out.append(format(_value(tree, row), spec or ""))
-    except _Missing:
-        return "-"
+    except _Missing as missing:
+        return str(missing) or "-"
     except (TypeError, ValueError) as error:
         raise KqbenchError(f"template {template!r}: {error}") from None
     return "".join(out)
@@ -156,6 +191,7 @@ def rows(spec: dict, folder: Path) -> str:
             raise KqbenchError(f"no record with {column} {', '.join(map(str, sorted(missing)))} in {spec['file']}")
         records = sorted(kept, key=lambda r: values.index(r[column]))
     columns: dict[str, str] = spec["columns"]
+    records = [_held_back(r) for r in records]
     return markdown.table(list(columns), [[cell(t, r) for t in columns.values()] for r in records])
 
 
@@ -177,6 +213,7 @@ def record(spec: dict, folder: Path) -> str:
         if _is_pyperf(document):  # a pyperf suite: each benchmark's mean in seconds, by its name
             document = {b.get_name(): b.mean() for b in pyperf.BenchmarkSuite.load(str(folder / name)).get_benchmarks()}
         keys |= _flat(document, f"{prefix}_")
+    keys = _held_back(keys)
     header = list(spec["header"])
     for line in spec["lines"]:
         if len(line) != len(header):

@@ -40,12 +40,13 @@ def view_of(record: runs.RunRecord, summary: summaries.Summary) -> pivoting.RunV
 
 
 def _summary(folder: Path, record: runs.RunRecord, own: dict[str, pd.DataFrame]) -> summaries.Summary:
-    """summary.json as the run wrote it when it is of this kqbench's format; otherwise computed again from
-    the run's tables (an older summary.json may lack intervals or count differently), or read as it is."""
+    """summary.json as the run wrote it when its figures are computed as this kqbench computes them
+    (`summaries.SAME_FIGURES_SINCE`); otherwise computed again from the run's tables (an older summary.json
+    may lack intervals or count differently), or read as it is."""
     path = folder / "summary.json"
     if path.is_file():
         summary = summaries.read(path)
-        if summary.schema_version == summaries.SCHEMA_VERSION or not own:
+        if summary.schema_version >= summaries.SAME_FIGURES_SINCE or not own:
             return summary
     return summaries.summarise(record, own, registry.drivers())
 

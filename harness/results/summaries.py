@@ -4,7 +4,9 @@ Each entry is one metric at one sweep point: the median over the point's repeats
 kept), a unit and which direction is better, and its 95% interval with the samples behind it
 (`harness.stats.intervals`): a latency quantile is the quantile of all the point's requests, its
 interval bootstrapped over requests (and repeats); any other number is the median of the repeats,
-its interval bootstrapped over repeats. Ratios measured within one run (indexed vs snapshot
+its interval bootstrapped over repeats (a ratio's on the log scale, so never below zero). Every draw
+uses one seed (`intervals.SEED`), recorded in the entry: equal numbers give equal intervals whatever
+the metric is named. Ratios measured within one run (indexed vs snapshot
 query latency at the same point) are entries of their own: they cancel the machine's speed, so a
 gate on them is far less noisy than a gate on absolute numbers. So are latencies over the machine's
 calibration p50 in the same cases (`ratio.<metric>.over_calibration`, the metrics drivers name in
@@ -25,10 +27,9 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import zlib
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +43,21 @@ from harness.stats import differences, intervals
 from loadtests import histograms
 from scheduler.publishing import strategies
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """summary.json format; readers refuse newer ones. 1: first format. 2: entries may carry `low`,
 `high` (95% interval of `value`) and `n` (samples behind it); a version-1 entry reads with them None.
 3: entries carry `step` (the resolution of `value`) and `note` (a ratio of small numbers says so);
 the summary carries `machine` (fingerprint) and `calibration`. Versions 1 and 2 read through
-`_upgrade`: their latencies were Locust's whole milliseconds, which now sets their steps."""
+`_upgrade`: their latencies were Locust's whole milliseconds, which now sets their steps.
+4: entries carry `seed` (the bootstrap draw behind `low`, `high`), and a ratio over repeats has its
+interval on the log scale; a version-3 entry reads with `seed` None and its interval as written
+(benchmarks/scripts/intervals/ratio-intervals.py redraws a ratio's from its samples, with its seed)."""
+SAME_FIGURES_SINCE = 3
+"""The oldest version whose values this kqbench computes the same way: a report reads such a summary as
+written. Older ones are summarised again from the run's tables when it has them. Version 4 changed only
+how intervals are drawn, and most runs' raw tables are no longer in git to draw them again from."""
+RATIO_UNIT = "ratio"
+"""The unit of a ratio entry: its interval over repeats is found on the log scale."""
 COARSE_RATIO_STEP = 0.05
 """A ratio is of small numbers when one resolution step of a part moves it by more than this (a part
 under 20 steps): at 1 ms steps, parts below 20 ms."""
@@ -75,6 +85,8 @@ class Entry:
     counts and rates, whose resolution is not the issue."""
     note: str = ""
     """Why this value needs care when compared (a ratio of small numbers), for the report and compare."""
+    seed: int | None = None
+    """Seed of the bootstrap draw behind `low` and `high` (None: no draw, or a summary before version 4)."""
 
     @property
     def key(self) -> str:
@@ -160,17 +172,33 @@ def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: 
 def estimate(name: str, point: str, repeats: list[contract.Metric]) -> Entry:
     """One entry from a metric's repeats: over requests for a latency quantile with histograms, else over repeats."""
     values = [m.value for m in repeats]
-    rng = np.random.default_rng(zlib.crc32(f"{name} @ {point}".encode()))  # same tables, same interval
+    rng = np.random.default_rng(intervals.SEED)
     q = intervals.quantile_of(name)
     if q is not None and all(m.histograms for m in repeats):
         found = intervals.quantile_interval([m.histograms for m in repeats], q, rng)
+    elif repeats[0].unit == RATIO_UNIT:
+        found = intervals.ratio_interval(values, rng)
     else:
         found = intervals.repeats_interval(values, rng)
     resolution = repeats[0].resolution
     found = intervals.widen(found, resolution)
     value = found.value if math.isfinite(found.value) else float(statistics.median(values))
     step = resolution(value) if resolution is not None and math.isfinite(value) else None
-    return Entry(name, point, value, repeats[0].unit, repeats[0].better, values, found.low, found.high, found.n, step)
+    seed = intervals.SEED if found.low is not None else None
+    return Entry(name, point, value, repeats[0].unit, repeats[0].better, values, found.low, found.high, found.n, step,
+                 seed=seed)
+
+
+def redraw_ratio(entry: Entry) -> Entry:
+    """A ratio entry over repeats with its interval drawn again from its samples as `estimate` draws it now
+    (an older summary's, on the linear scale); other entries, and ratios without samples, as they are."""
+    if entry.unit != RATIO_UNIT or not entry.samples:
+        return entry
+    found = intervals.ratio_interval(entry.samples, np.random.default_rng(intervals.SEED))
+    found = intervals.widen(found, None if entry.step is None else lambda _: entry.step)
+    if found.low is None:
+        return entry
+    return replace(entry, low=found.low, high=found.high, seed=intervals.SEED)
 
 
 def ratios(entries, params_of: Mapping[str, dict], prefixes: tuple[str, ...]) -> list[Entry]:
@@ -209,7 +237,7 @@ def ratio_entry(name: str, point: str, numerator: Entry, denominator: Entry) -> 
     n = min(numerator.n, denominator.n) if numerator.n is not None and denominator.n is not None else None
     value = numerator.value / denominator.value
     step, note = _ratio_resolution(value, numerator, denominator)
-    return Entry(name, point, value, "ratio", "lower", [], low, high, n, step, note)
+    return Entry(name, point, value, RATIO_UNIT, "lower", [], low, high, n, step, note)
 
 
 def _ratio_resolution(value: float, numerator: Entry, denominator: Entry) -> tuple[float | None, str]:

@@ -62,11 +62,12 @@ def test_fewer_than_100_requests_have_no_p99_but_their_slowest():
     assert figs.ratio(85.8, None) is None  # so no ratio ours / Kueue rests on such an arm
 
 
-def result(churn_p99, ceiling_p99, admissions, rss, processed_seconds, reached=True, no_cache_p99=None):
-    arms = {"cq_page_churn": {"p99_ms": churn_p99}, "cq_page_idle": {"p99_ms": churn_p99 / 2},
-            "proxy_ceiling": {"p99_ms": ceiling_p99}}
+def result(churn_p99, ceiling_p99, admissions, rss, processed_seconds, reached=True, no_cache_p99=None, requests=1000):
+    arms = {"cq_page_churn": {"p99_ms": churn_p99, "requests": requests},
+            "cq_page_idle": {"p99_ms": churn_p99 / 2, "requests": requests},
+            "proxy_ceiling": {"p99_ms": ceiling_p99, "requests": 1000}}
     if no_cache_p99:
-        arms["cq_page_churn_no_page_cache"] = {"p99_ms": no_cache_p99}
+        arms["cq_page_churn_no_page_cache"] = {"p99_ms": no_cache_p99, "requests": 1000}
     return {"startup_seconds": 2.0, "arms": arms, "admissions": {"per_second": admissions, "apiserver_writes_per_admission": 2.0},
             "processed": {"scheduler_rss_bytes": rss, "milestone": {
                 "seconds": processed_seconds, "reached": reached,
@@ -98,8 +99,22 @@ def test_a_missing_implementation_leaves_its_ratios_empty_not_zero():
     assert "| admissions/s | 500 |" in figs.markdown({"reference": result(100.0, 80.0, 500.0, 1e8, 10)}, found)
 
 
+@pytest.mark.parametrize("kueue_requests, ratio, met", [(50, None, None), (99, None, None), (100, 0.01, True)])
+def test_a_p99_of_too_few_requests_gives_no_ratio_and_its_goal_is_not_judged(kueue_requests, ratio, met):
+    """Kueue's file at 100k pending (written before latency_summary held such a p99 back) has a "p99" of 50
+    requests, their slowest: no ratio may rest on it and its goal is not judged, however far inside it looks."""
+    ours = result(churn_p99=100.0, ceiling_p99=80.0, admissions=500.0, rss=1e8, processed_seconds=10)
+    kueue = result(churn_p99=10_000.0, ceiling_p99=90.0, admissions=250.0, rss=1e8, processed_seconds=10,
+                   requests=kueue_requests)
+    found = figs.ratios(ours, kueue)
+    assert found["visibility_p99_under_churn_ours_over_kueue"] == ratio
+    assert found["goals"]["visibility_p99_under_churn_ours_over_kueue"]["met"] is met
+    assert found["visibility_p99_under_churn_ours_over_proxy_ceiling"] == 1.25  # ours has its requests
+
+
 def _round(ours_p99: float, kueue_p99: float) -> dict:
-    arms = lambda p99: {"arms": {"cq_page_churn": {"p99_ms": p99}, "proxy_ceiling": {"p99_ms": 100.0}}}  # noqa: E731
+    arms = lambda p99: {"arms": {"cq_page_churn": {"p99_ms": p99, "requests": 1000},  # noqa: E731
+                                 "proxy_ceiling": {"p99_ms": 100.0, "requests": 1000}}}
     return {"reference": arms(ours_p99), "kueue-v0.19.2": arms(kueue_p99)}
 
 

@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 
 from harness.errors import KqbenchError
+from harness.drivers import contract
+from harness.reporting import loading
 from harness.results import runs, summaries, tables
+from harness.stats import intervals
 
 
 def test_run_id_is_sortable_and_safe():
@@ -130,7 +133,33 @@ def test_summary_entries_carry_interval_and_sample_count(tmp_path):
     summaries.write(tmp_path, summaries.Summary("r", "s", "ok", {entry.key: entry}))
     back = summaries.read(tmp_path).entries["m @ p"]
     assert (back.low, back.high, back.n) == (0.8, 1.3, 1000)
-    assert summaries.read(tmp_path).schema_version == summaries.SCHEMA_VERSION == 3
+    assert summaries.read(tmp_path).schema_version == summaries.SCHEMA_VERSION == 4
+
+
+def test_the_seed_of_an_interval_is_in_the_entrys_json_and_a_version_3_entry_reads_without_one(tmp_path):
+    entry = summaries.estimate("kueue.ratio_to_kueue.wall_seconds", "p",
+                               [contract.Metric("w", v, "ratio", "lower") for v in (0.63, 0.58, 0.67)])
+    summaries.write(tmp_path, summaries.Summary("r", "s", "ok", {entry.key: entry}))
+    data = json.loads((tmp_path / "summary.json").read_text())
+    assert data["metrics"][entry.key]["seed"] == intervals.SEED and data["metrics"][entry.key]["low"] > 0
+    assert summaries.read(tmp_path).entries[entry.key].seed == intervals.SEED
+    del data["metrics"][entry.key]["seed"]
+    data["schema_version"] = 3
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    back = summaries.read(tmp_path)
+    assert back.entries[entry.key].seed is None and back.entries[entry.key].low == entry.low
+
+
+@pytest.mark.parametrize("version, recomputed", [(1, True), (2, True), (3, False), (summaries.SCHEMA_VERSION, False)])
+def test_a_report_reads_a_summary_as_written_unless_older_than_its_figures(tmp_path, monkeypatch, version, recomputed):
+    """A version-3 summary is not summarised again from its run's tables (mostly out of git) for want of seeds."""
+    summary = summaries.Summary("r", "s", "ok", {"m @ p": summaries.Entry("m", "p", 1.0, "s", "lower", [1.0])},
+                                schema_version=version)
+    summaries.write(tmp_path, summary)
+    again = summaries.Summary("r", "s", "ok")
+    monkeypatch.setattr(summaries, "summarise", lambda *args: again)
+    found = loading._summary(tmp_path, None, {"a_table": pd.DataFrame()})
+    assert (found is again) == recomputed
 
 
 def test_version_1_summary_reads_without_intervals():

@@ -105,3 +105,48 @@ def test_every_group_needs_its_tail_not_just_the_pool():
     rng = np.random.default_rng(5)
     found = intervals.quantile_interval([[_histogram(rng, 5000), _histogram(rng, 60)]], 0.99, rng)
     assert found.n == 5060 and found.low is None
+
+
+@given(st.lists(st.floats(min_value=1e-4, max_value=1e4, allow_nan=False), min_size=3, max_size=9))
+@settings(max_examples=60, deadline=None)
+def test_a_ratio_interval_is_never_below_zero_and_holds_the_median(values):
+    found = intervals.ratio_interval(values, np.random.default_rng(intervals.SEED), resamples=200)
+    assert 0 < found.low <= found.value == np.median(values) <= found.high
+    # symmetric in the multiplicative sense: value / f .. value * f
+    assert found.value / found.low == pytest.approx(found.high / found.value, rel=1e-9)
+
+
+def test_the_time_to_admission_ratio_that_reached_minus_3_is_positive_on_the_log_scale():
+    """fair-100cq's large class, ours / Kueue per repeat: linear, 3.22 [-3.44, 9.89]."""
+    samples = [3.2214189338306594, 0.7025166242161177, 4.936043475219696]
+    linear = intervals.repeats_interval([-1.0, *samples[1:]], np.random.default_rng(0))
+    assert linear.low < 0  # the linear scale for a signed figure, as before
+    found = intervals.ratio_interval(samples, np.random.default_rng(intervals.SEED))
+    assert 0 < found.low < 3.2214 < found.high
+
+
+@pytest.mark.parametrize("values", [[0.0, 1.0, 2.0], [-0.5, 1.0, 2.0], [1.0, 2.0]])
+def test_ratios_not_all_positive_or_too_few_are_intervals_over_repeats_as_before(values):
+    assert intervals.ratio_interval(values, np.random.default_rng(1)) == intervals.repeats_interval(
+        values, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("unit, values", [("ratio", (1.31, 0.97, 1.14)), ("1/s", (40.0, 44.0, 41.0))])
+def test_the_same_values_give_the_same_interval_whatever_the_metric_is_named(unit, values):
+    repeats = [contract.Metric("x", v, unit, "lower") for v in values]
+    one = summaries.estimate("ratio.visibility_p99.ours_over_proxy_ceiling", "kueue=v0.17.0", repeats)
+    other = summaries.estimate("kueue.ratio_to_kueue.wall_seconds", "implementation=reference", repeats)
+    assert (one.low, one.high, one.seed) == (other.low, other.high, other.seed) == (one.low, one.high, intervals.SEED)
+
+
+def test_a_ratio_entry_redrawn_from_its_samples_changes_only_its_interval_and_seed():
+    old = summaries.Entry("kueue.ratio_to_kueue.t", "p", 3.22, "ratio", "lower",
+                          [3.2214189338306594, 0.7025166242161177, 4.936043475219696], -3.44, 9.89, 3)
+    new = summaries.redraw_ratio(old)
+    assert new.low > 0 and new.seed == intervals.SEED
+    assert (new.value, new.samples, new.n, new.unit) == (old.value, old.samples, old.n, old.unit)
+    repeats = [contract.Metric(old.metric, v, "ratio", "lower") for v in old.samples]
+    fresh = summaries.estimate(old.metric, old.point, repeats)
+    assert (new.low, new.high) == (fresh.low, fresh.high)
+    rate = summaries.Entry("m", "p", 41.0, "1/s", "lower", [40.0, 44.0, 41.0], 30.0, 50.0, 3)
+    assert summaries.redraw_ratio(rate) is rate
