@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import aiohttp
 import orjson
 import psutil
+
+from harness.metrics import summarising
 
 
 @dataclass(slots=True)
@@ -114,20 +116,9 @@ async def read_pages(server: str, context, readers: int, seconds: float, path: s
     return latencies, failures
 
 
-def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
-    result = {}
-    for name, pid in pids.items():
-        try:
-            times = psutil.Process(pid).cpu_times()
-            result[name] = times.user + times.system
-        except psutil.NoSuchProcess:
-            pass
-    return result
-
-
-def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
-    """Cores each process used over a window (1.0 = one core busy the whole time)."""
-    return {name: round((after[name] - before.get(name, 0.0)) / seconds, 2) for name in after}
+def cores(before: Sequence[summarising.ProcessSample], after: Sequence[summarising.ProcessSample]) -> dict[str, float]:
+    """Cores each process used between two readings, to two decimals (1.0 = one core busy the whole time)."""
+    return {name: round(used, 2) for name, used in summarising.cores_between(before, after).items()}
 
 
 def rss_bytes(pid: int) -> int:

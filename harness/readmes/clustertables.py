@@ -9,7 +9,8 @@ Spec of a `scheduler-cluster` block (paths relative to the README):
 
 A figure the file cannot support says so instead of a number: a p99 over fewer than 100 requests is
 shown as the slowest of them, and CPU over an arm whose requests outlasted it (the slowest request
-longer than the arm) is not shown, since it is not CPU over the requests.
+longer than the arm) is not shown, since it is not CPU over the requests; nor is CPU a file no longer
+holds (`cores_used: null`, with `cores_used_dropped` saying why).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def _cores(result: dict) -> str:
     arms = [result["arms"][name] for name in READ_ARMS if name in result["arms"]]
     if any(_outlasted(arm) for arm in arms):
         return "not measured: its requests outlasted the arm"
+    if any(arm["cores_used"] is None for arm in arms):  # dropped from the file: `cores_used_dropped` says why
+        return "not kept: measured over another window than its readings' (`cores_used_dropped`)"
     used = sorted(arm["cores_used"]["scheduler"] for arm in arms)
     return markdown.number(used[0], 2) if used[0] == used[-1] else f"{markdown.number(used[0], 2)}-{markdown.number(used[-1], 2)}"
 

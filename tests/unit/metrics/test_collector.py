@@ -116,3 +116,29 @@ def test_start_fails_when_the_apiserver_does_not_answer():
     run = make({catalog.APISERVER: ["error: 403 forbidden"], catalog.ETCD: ["before"]})
     with pytest.raises(KqbenchError, match="cannot collect metrics: apiserver error: 403"):
         run.start()
+
+
+def test_process_cpu_is_read_at_the_instant_it_is_stamped_with():
+    """Both cores busy is 2.0 cores over a short phase however long the scrapes at its boundaries take (a
+    busy apiserver answers /metrics in seconds): CPU read after them but stamped with the boundary made
+    results/tas/scaled-100k's 0.29 s setup phase 3.76 cores of kube-apiserver on 2."""
+    clock = FakeClock()
+    scrape_seconds = {catalog.APISERVER: [0.27, 1.03], catalog.ETCD: [0.02, 0.04]}
+    answer = Recorded({catalog.APISERVER: ["before", "after"], catalog.ETCD: ["before", "after"]})
+
+    def slow_fetch(target, timeout):
+        clock.now += scrape_seconds[target.source].pop(0)
+        return answer(target, timeout)
+
+    def busy(pids, t):  # CPU seconds as the kernel counts them: two cores' worth per second, now
+        return [summarising.ProcessSample(t, component, pid, 0, 2.0 * clock.now) for component, pid in pids.items()]
+
+    edges = collector._Edges(fetch=slow_fetch, sample_processes=busy, read_sizes=lambda url, snapshot: iter([]),
+                             clock=clock, wall_clock=lambda: 1.7e9)
+    run = collector.Collector(CLUSTER, collector.CollectorSettings(interval_seconds=0, census_at_stop=False),
+                              targets=TARGETS, edges=edges)
+    run.start("setup")
+    clock.now += 0.3
+    result = run.stop()
+    cores = frames.pick(result.summary, source="process", metric="cpu_seconds", stat="rate", phase="setup")
+    assert list(cores["value"]) == pytest.approx([2.0, 2.0])

@@ -80,6 +80,30 @@ def test_process_rows(series, expected):
     assert all(dict(r.labels) == {"component": "etcd", "pid": "42"} for r in rows)
 
 
+def _reading(t, pid=42, **cpu_seconds):
+    """One sampling of processes at t: component=CPU seconds so far."""
+    return [summarising.ProcessSample(t, name, pid, 0, seconds) for name, seconds in cpu_seconds.items()]
+
+
+@pytest.mark.parametrize("before, after, expected", [
+    # both cores busy for 100 s between the readings: 2.0 in all, whatever the caller timed apart (the
+    # cluster benchmark divided such readings by a 30 s wait inside them: 6.67 cores of 2)
+    (_reading(0.0, apiserver=10.0, scheduler=5.0), _reading(100.0, apiserver=130.0, scheduler=85.0),
+     {"apiserver": 1.2, "scheduler": 0.8}),
+    # each component over its own samples' times
+    (_reading(0.0, etcd=1.0) + _reading(0.5, apiserver=1.0), _reading(10.0, etcd=2.0) + _reading(10.5, apiserver=6.0),
+     {"etcd": 0.1, "apiserver": 0.5}),
+    # restarted in between (another pid): its CPU since start is not CPU in the window
+    (_reading(0.0, pid=7, scheduler=50.0), _reading(10.0, pid=8, scheduler=3.0), {}),
+    # absent at the start: its whole lifetime's CPU is not CPU in the window (cpu_share counted it)
+    ([], _reading(10.0, scheduler=30.0), {}),
+    # no time between the readings: no figure rather than a division by zero
+    (_reading(5.0, etcd=1.0), _reading(5.0, etcd=1.0), {}),
+])
+def test_cores_between_divides_each_process_by_the_time_between_its_readings(before, after, expected):
+    assert summarising.cores_between(before, after) == pytest.approx(expected)
+
+
 def test_in_phase_drops_failed_scrapes():
     good = recorded.scrape(recorded.ETCD, "before", 1.0)
     bad = summarising.samples.failed("etcd", 2.0, "refused")

@@ -105,6 +105,22 @@ def test_a_figure_the_file_cannot_support_is_not_shown_as_one(tmp_path):
         "<!-- end table -->"]
 
 
+def test_cpu_a_file_dropped_is_not_shown(tmp_path):
+    import json
+
+    def arm(cores_used):
+        dropped = {} if cores_used else {"cores_used_dropped": "dropped: over another window"}
+        return {"requests": 500, "per_second": 50.0, "max_ms": 900.0, "cores_used": cores_used, **dropped}
+
+    for stem, cores in (("ours", {"scheduler": 0.5}), ("theirs", None)):
+        (tmp_path / f"{stem}.json").write_text(json.dumps({"arms": {"cq_page_idle": arm(cores)}}))
+    text = (f"<!-- table: scheduler-cluster\nfolder: {tmp_path}\ncolumns: {{ours: ours, Kueue: theirs}}\n"
+            "rows: [cores]\n-->\n<!-- end table -->")
+    table = blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1].split("\n")
+    assert table[2] == ("| scheduler cores during the reads | 0.50 "
+                        "| not kept: measured over another window than its readings' (`cores_used_dropped`) |")
+
+
 def test_a_row_template_is_arithmetic_on_the_rows_columns_and_nothing_else():
     from harness.errors import KqbenchError
     from harness.readmes import rowtables
@@ -381,3 +397,23 @@ def test_a_missing_input_of_a_pushed_run_says_how_to_pull_it(tmp_path):
     message = str(inputs.missing(run / "tables" / "x.parquet", "the rows are counted from it"))
     assert message == (f"{run}/tables/x.parquet does not exist (the rows are counted from it); its run has a "
                        f"store-manifest.json: `kqbench results pull {run}/tables/x.parquet` brings it back from the store")
+
+
+@pytest.mark.parametrize("requests, cell", [
+    (50, "too few samples for a p99 (50 requests)"),   # Kueue at 100k pending: its slowest page, not a p99
+    (99, "too few samples for a p99 (99 requests)"),
+    (100, "24,767 ms"),
+])
+def test_a_quantile_is_never_published_from_fewer_requests_than_its_floor(tmp_path, requests, cell):
+    (tmp_path / "kueue.json").write_text(json.dumps(
+        {"arms": {"cq_page_churn": {"requests": requests, "p99_ms": 24766.79, "max_ms": 24766.79}}}))
+    spec = ("files: {k: kueue.json}\nheader: [figure, value, slowest]\n"
+            "lines: [[p99, '{k_arms_cq_page_churn_p99_ms:,.0f} ms', "
+            "'{k_arms_cq_page_churn_max_ms:,.0f} ms of {k_arms_cq_page_churn_requests}']]")
+    text = f"<!-- table: record\n{spec}\n-->\n<!-- end table -->"
+    assert blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n")[1] == (
+        f"| figure | value | slowest |\n|---|---|---|\n| p99 | {cell} | 24,767 ms of {requests} |\n<!-- end table -->")
+    rows = "file: kueue.csv\ncolumns: {p99: '{p99_ms:.0f}'}"
+    (tmp_path / "kueue.csv").write_text(f"requests,p99_ms\n{requests},24766.79\n")
+    shown = blocks.render(f"<!-- table: rows\n{rows}\n-->\n<!-- end table -->", "x.md", rendering.BUILDERS, tmp_path)
+    assert shown.split("-->\n")[1].split("\n")[2] == f"| {cell.replace('24,767 ms', '24767')} |"
