@@ -13,6 +13,11 @@ in brackets, in how many it was `inconclusive` and none of its points regressed.
 
 Spec of a `gate-runs` block: `runs: {label: compare.json, ...}`; one row per run: the verdict counts and
 every regressed metric with its change.
+
+Spec of a `gate-kinds` block: `file: ../../ci/thresholds.yaml` (relative to the README); one row per rule of
+the thresholds, in their order: its metric and point patterns, its kind, its limit, and what it judges on a
+machine that has a baseline of its own and on a new one (a kind's only place is that file: the README says
+what the gate reads there).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from harness.errors import KqbenchError
 from harness.readmes import inputs, markdown
+from harness.reporting import comparing
 
 
 def _document(folder: Path, name: str) -> dict:
@@ -70,3 +76,21 @@ def runs(spec: dict, folder: Path) -> str:
         rows.append([label, *(str(counts.get(v, 0)) for v in ("regressed", "inconclusive", "same")),
                      "; ".join(regressed) or "-"])
     return markdown.table(["run", "regressed", "inconclusive", "same", "what regressed"], rows)
+
+
+_ON_A_NEW_MACHINE = {comparing.Kind.COUNT: "gated, against the newest baseline of any machine",
+                     comparing.Kind.TIMING: "unchecked"}
+
+
+def kinds(spec: dict, folder: Path) -> str:
+    """One row per threshold rule: which metrics the nightly gate judges on a known and on a new machine."""
+    path = folder / spec["file"]
+    if not path.is_file():
+        raise inputs.missing(path)
+    rows = []
+    for rule in comparing.load_thresholds(path).thresholds:
+        limit = f"+{rule.max_regression:.0%}" if rule.max_absolute is None else f"+{rule.max_absolute:g} absolute"
+        point = "" if rule.point == "*" else f" @ `{rule.point}`"
+        rows.append([f"`{rule.metric}`{point}", rule.kind.value, limit, "gated", _ON_A_NEW_MACHINE[rule.kind]])
+    return markdown.table(["metric (threshold rule)", "kind", "limit", "a machine with its own baseline",
+                           "a new machine (first night)"], rows)

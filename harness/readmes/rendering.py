@@ -16,6 +16,7 @@ BUILDERS: dict[str, blocks.Builder] = {
     "capacity-spread": capacitytables.spread,
     "capacity-steps": capacitytables.steps,
     "faults": faulttables.faults,
+    "gate-kinds": gatetables.kinds,
     "gate-rates": gatetables.rates,
     "gate-runs": gatetables.runs,
     "jobs-cases": jobstables.cases,

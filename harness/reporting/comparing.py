@@ -11,8 +11,11 @@ must be beyond the threshold; if it is not, the verdict is `inconclusive`, test 
 (with the entry's note: a ratio of small numbers says which parts). This is what keeps 3 ms / 5 ms
 becoming 6 ms / 5 ms at 1 ms steps (0.6 -> 1.2, +100%) from being a regression.
 
-Machines: two summaries of different machines are not compared (`machine_check`); the CLI says
-which fingerprint fields differ and how to record a baseline on this machine.
+Machines: a threshold rule says which kind of metric it judges (`kind`). A `count` (bytes of an
+object, failed invariant checks) is what the code does, the same on any machine, so it is
+judged against a baseline of any machine; a `timing` (latencies, rates, RSS, ratios of latencies) is
+judged only against a baseline of the same machine (`machine_check`): across two machines its row is
+`unchecked`, test `other machine`, and the CLI says which fingerprint fields differ.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import fnmatch
 import math
 from dataclasses import asdict, dataclass
+from enum import Enum
 from pathlib import Path
 
 import yaml
@@ -32,6 +36,15 @@ from harness.stats import differences
 SCHEMA_VERSION = 1
 VERDICTS_VERSION = 1
 """Of `kqbench compare --json` output (`document`)."""
+
+
+class Kind(str, Enum):
+    """What a metric measures, for which baselines may judge it."""
+
+    COUNT = "count"
+    """What the code does, the same on any machine: judged against a baseline of any machine."""
+    TIMING = "timing"
+    """Moves with the machine (CPU, cores, kernel): judged only against a baseline of the same machine."""
 
 
 class Threshold(BaseModel):
@@ -49,6 +62,11 @@ class Threshold(BaseModel):
     metric has regressed whatever the samples (a failed check is counted, not estimated)."""
     required: bool = False
     """Fail when the metric is in the base but missing from the new run."""
+    kind: Kind = Kind.TIMING
+    """`count`: a machine-independent figure of what the code does (bytes of an object, failed checks), judged
+    against a baseline of any machine. `timing`: a latency, rate or anything else that moves with the machine,
+    judged only against a baseline of the same machine. The default, so a rule nobody classified never judges
+    across machines."""
     why: str = ""
 
 
@@ -100,12 +118,16 @@ class Row:
     new_n: int | None = None
     test: str = ""
     """How the verdict was reached: `significant`, `not significant`, `too few samples`, `threshold only`,
-    `within resolution`."""
+    `within resolution`, `count beyond threshold`, `other machine` (a timing across machines, not judged)."""
     note: str = ""
     """Why a side needs care (a ratio of small numbers), from the summary entries."""
 
 
 VERDICTS = ("regressed", "improved", "same", "inconclusive", "missing", "new", "unchecked")
+OTHER_MACHINE = "other machine"
+"""The test of a timing's row across two machines: shown, not judged."""
+COUNT_BEYOND = "count beyond threshold"
+"""The test of a count judged without an interval (a side of one run): its threshold decides."""
 
 
 def worse_by(change: float, better: str) -> float:
@@ -150,7 +172,8 @@ def resolved_change(b: summaries.Entry, n: summaries.Entry) -> float | None:
 
 
 def judge(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry) -> tuple[str, str, differences.Difference]:
-    """(verdict, how it was reached, the difference): beyond the threshold, beyond the resolution AND significant to count."""
+    """(verdict, how it was reached, the difference): beyond the threshold, beyond the resolution AND significant to
+    count; a `count` rule with a side of one run (no interval) is decided by its threshold."""
     diff = differences.difference(_side(b), _side(n))
     if rule is not None and rule.max_absolute is not None and worse_by(n.value - b.value, n.better) > rule.max_absolute:
         # A count of failed checks is a fact of the run, not an estimate: one more than allowed is enough.
@@ -168,6 +191,10 @@ def judge(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry) -> tup
         # A version-1 summary has no intervals: the old gate's rule, said so in the output.
         return named, "threshold only", diff
     if diff.low is None:
+        if rule.kind == Kind.COUNT:
+            # A count moves between runs far less than its threshold (each rule's provenance says how much), so
+            # beyond it one run is evidence enough, as one more failed check is (`max_absolute`).
+            return named, COUNT_BEYOND, diff
         return "inconclusive", "too few samples", diff
     worse_direction = 1 if n.better == "lower" else -1
     if diff.direction == worse_direction * beyond:
@@ -181,7 +208,10 @@ def rule_for(thresholds: Thresholds, entry: summaries.Entry) -> Threshold | None
                  if fnmatch.fnmatchcase(entry.metric, t.metric) and fnmatch.fnmatchcase(entry.point, t.point)), None)
 
 
-def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresholds) -> list[Row]:
+def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresholds,
+            other_machine: bool = False) -> list[Row]:
+    """Every metric of either side with its verdict; with `other_machine` (the two ran on different machines)
+    only `count` rules judge, and a timing's row is `unchecked`, test `other machine`."""
     rows = []
     for key in sorted(set(base.entries) | set(new.entries)):
         b, n = base.entries.get(key), new.entries.get(key)
@@ -198,6 +228,8 @@ def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresho
                             base_interval=_interval(b), base_n=b.n))
             continue
         verdict, test, diff = judge(rule, b, n)
+        if other_machine and rule is not None and rule.kind == Kind.TIMING:
+            verdict, test = "unchecked", OTHER_MACHINE
         note = "; ".join(dict.fromkeys(f"{side} {e.note}" for side, e in (("base", b), ("new", n)) if e.note))
         rows.append(Row(key, entry.metric, entry.point, entry.unit, b.value, n.value, diff.relative, limit, verdict,
                         diff.low, diff.high, _interval(b), _interval(n), b.n, n.n, test, note))
@@ -207,7 +239,7 @@ def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresho
 @dataclass(frozen=True, slots=True)
 class MachineCheck:
     same: bool | None
-    """True: one machine; False: two (compare refuses); None: a side records no fingerprint."""
+    """True: one machine; False: two (compare judges only counts); None: a side records no fingerprint."""
     differences: tuple[str, ...] = ()
     """`field: base -> new` per fingerprint field that differs."""
     calibration: float | None = None
@@ -238,6 +270,11 @@ def document(rows: list[Row], base: str, new: str, thresholds: str) -> dict:
     """The comparison as data: what was compared, each verdict's count, every row (intervals as [low, high])."""
     return {"schema_version": VERDICTS_VERSION, "base": base, "new": new, "thresholds": thresholds,
             "counts": counts(rows), "passed": not failed(rows), "rows": [asdict(r) for r in rows]}
+
+
+def unchecked_timings(rows: list[Row]) -> int:
+    """How many rows are timings left unjudged because the two sides ran on different machines."""
+    return sum(r.test == OTHER_MACHINE for r in rows)
 
 
 def failed(rows: list[Row]) -> bool:

@@ -5,7 +5,8 @@ development machine's; every other machine keeps its own under
 `results/baselines/machines/<fingerprint key>/<scenario>.summary.json`, recorded from one of its own
 runs (`ci/nightly.sh` does on a machine's first night). `find` prefers the machine's own and takes
 the committed one only when its fingerprint is this machine's: a baseline that records no machine
-is never taken for this one.
+is never taken for this one. `find_for_counts` is what a machine without one of its own is gated
+against: the newest baseline of the scenario on any machine, whose counts (not its timings) compare.
 """
 
 from __future__ import annotations
@@ -37,6 +38,24 @@ def find(root: Path, scenario: str, fingerprint: machines.Fingerprint) -> Path |
         if recorded is not None and not machines.differences(recorded, fingerprint):
             return shared
     return None
+
+
+def find_for_counts(root: Path, scenario: str, fingerprint: machines.Fingerprint) -> Path | None:
+    """This machine's baseline of `scenario`, else the newest (by run id) that records any machine; None without.
+
+    A baseline without a fingerprint is left out: compare cannot tell it is another machine's, and would
+    judge its timings too."""
+    own = find(root, scenario, fingerprint)
+    if own is not None:
+        return own
+    candidates = [Path(root) / f"{scenario}.summary.json",
+                  *sorted((Path(root) / MACHINES).glob(f"*/{scenario}.summary.json"))]
+    recorded = []
+    for path in candidates:
+        summary = summaries.read(path) if path.is_file() else None
+        if summary is not None and summary.machine is not None:
+            recorded.append((summary.run_id, str(path), path))
+    return max(recorded)[2] if recorded else None
 
 
 def record(root: Path, run_folder: Path) -> Path:

@@ -58,3 +58,18 @@ def test_a_file_that_is_not_a_comparison_is_named(tmp_path):
         gatetables.runs({"runs": {"x": "x.json"}}, tmp_path)
     with pytest.raises(KqbenchError, match="nope.json does not exist"):
         gatetables.rates({"arms": {"a": ["nope.json"]}}, tmp_path)
+
+
+def test_kinds_say_per_threshold_rule_what_a_known_and_a_new_machine_gate(tmp_path):
+    (tmp_path / "thresholds.yaml").write_text(
+        "schema_version: 1\nthresholds:\n"
+        "  - {metric: etcd.largest_object_bytes, kind: count, max_regression: 0.25}\n"
+        "  - {metric: invariants.failed, kind: count, max_regression: 0, max_absolute: 0}\n"
+        "  - {metric: 'load.*_p99_ms', point: 'strategy=s*', max_regression: 1.0}\n")
+    table = gatetables.kinds({"file": "thresholds.yaml"}, tmp_path).split("\n")
+    assert table[2:] == [
+        "| `etcd.largest_object_bytes` | count | +25% | gated | gated, against the newest baseline of any machine |",
+        "| `invariants.failed` | count | +0 absolute | gated | gated, against the newest baseline of any machine |",
+        "| `load.*_p99_ms` @ `strategy=s*` | timing | +100% | gated | unchecked |"]
+    with pytest.raises(KqbenchError, match="does not exist"):
+        gatetables.kinds({"file": "missing.yaml"}, tmp_path)
