@@ -5,7 +5,8 @@ folder as CI sees it, with this machine's caches (built binaries, Go and pip cac
 runs on one machine). It times the make target, counts what pytest printed (passed, skipped, failed), and
 keeps the slowest tests and the seconds per test file from pytest's JUnit XML, so a README can show
 how long the suite takes and which files the time goes to. Writes --out (JSON): git sha, the exact
-command, the machine, the target, seconds and exit code, the counts, the slowest tests, seconds by file.
+command, the machine, the target, seconds and exit code, the counts, each failure's message, the slowest
+tests, seconds by file.
 
     .venv/bin/python benchmarks/bench_test_suite.py --target test --out results/testsuite/test.json
     .venv/bin/python benchmarks/bench_test_suite.py --target test-nightly --out results/testsuite/test-nightly.json
@@ -35,6 +36,8 @@ TARGETS = ("test", "test-nightly")
 TIMEOUT_SECONDS = 2 * 3600
 """CI stops a job at 90 min; a pass twice that long is stopped here too."""
 SLOWEST = 25
+FAILURE_CHARACTERS = 4000
+"""Of each failure's message and traceback: the assertion and its context, not the whole log."""
 _COUNT = re.compile(r"(\d+) (passed|skipped|failed|errors?|deselected|xfailed|xpassed)\b")
 
 
@@ -43,6 +46,18 @@ def counts_of(last_line: str) -> dict[str, int]:
     found = {outcome.rstrip("s") if outcome.startswith("error") else outcome: int(n)
              for n, outcome in _COUNT.findall(last_line)}
     return {outcome: found.get(outcome, 0) for outcome in ("passed", "skipped", "failed", "error", "deselected")}
+
+
+def failures_of(junit: Path) -> list[dict]:
+    """Each failed or erroring test case with the start of pytest's message, so a red run says why."""
+    found = []
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        for outcome in ("failure", "error"):
+            for element in case.findall(outcome):
+                text = (element.get("message") or "") + "\n" + (element.text or "")
+                found.append({"test": f"{case.get('classname')}::{case.get('name')}", "outcome": outcome,
+                              "message": text.strip()[:FAILURE_CHARACTERS]})
+    return found
 
 
 def times_of(junit: Path) -> tuple[list[dict], dict[str, float]]:
@@ -89,13 +104,14 @@ def main() -> int:
         lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
         closing = next((line for line in reversed(lines) if " in " in line and _COUNT.search(line)), "")
         slowest, by_file = times_of(junit) if junit.is_file() else ([], {})
+        failures = failures_of(junit) if junit.is_file() else []
         result = {
             "version": RESULT_VERSION, "git_sha": runs.git_sha(clone), "started_at": started_at,
             "command": " ".join([".venv/bin/python", "benchmarks/bench_test_suite.py", *sys.argv[1:]]),
             "machine": runs.machine(), "target": args.target, "make_command": f"make {args.target}",
             "seconds": seconds, "minutes": round(seconds / 60, 1), "exit_code": code,
             "pytest_seconds": round(sum(by_file.values()), 1), "pytest_minutes": round(sum(by_file.values()) / 60, 1),
-            "counts": counts_of(closing), "closing_line": closing, "slowest": slowest, "seconds_by_file": by_file,
+            "counts": counts_of(closing), "closing_line": closing, "failures": failures, "slowest": slowest, "seconds_by_file": by_file,
             "log": str(log) if args.keep else "removed with the temporary folder",
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)

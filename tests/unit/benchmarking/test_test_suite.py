@@ -33,3 +33,16 @@ def test_junit_cases_add_up_by_file_and_the_slowest_come_first(bench, tmp_path):
     assert by_file == {"tests/integration/test_faults.py": 250.0, "tests/unit/stats/test_gate.py": 4.0}
     assert [c["test"] for c in slowest] == ["tests/integration/test_faults.py::test_a",
                                            "tests/unit/stats/test_gate.py::test_b", "tests/unit/stats/test_gate.py::test_c"]
+
+
+def test_a_failure_keeps_its_test_and_the_start_of_its_message(bench, tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text("""<?xml version="1.0"?><testsuites><testsuite name="pytest">
+      <testcase classname="tests.integration.test_kueue" name="test_x[v0.19.2]" time="130.0">
+        <failure message="AssertionError: Kueue v0.19.2 did not admit 10 Workloads">traceback here</failure>
+      </testcase>
+      <testcase classname="tests.unit.test_y" name="test_ok" time="0.1"/>
+    </testsuite></testsuites>""")
+    [failure] = bench.failures_of(junit)
+    assert failure["test"] == "tests.integration.test_kueue::test_x[v0.19.2]" and failure["outcome"] == "failure"
+    assert failure["message"].startswith("AssertionError: Kueue v0.19.2 did not admit") and "traceback" in failure["message"]
