@@ -49,9 +49,9 @@ PENDING = {SCHEDULER: "kqbench_scheduler_pending_workloads", KUEUE: "kueue_pendi
 """Each scheduler's pending-Workloads gauge (per ClusterQueue), by source: the one spelling the drivers,
 the faults and the benchmarks read."""
 ADMITTED = {SCHEDULER: "kqbench_scheduler_admitted_total", KUEUE: "kueue_admitted_workloads_total"}
+"""Each scheduler's admissions counter as exposed (with `_total`), by source."""
 HOLDING = {SCHEDULER: "kqbench_scheduler_admitted_workloads", KUEUE: "kueue_reserving_active_workloads"}
 """Each scheduler's gauge of Workloads holding quota now (per ClusterQueue): with PENDING, every Workload it holds."""
-"""Each scheduler's admissions counter as exposed (with `_total`), by source."""
 
 
 def _f(name, source, kind, by=(), aliases=()) -> Family:

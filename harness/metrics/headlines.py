@@ -1,9 +1,10 @@
 """The summary metrics the measurements contribute to every case (pure): bring-up speed, etcd size,
-apiserver write QPS per phase, peak RSS per component, failed SLO checks, the largest etcd object,
-the machine's calibration p50 (with the latencies behind it, for its interval).
+apiserver write QPS and writes per admission per phase, peak RSS per component, failed SLO checks, the
+largest etcd object, the machine's calibration p50 (with the latencies behind it, for its interval).
 
 They read the tables the runner keeps from the collector (`observations`, `summary`, `slo`,
-`census`); the drivers add their own (harness.drivers.contract: `metrics`).
+`census`) and the load generator's own request counts (`load_totals`); the drivers add their own
+(harness.drivers.contract: `metrics`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import orjson
 import pandas as pd
 
 from harness.drivers import contract
-from harness.metrics import slo as slo_rules
+from harness.load import results as load_results
+from harness.metrics import catalog, slo as slo_rules
 from harness.results import machines
 
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
@@ -23,6 +25,11 @@ CALIBRATION_METRIC = "machine.calibration_p50_ms"
 """Not gated itself (it measures the machine, not the code); the denominator of calibrated ratios."""
 BRINGUP = (("nodes_per_second", "1/s", "higher"), ("control_plane_seconds", "s", "lower"),
            ("node_ready_seconds", "s", "lower"))
+ADMITTED = frozenset(catalog.ADMITTED.values())
+"""Either scheduler's admissions counter (a case runs one): the denominator of writes per admission."""
+MIN_ADMISSIONS = 20
+"""Fewer admissions in a phase give no writes per admission: over a handful, the writes that follow time
+rather than admissions (leases, queue statuses every 2 s) make the ratio noise."""
 
 
 def _rows(tables: Mapping[str, pd.DataFrame], name: str, case: str) -> pd.DataFrame:
@@ -54,6 +61,7 @@ def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[contract.Metr
             for phase, _ in rates.groupby("phase", sort=False):
                 value = float(writes[writes["phase"] == phase]["value"].sum())
                 out.append(contract.Metric(f"apiserver.write_qps[{phase}]", value, "1/s", "lower"))
+        out += writes_per_admission(summary, _rows(tables, load_results.TOTALS_TABLE, case))
         rss = summary[(summary["source"] == "process") & (summary["metric"] == "rss_bytes") & (summary["stat"] == "max")]
         if not rss.empty:
             components = rss["labels"].map(lambda text: orjson.loads(text).get("component", ""))
@@ -72,4 +80,31 @@ def metrics(tables: Mapping[str, pd.DataFrame], case: str) -> list[contract.Metr
     census = _rows(tables, "census", case)
     if not census.empty:
         out.append(contract.Metric("etcd.largest_object_bytes", float(census["max_bytes"].max()), "B", "lower"))
+    return out
+
+
+def writes_per_admission(summary: pd.DataFrame, load_totals: pd.DataFrame) -> list[contract.Metric]:
+    """Per phase with admissions: kube-apiserver's writes less the load generator's own, per Workload admitted.
+
+    What the scheduler and the control plane wrote per admission (the admission itself, positions, queue
+    statuses, leases), the code's own cost: the load's creations, Finished patches and deletions are left
+    out because how many of them fall into a phase per admission follows how fast the machine fills it
+    (with them the figure spread two to three times as wide over the committed quick runs, and apart by
+    CPU; ci/thresholds.yaml has the spread per design). Both sides count failed requests too. A load that
+    is not Locust's (the kueue-baseline driver's generator) is not in `load_totals`: its writes count in.
+    """
+    deltas = summary[summary["stat"] == "delta"]
+    admitted = deltas[deltas["metric"].isin(ADMITTED)].groupby("phase", sort=False)["value"].sum()
+    requests = deltas[deltas["metric"] == "apiserver_request_total"]
+    verbs = requests["labels"].map(lambda text: orjson.loads(text).get("verb", ""))
+    writes = requests[verbs.isin(WRITE_VERBS)].groupby("phase")["value"].sum()
+    load = (load_totals[load_totals["verb"].isin(WRITE_VERBS)].groupby("phase")["requests"].sum()
+            if not load_totals.empty else pd.Series(dtype=float))
+    out = []
+    for phase, admissions in admitted.items():
+        if admissions < MIN_ADMISSIONS:
+            continue
+        own = max(0.0, float(writes.get(phase, 0.0)) - float(load.get(phase, 0.0)))
+        out.append(contract.Metric(f"apiserver.writes_per_admission[{phase}]", own / float(admissions), "ratio",
+                                   "lower"))
     return out

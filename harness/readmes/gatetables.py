@@ -15,7 +15,7 @@ Spec of a `gate-runs` block: `runs: {label: compare.json, ...}`; one row per run
 every regressed metric with its change.
 
 Spec of a `gate-kinds` block: `file: ../../ci/thresholds.yaml` (relative to the README); one row per rule of
-the thresholds, in their order: its metric and point patterns, its kind, its limit, and what it judges on a
+the thresholds, in their order: its metric, point and scenario patterns, its kind, its limit, and what it judges on a
 machine that has a baseline of its own and on a new one (a kind's only place is that file: the README says
 what the gate reads there).
 """
@@ -91,6 +91,8 @@ def kinds(spec: dict, folder: Path) -> str:
     for rule in comparing.load_thresholds(path).thresholds:
         limit = f"+{rule.max_regression:.0%}" if rule.max_absolute is None else f"+{rule.max_absolute:g} absolute"
         point = "" if rule.point == "*" else f" @ `{rule.point}`"
-        rows.append([f"`{rule.metric}`{point}", rule.kind.value, limit, "gated", _ON_A_NEW_MACHINE[rule.kind]])
+        scenario = "" if rule.scenario == "*" else f" in `{rule.scenario}`"
+        rows.append([f"`{rule.metric}`{point}{scenario}", rule.kind.value, limit, "gated",
+                     _ON_A_NEW_MACHINE[rule.kind]])
     return markdown.table(["metric (threshold rule)", "kind", "limit", "a machine with its own baseline",
                            "a new machine (first night)"], rows)

@@ -53,6 +53,9 @@ class Threshold(BaseModel):
     """fnmatch pattern on the metric name (e.g. `ratio.*`, `apiserver.write_qps*`; in fnmatch `[*]` matches a literal `*`)."""
     point: str = "*"
     """fnmatch pattern on the sweep point (e.g. `strategy=status-field*`): a design whose figure spreads more gets a rule of its own."""
+    scenario: str = "*"
+    """fnmatch pattern on the scenario's name (the new summary's, else the base's): a rule whose spread was measured
+    on one scenario judges that one only (the same points and phases in another move by other amounts)."""
     max_regression: float = Field(ge=0)
     """Smallest relative change in the bad direction that matters (0.2 = 20 % worse); regressed also needs significance."""
     min_base: float = 0.0
@@ -202,10 +205,11 @@ def judge(rule: Threshold | None, b: summaries.Entry, n: summaries.Entry) -> tup
     return "inconclusive", "not significant", diff
 
 
-def rule_for(thresholds: Thresholds, entry: summaries.Entry) -> Threshold | None:
-    """The first threshold whose metric and point patterns both match the entry."""
+def rule_for(thresholds: Thresholds, entry: summaries.Entry, scenario: str = "") -> Threshold | None:
+    """The first threshold whose metric, point and scenario patterns all match the entry of a scenario's run."""
     return next((t for t in thresholds.thresholds
-                 if fnmatch.fnmatchcase(entry.metric, t.metric) and fnmatch.fnmatchcase(entry.point, t.point)), None)
+                 if fnmatch.fnmatchcase(entry.metric, t.metric) and fnmatch.fnmatchcase(entry.point, t.point)
+                 and fnmatch.fnmatchcase(scenario, t.scenario)), None)
 
 
 def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresholds,
@@ -213,10 +217,11 @@ def compare(base: summaries.Summary, new: summaries.Summary, thresholds: Thresho
     """Every metric of either side with its verdict; with `other_machine` (the two ran on different machines)
     only `count` rules judge, and a timing's row is `unchecked`, test `other machine`."""
     rows = []
+    scenario = new.scenario or base.scenario
     for key in sorted(set(base.entries) | set(new.entries)):
         b, n = base.entries.get(key), new.entries.get(key)
         entry = n or b
-        rule = rule_for(thresholds, entry)
+        rule = rule_for(thresholds, entry, scenario)
         limit = rule.max_regression if rule else None
         if b is None:
             rows.append(Row(key, entry.metric, entry.point, entry.unit, None, n.value, None, limit, "new",

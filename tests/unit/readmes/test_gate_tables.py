@@ -65,11 +65,14 @@ def test_kinds_say_per_threshold_rule_what_a_known_and_a_new_machine_gate(tmp_pa
         "schema_version: 1\nthresholds:\n"
         "  - {metric: etcd.largest_object_bytes, kind: count, max_regression: 0.25}\n"
         "  - {metric: invariants.failed, kind: count, max_regression: 0, max_absolute: 0}\n"
-        "  - {metric: 'load.*_p99_ms', point: 'strategy=s*', max_regression: 1.0}\n")
+        "  - {metric: 'load.*_p99_ms', point: 'strategy=s*', max_regression: 1.0}\n"
+        "  - {metric: 'apiserver.writes_per_admission*', scenario: quick, kind: count, max_regression: 0.3}\n")
     table = gatetables.kinds({"file": "thresholds.yaml"}, tmp_path).split("\n")
     assert table[2:] == [
         "| `etcd.largest_object_bytes` | count | +25% | gated | gated, against the newest baseline of any machine |",
         "| `invariants.failed` | count | +0 absolute | gated | gated, against the newest baseline of any machine |",
-        "| `load.*_p99_ms` @ `strategy=s*` | timing | +100% | gated | unchecked |"]
+        "| `load.*_p99_ms` @ `strategy=s*` | timing | +100% | gated | unchecked |",
+        "| `apiserver.writes_per_admission*` in `quick` | count | +30% | gated "
+        "| gated, against the newest baseline of any machine |"]
     with pytest.raises(KqbenchError, match="does not exist"):
         gatetables.kinds({"file": "missing.yaml"}, tmp_path)

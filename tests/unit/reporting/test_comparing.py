@@ -66,6 +66,19 @@ def test_a_rule_for_one_point_comes_before_the_rule_for_all():
     assert verdicts == {"strategy=wide": ("same", 2.0), "strategy=narrow": ("regressed", 0.2)}
 
 
+def test_a_rule_for_one_scenario_judges_that_scenarios_runs_only():
+    rules = comparing.Thresholds(schema_version=1, thresholds=[
+        comparing.Threshold(metric="lat", scenario="quick", kind="count", max_regression=0.2)])
+
+    def summary(scenario, value):
+        entry = summaries.Entry("lat", "strategy=x", value, "ms", "lower", [value], n=1)
+        return summaries.Summary("r", scenario, "ok", {entry.key: entry})
+
+    [quick] = comparing.compare(summary("quick", 10), summary("quick", 20), rules, other_machine=True)
+    [other] = comparing.compare(summary("nightly-100k", 10), summary("nightly-100k", 20), rules)
+    assert ((quick.verdict, quick.test), other.verdict) == (("regressed", comparing.COUNT_BEYOND), "unchecked")
+
+
 def test_same_summary_passes():
     same = _summary(lat=(1, "lower"), qps=(2, "higher"), fails=(0, "lower"))
     assert not comparing.failed(comparing.compare(same, same, RULES))
@@ -88,16 +101,40 @@ def test_bad_thresholds(tmp_path, text, error):
         comparing.load_thresholds(path)
 
 
+NOT_IN_A_BASELINE_YET = ("bringup.", "apiserver.writes_per_admission")
+"""Metrics newer than every committed baseline: their rules are checked by name below instead."""
+
+
 def test_every_shipped_threshold_matches_an_entry_of_a_committed_baseline():
     # fnmatch reads `[*]` as a character class: a pattern like `write_qps[*]` silently matched nothing.
     rules = comparing.load_thresholds(ROOT / "ci" / "thresholds.yaml")
     baselines = [ROOT / "results" / "baselines" / "quick.summary.json",
                  *sorted((ROOT / "results" / "baselines" / "machines").glob("*/quick.summary.json"))]
     entries = [e for path in baselines for e in summaries.read(path).entries.values()]
-    unmatched = [(r.metric, r.point) for r in rules.thresholds if not r.metric.startswith("bringup.") and not any(
-        comparing.fnmatch.fnmatchcase(e.metric, r.metric) and comparing.fnmatch.fnmatchcase(e.point, r.point)
-        for e in entries)]
+    unmatched = [(r.metric, r.point) for r in rules.thresholds
+                 if not r.metric.startswith(NOT_IN_A_BASELINE_YET) and not any(
+                     comparing.fnmatch.fnmatchcase(e.metric, r.metric) and comparing.fnmatch.fnmatchcase(e.point, r.point)
+                     for e in entries)]
     assert unmatched == []
+
+
+@pytest.mark.parametrize("phase, design, scenario, judged", [
+    ("fill", "aggregated-indexed", "quick", ("count", 0.25)),
+    ("fill", "cq-status-topn", "quick", ("count", 0.25)),
+    ("churn", "aggregated-snapshot", "quick", ("count", 0.3)),
+    ("fill", "single-object", "quick", ("timing", 0.5)),
+    ("churn", "single-object", "quick", ("timing", 0.5)),
+    ("churn", "status-field", "quick", ("timing", 0.75)),
+    ("query", "status-field", "quick", ("timing", 0.75)),
+    ("query", "aggregated-indexed", "quick", None),
+    ("churn", "aggregated-indexed", "nightly-100k", None),
+])
+def test_shipped_writes_per_admission_rules_count_only_the_designs_whose_figure_held_still(phase, design, scenario,
+                                                                                           judged):
+    rules = comparing.load_thresholds(ROOT / "ci" / "thresholds.yaml")
+    entry = summaries.Entry(f"apiserver.writes_per_admission[{phase}]", f"strategy={design}", 1.4, "ratio", "lower")
+    rule = comparing.rule_for(rules, entry, scenario)
+    assert (rule and (rule.kind.value, rule.max_regression)) == judged
 
 
 def test_a_newly_failed_check_regresses_even_from_one_repeat_against_intervals():

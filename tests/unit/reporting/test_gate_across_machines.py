@@ -108,7 +108,9 @@ def test_every_rule_of_the_nightly_thresholds_says_its_kind_and_the_counts_are_c
     text = (ROOT / "ci" / "thresholds.yaml").read_text()
     assert text.count("  - metric:") == text.count("    kind: ")  # declared on each rule, not left to the default
     counts = {rule.metric for rule in THRESHOLDS.thresholds if rule.kind == comparing.Kind.COUNT}
-    assert counts == {"etcd.largest_object_bytes", "invariants.failed"}
+    # writes per admission only for quick's designs whose figure held still over runs on two CPUs (the rules' comments)
+    assert counts == {"etcd.largest_object_bytes", "invariants.failed", "apiserver.writes_per_admission[[]fill]",
+                      "apiserver.writes_per_admission[[]churn]"}
     unclassified = comparing.Threshold(metric="x", max_regression=0.1)
     assert unclassified.kind == comparing.Kind.TIMING  # judged on one machine only
 
