@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import cloning
 from harness.results import runs
 from harness.toolchain import layout
 
@@ -87,11 +88,7 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kqbench-first-run-"))
     try:
-        clone = work / "kqbench"
-        subprocess.run(["git", "clone", "--quiet", str(args.repo), str(clone)], check=True, timeout=600)
-        shared = args.repo.resolve().parent / "shared"
-        if shared.is_dir():  # a checkout beside the team's shared folder: the clone sees it the same way
-            (work / "shared").symlink_to(shared)
+        clone = cloning.fresh_clone(args.repo, work)
         env = _fresh_environment(work)
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         first = _pass("first", clone, env, args.scenario, work / "first.log")

@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
 from pathlib import Path
 
+import cloning
 from harness.results import runs
 
 RESULT_VERSION = 1
@@ -84,11 +85,7 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kqbench-test-suite-"))
     try:
-        clone = work / "kqbench"
-        subprocess.run(["git", "clone", "--quiet", str(args.repo), str(clone)], check=True, timeout=600)
-        shared = args.repo.resolve().parent / "shared"
-        if shared.is_dir():  # CI's clean clone sits beside the team's shared folder
-            (work / "shared").symlink_to(shared)
+        clone = cloning.fresh_clone(args.repo, work)
         junit, log = work / "junit.xml", work / "make.log"
         env = {**os.environ, "PYTEST_ADDOPTS": f"--junitxml={junit}"}
         print(f"make {args.target} in {clone} (log: {log})", file=sys.stderr, flush=True)

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from harness import cli
 from harness.errors import KqbenchError
 from harness.reporting import comparing
 from harness.results import baselining, machines, runs, summaries
 from harness.running import abtesting
+from tests.unit import clirunning
 
 ROOT = Path(__file__).resolve().parents[3]
 THRESHOLDS = comparing.load_thresholds(ROOT / "ci" / "thresholds.yaml")
@@ -118,15 +117,7 @@ def test_every_rule_of_the_nightly_thresholds_says_its_kind_and_the_counts_are_c
 # -- the CLI ---------------------------------------------------------------------------------------------------
 
 
-def _kqbench(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["kqbench", *args])
-    try:
-        cli.main()
-        code = 0
-    except SystemExit as done:
-        code = done.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
+_kqbench = clirunning.kqbench
 
 
 def _file(path: Path, summary: summaries.Summary) -> Path:

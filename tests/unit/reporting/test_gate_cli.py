@@ -4,28 +4,19 @@ codes, version-1 baselines, change points with commit ranges, one-line errors.""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness import cli
 from harness.results import history, summaries
+from tests.unit import clirunning
 
 ROOT = Path(__file__).resolve().parents[3]
 THRESHOLDS = ROOT / "ci" / "thresholds.yaml"
 
 
-def _kqbench(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["kqbench", *args])
-    try:
-        cli.main()
-        code = 0
-    except SystemExit as done:
-        code = done.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
+_kqbench = clirunning.kqbench
 
 
 def _summary_file(path: Path, entries: dict[str, tuple], version: int = summaries.SCHEMA_VERSION) -> Path:

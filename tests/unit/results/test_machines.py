@@ -4,18 +4,18 @@ machine, and older summaries read with a one-line note."""
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from harness import calibrating, cli
+from harness import calibrating
 from harness.errors import KqbenchError
 from harness.metrics import headlines
 from harness.reporting import comparing
 from harness.results import baselining, machines, runs, summaries
+from tests.unit import clirunning
 
 ROOT = Path(__file__).resolve().parents[3]
 BASELINE_V2 = ROOT / "results" / "baselines" / "quick.summary.json"
@@ -181,15 +181,7 @@ def test_machine_check(base, new, same, fields):
 # -- the CLI: compare across machines, baselines per machine ----------------------------------------------
 
 
-def _kqbench(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["kqbench", *args])
-    try:
-        cli.main()
-        code = 0
-    except SystemExit as done:
-        code = done.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
+_kqbench = clirunning.kqbench
 
 
 def _run_folder(folder: Path, summary: summaries.Summary, status: str = "ok") -> Path:
