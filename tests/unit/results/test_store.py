@@ -163,13 +163,19 @@ def test_a_run_over_the_git_budget_is_named_with_its_largest_files(tmp_path):
 
 def test_git_keeps_the_small_tables_the_readme_blocks_read_and_leaves_the_large_ones_to_the_store(tmp_path):
     folder = run_folder(tmp_path)
-    read_by_blocks = ("summary", "capacity_steps", "faults", "invariants", "jobs_figures", "kueue_evictions", "load_history",
-                      "kueue_holds", "invariant_reads")
-    for name in (*read_by_blocks, "kueue_workloads", "jobs_jobs", "scrapes"):
+    small_figures = ("capacity_steps", "faults", "invariants", "jobs_figures", "kueue_holds", "invariant_reads")
+    # summary, kueue_evictions and load_history: kept only at the paths a block reads (named in results/.gitignore)
+    for name in (*small_figures, "summary", "kueue_evictions", "load_history", "kueue_workloads", "jobs_jobs", "scrapes"):
         (folder / "tables" / f"{name}.parquet").write_bytes(b"PAR1")
         (folder / "tables" / f"{name}.csv").write_text("a\n1\n")
     kept = {name for name, _ in keeping.kept_in_git(folder).files}
-    assert {name for name in kept if name.startswith("tables/")} == {f"tables/{name}.parquet" for name in read_by_blocks}
+    assert {name for name in kept if name.startswith("tables/")} == {f"tables/{name}.parquet" for name in small_figures}
+
+
+def test_git_keeps_a_large_table_where_a_readme_block_reads_it():
+    read = "results/large-scale/fair-100cq-paced/tables/kueue_evictions.parquet"
+    unread = "results/peer/kueue-baseline-full-hold/tables/kueue_evictions.parquet"
+    assert keeping.ignored(keeping.REPO, [read, unread]) == {unread}
 
 
 def test_a_file_recorded_in_history_and_pushed_keeps_both_places():
