@@ -5,7 +5,8 @@ An implementation starts its scheduler from the scenario's scheduler section (in
 API it needs; the fields only it reads are its own model, which the section is assembled from), one way for the runner and `kqbench scheduler run` alike, says which position
 strategies it can publish, and finds its schedulers already running on a cluster.
 A running scheduler is a SchedulerHandle: its pid (sampled by the measurements), its /metrics
-endpoint (scraped into the run's tables under the implementation's own source name), alive() and stop().
+endpoint (scraped into the run's tables under the implementation's own source name), the client-side
+write limits it runs with (recorded per case: API rates across Kueue versions differ by them), alive() and stop().
 """
 
 from __future__ import annotations
@@ -34,8 +35,23 @@ class MetricsEndpoint:
     """Empty: plain HTTP without credentials; else HTTPS with this token (self-signed, not verified)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ClientLimits:
+    """The client-side rate limit a scheduler sends its API requests under (client-go's QPS and burst)."""
+
+    qps: float | None
+    """None: no limit (client-go's QPS -1, which also makes burst moot)."""
+    burst: int
+
+    def as_record(self) -> dict:
+        return {"qps": self.qps, "burst": None if self.qps is None else self.burst}
+
+
 class SchedulerHandle(Protocol):
     """A running scheduler."""
+
+    client_limits: ClientLimits
+    """What it was started with: the scenario's limits, else what the implementation ships."""
 
     def metrics_url(self) -> str | None:
         """Its Prometheus /metrics URL on 127.0.0.1 (None when it serves none)."""

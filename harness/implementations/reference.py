@@ -132,6 +132,7 @@ class ReferenceScheduler:
     """The running process as a SchedulerHandle."""
 
     process: schedulerproc.SchedulerProcess
+    client_limits: contract.ClientLimits
 
     def pid(self) -> int | None:
         return self.process.pid()
@@ -153,7 +154,9 @@ def start(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir
           metrics_port: int = 0) -> ReferenceScheduler:
     """CRDs, the APIService when the strategy serves the visibility API, then `python -m scheduler`
     (`metrics_port` 0: a free one)."""
-    return ReferenceScheduler(schedulerproc.start(cluster, log_dir, metrics_port=metrics_port, **fields_of(section)))
+    fields = fields_of(section)
+    return ReferenceScheduler(schedulerproc.start(cluster, log_dir, metrics_port=metrics_port, **fields),
+                              contract.ClientLimits(fields["qps"], fields["burst"]))
 
 
 def restart(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir: Path,

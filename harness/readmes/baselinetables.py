@@ -13,6 +13,11 @@ names it, `{run: OTHER-FOLDER, point: POINT}` (the block's `run` is then optiona
 over the repeats, then each repeat. A ratio cell is the run's summary figure with its 95% interval
 where the summary has one (`kueue.ratio_to_kueue.<figure> @ <point>`, two columns of one run), else the
 ratio of the medians (no interval: marked so).
+
+The row `client_limits` is the client-side limit each column's scheduler sent its API requests under (the
+case records' `client_limits`; for runs recorded before, the run's `client-limits.json`, which
+benchmarks/scripts/kueuebaseline/client-limits.py reads from the schedulers' logs); its ratio cells say
+whether the two columns ran under the same limits, as API rates across Kueue versions differ by them.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from harness.drivers.kueuebaseline import holding, tabulating
 from harness.errors import KqbenchError
 from harness.readmes import inputs, markdown
 
+CLIENT_LIMITS = "client_limits"
+LIMITS_FILE = "client-limits.json"
+"""A run recorded before the case records carried client_limits: {"source": ..., "cases": {case id: {qps, burst}}}."""
 EVICTED_FINISHED = "evictions_of_finished"
 """A row counted from the run's evictions table: victims whose Finished the generator had written before the
 eviction (the scheduler preempted on a view that had not yet taken the Finished in)."""
@@ -52,6 +60,7 @@ LABELS = {
     "hold.seen_seconds": "quota held, as the generator saw it (s)",
     "hold.decision_to_seen_seconds": "decision until the generator saw it (s)",
     EVICTED_FINISHED: "evictions of Workloads the generator had already finished (not counted in evictions)",
+    CLIENT_LIMITS: "client limit, QPS / burst",
 }
 _CLASS = re.compile(r"^time_to_admission_seconds\[([a-z0-9-]+)\]$")
 """A Workload class's mean time to admission (the class names come from the configuration)."""
@@ -95,6 +104,23 @@ def _evicted_finished(folder: Path) -> dict[str, float]:
     cases = pd.read_csv(folder / "tables" / "kueue_baseline.csv")["case"].unique()
     counts = frame[frame["victim_had_finished"].astype(bool)].groupby("case").size()
     return {case: float(counts.get(case, 0)) for case in cases}
+
+
+def _client_limits(folder: Path) -> dict[str, dict]:
+    """Each case's client limits ({qps, burst}, qps None for none): its record, else the run's LIMITS_FILE."""
+    cases = json.loads((folder / "run.json").read_text()).get("cases", []) if (folder / "run.json").is_file() else []
+    found = {case["id"]: case["client_limits"] for case in cases if case.get("client_limits")}
+    backfilled = folder / LIMITS_FILE
+    if backfilled.is_file():
+        found = {**json.loads(backfilled.read_text())["cases"], **found}
+    return found
+
+
+def _limits_cell(limits: dict[str, dict], point: str) -> str:
+    """The distinct limits of the point's repeats ("none", or "QPS / burst")."""
+    shown = sorted({"none" if limit["qps"] is None else f"{limit['qps']:g} / {limit['burst']}"
+                    for case, limit in limits.items() if _REPEAT.sub("", case) == point})
+    return ", ".join(shown) or f"not recorded (benchmarks/scripts/kueuebaseline/client-limits.py writes {LIMITS_FILE})"
 
 
 def _summary(folder: Path) -> dict:
@@ -183,6 +209,7 @@ class _Run:
         summarised = any(key.startswith(f"kueue.{HOLD}") for key in self.summary)
         self.holds = _holds(folder) if holds and not summarised else None
         self.evicted_finished = _evicted_finished(folder) if evictions else None
+        self.limits = _client_limits(folder)
 
 
 def cases(spec: dict, folder: Path) -> str:
@@ -199,6 +226,11 @@ def cases(spec: dict, folder: Path) -> str:
     for metric in spec["rows"]:
         if _label(metric) is None:
             raise KqbenchError(f"unknown row {metric!r} (rows: {', '.join(LABELS)}, time_to_admission_seconds[<class>])")
+        if metric == CLIENT_LIMITS:
+            limits = {header: _limits_cell(runs[run].limits, point) for header, (run, point) in columns.items()}
+            same = ["same" if limits[r["of"][0]] == limits[r["of"][1]] else "differ" for r in ratios]
+            rows.append([_label(metric), *limits.values(), *same])
+            continue
         values = {header: _values(runs[run].frame, runs[run].summary, point, metric, runs[run].holds,
                                   runs[run].evicted_finished)
                   for header, (run, point) in columns.items()}

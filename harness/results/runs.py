@@ -85,6 +85,9 @@ class CaseRecord:
     """[{name, kind, started_at, ended_at, status}]."""
     binaries: dict[str, str] = field(default_factory=dict)
     """Versions of the cluster's binaries (from the cluster state)."""
+    client_limits: dict = field(default_factory=dict)
+    """The client-side limits its scheduler sent API requests under: {qps, burst}, qps null for none (empty
+    when no scheduler started, and in runs recorded before)."""
 
     @classmethod
     def from_dict(cls, data: dict) -> "CaseRecord":

@@ -151,6 +151,8 @@ def _run_cases(loaded, hooks, options, say, now, clock, folder, record, where, c
         case_record.phases = [asdict(s) for s in outcome.steps + outcome.teardowns]
         if case_state.info is not None:
             case_record.binaries = dict(case_state.info.versions)
+        if case_state.scheduler is not None:
+            case_record.client_limits = case_state.scheduler.client_limits.as_record()
         for name, parts in case_state.tables.items():
             all_tables.setdefault(name, []).extend(tidy.with_case(p, case.id) for p in parts)
         if case_state.meta is not None:

@@ -29,6 +29,8 @@ def test_run_produces_every_result_file(tiny_run):
     record = json.loads((tiny_run / "run.json").read_text())
     assert record["status"] == "ok" and [c["status"] for c in record["cases"]] == ["ok", "ok"]
     assert record["cases"][0]["binaries"]["kubernetes"]
+    # what the scheduler sent its requests under: tiny.yaml's qps, the reference scheduler's own burst
+    assert record["cases"][0]["client_limits"] == {"qps": 50.0, "burst": 100}
     summary = json.loads((tiny_run / "summary.json").read_text())
     assert any(key.startswith("apiserver.write_qps") for key in summary["metrics"])
 

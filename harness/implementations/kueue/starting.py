@@ -147,6 +147,7 @@ class SchedulerHandle:
     """KueueProcess behind the runner's SchedulerHandle protocol."""
 
     process: KueueProcess
+    client_limits: contract.ClientLimits
 
     def pid(self) -> int | None:
         return self.process.pid()
@@ -179,4 +180,5 @@ def start_scheduler(cluster: state.ClusterInfo, section: sections.SchedulerField
                                          dict(section.resource_weights)) if section.admission_fair_sharing else None
     return SchedulerHandle(start(cluster, qps=qps, burst=burst, log_dir=log_dir, kueue=kueue,
                                  concurrency=section.kueue_concurrency, log_level=section.kueue_log_level,
-                                 fair_sharing=fair_sharing, admission_fair_sharing=afs))
+                                 fair_sharing=fair_sharing, admission_fair_sharing=afs),
+                           contract.ClientLimits(qps, burst))

@@ -73,7 +73,7 @@ def test_kueues_admissions_pending_and_wait_become_per_phase_numbers_under_its_o
 def test_each_implementation_names_its_own_metrics_source():
     process = starting.KueueProcess(process=None, ports=starting.manifests.Ports(1, 2, 3, 4), log_path=None,
                                     metrics_token="tok")
-    endpoint = starting.SchedulerHandle(process).metrics_endpoint()
+    endpoint = starting.SchedulerHandle(process, contract.ClientLimits(None, 100)).metrics_endpoint()
     assert endpoint == contract.MetricsEndpoint(catalog.KUEUE, "https://127.0.0.1:3/metrics", "tok")
     assert {f.source for f in catalog.FAMILIES} >= {catalog.SCHEDULER, catalog.KUEUE}
 

@@ -212,6 +212,32 @@ def test_kueue_baseline_rows_the_figures_table_lacks_come_from_the_summarys_samp
     assert table[3] == "| Jain's index | 0.988 | n/a | n/a |"
 
 
+def test_kueue_baseline_client_limits_come_from_the_case_records_else_the_runs_backfill(tmp_path):
+    run = tmp_path / "run"
+    (run / "tables").mkdir(parents=True)
+    (run / "tables" / "kueue_baseline.csv").write_text("case,metric,kqbench\n\"implementation=kueue,r0\",wall_seconds,1\n")
+    (run / "summary.json").write_text(json.dumps({"metrics": {}}))
+    cases = [{"id": "implementation=kueue,r0", "client_limits": {"qps": 50.0, "burst": 100}},
+             {"id": "implementation=kueue,r1", "client_limits": {"qps": 50.0, "burst": 100}},
+             {"id": "implementation=reference,r0"}]
+    (run / "run.json").write_text(json.dumps({"cases": cases}))
+    text = BASELINE.replace(str(ROOT / "results" / "peer" / "kueue-baseline-full-3x-batched"), str(run)).replace(
+        "[wall_seconds, evictions]", "[client_limits]")
+
+    def row() -> str:
+        return blocks.render(text, "x.md", rendering.BUILDERS, tmp_path).split("-->\n", 1)[1].split("\n")[2]
+
+    assert row().startswith("| client limit, QPS / burst | not recorded (benchmarks/scripts/kueuebaseline/client-limits.py")
+    assert row().endswith("| 50 / 100 | differ |")
+    (run / "client-limits.json").write_text(json.dumps({"cases": {
+        "implementation=reference,r0": {"qps": None, "burst": None},
+        "implementation=kueue,r0": {"qps": 300.0, "burst": 500}}}))  # the record wins over the backfill
+    assert row() == "| client limit, QPS / burst | none | 50 / 100 | differ |"
+    cases[2]["client_limits"] = {"qps": 50.0, "burst": 100}
+    (run / "run.json").write_text(json.dumps({"cases": cases}))
+    assert row() == "| client limit, QPS / burst | 50 / 100 | 50 / 100 | same |"
+
+
 def test_rows_keep_the_records_asked_for_in_that_order_and_read_keyword_columns(tmp_path):
     (tmp_path / "t.csv").write_text("class,metric,value\nsmall,a,1.5\nlarge,b,2.25\nmedium,c,\n")
     spec = "file: t.csv\nonly: {metric: [c, a]}\ncolumns: {class: '{class}', v: '{value * 2:.1f}'}"
