@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.toolchain import building, layout, versions
+from harness.toolchain import building, gomodules, layout, versions
 from scheduler.core import domainchoosing, placing, topologyconversion
 from scheduler.core.domaintrees import DomainTree, DomainUsage
 from scheduler.core.topologies import HOSTNAME_LABEL, Topology
@@ -135,7 +135,7 @@ def kueue(cases: list[dict], version: str) -> list[list[dict]]:
     module = layout.cache_root() / "tas-oracle" / f"kueue-{version}"
     if not (module / "go.mod").exists():
         shutil.rmtree(module, ignore_errors=True)
-        shutil.copytree(building.module_dir("sigs.k8s.io/kueue", version), module)
+        shutil.copytree(building.module_dir(gomodules.KUEUE_MODULE, version), module)
         for path in module.rglob("*"):
             path.chmod(path.stat().st_mode | 0o200)
     shutil.copy(ORACLE, module / "pkg" / "cache" / "scheduler" / "zz_oracle_test.go")

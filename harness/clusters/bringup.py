@@ -15,7 +15,7 @@ from harness import kubeconfig, rest
 from harness.clusters import existing, kind, kwok, kwokconfig, processes, spec as specs, state
 from harness.errors import KqbenchError
 from harness.nodes import bulkloading, creating, pools as nodepools
-from harness.toolchain import building, layout, versions
+from harness.toolchain import building, gomodules, layout, versions
 
 BACKENDS = ("kwok", "kind", "existing")
 
@@ -149,7 +149,7 @@ def up(cluster: specs.ClusterSpec, pools: list[nodepools.NodePool], progress, ku
     else:
         pins = versions.load_pins()
         k8s = versions.normalise_k8s_version(cluster.k8s_version or pins.kubernetes_default)
-        kwok_source = building.module_dir("sigs.k8s.io/kwok", pins.kwok)
+        kwok_source = building.module_dir(gomodules.KWOK_MODULE, pins.kwok)
         kind_plan = kind.plan(cluster, k8s, pins.kwok, kwok_source, state.state_root() / "kind")
         kind.run(kind_plan)
         info = existing.up(cluster.name, kind_plan.kubeconfig)

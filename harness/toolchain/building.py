@@ -237,16 +237,16 @@ def build_etcd(version: str, progress: Progress, root: Path | None = None) -> Pa
 
 def build_kwok(version: str, progress: Progress, root: Path | None = None) -> Path:
     """Build kwok (the controller) and kwokctl at version."""
-    commands = {c: f"sigs.k8s.io/kwok/cmd/{c}" for c in layout.KWOK_COMMANDS}
-    return _build_plain("kwok", version, [f"sigs.k8s.io/kwok@{version}"], commands, gomodules.KWOK_LDFLAGS,
+    commands = {c: f"{gomodules.KWOK_MODULE}/cmd/{c}" for c in layout.KWOK_COMMANDS}
+    return _build_plain("kwok", version, [f"{gomodules.KWOK_MODULE}@{version}"], commands, gomodules.KWOK_LDFLAGS,
                         progress, root)
 
 
 def build_kueue(version: str, progress: Progress, root: Path | None = None) -> Path:
     """Build Kueue's manager and kubectl plugin at version, and copy its CRDs and visibility manifests."""
-    commands = {"kueue": "sigs.k8s.io/kueue/cmd/kueue", "kubectl-kueue": "sigs.k8s.io/kueue/cmd/kueuectl"}
+    commands = {"kueue": f"{gomodules.KUEUE_MODULE}/cmd/kueue", "kubectl-kueue": f"{gomodules.KUEUE_MODULE}/cmd/kueuectl"}
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return _build_plain("kueue", version, [f"sigs.k8s.io/kueue@{version}"], commands,
+    return _build_plain("kueue", version, [f"{gomodules.KUEUE_MODULE}@{version}"], commands,
                         gomodules.kueue_ldflags(version, date), progress, root, layout.KUEUE_MANIFESTS)
 
 

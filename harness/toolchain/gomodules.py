@@ -11,6 +11,9 @@ import re
 
 from harness.toolchain import versions
 
+KUEUE_MODULE = "sigs.k8s.io/kueue"
+KWOK_MODULE = "sigs.k8s.io/kwok"
+
 # A staging replace line, inside or outside a `replace (...)` block.
 _STAGING_REPLACE = re.compile(r"^\s*(?:replace\s+)?(k8s\.io/[\w.\-/]+)\s+=>\s+\./staging/\S+\s*$")
 
@@ -91,6 +94,6 @@ KWOK_LDFLAGS = "-s -w"
 
 def kueue_ldflags(kueue_version: str, build_date: str) -> str:
     """-ldflags that make Kueue's logged version and build info tell the release (as its Makefile does)."""
-    package = "sigs.k8s.io/kueue/pkg/version"
+    package = f"{KUEUE_MODULE}/pkg/version"
     stamps = {"GitVersion": kueue_version, "GitCommit": f"module-{kueue_version}", "BuildDate": build_date}
     return " ".join(["-s", "-w", *(f"-X {package}.{key}={value}" for key, value in stamps.items())])

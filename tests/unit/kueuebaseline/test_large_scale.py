@@ -12,9 +12,10 @@ from click.testing import CliRunner
 from harness.drivers.kueuebaseline import rangespecs
 from harness.load import arrivals
 from harness.scenarios import loading
+from harness.toolchain import building, gomodules
 
-KUEUE_V0_19_2 = Path.home() / "go/pkg/mod/sigs.k8s.io/kueue@v0.19.2"
-KUEUE_V0_17_0 = Path.home() / "go/pkg/mod/sigs.k8s.io/kueue@v0.17.0"
+KUEUE_V0_19_2 = building.module_dir(gomodules.KUEUE_MODULE, "v0.19.2")
+KUEUE_V0_17_0 = building.module_dir(gomodules.KUEUE_MODULE, "v0.17.0")
 
 
 def _module(path: Path) -> Path:

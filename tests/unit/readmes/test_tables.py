@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.drivers.kueuebaseline import rangespecs
 from harness.readmes import blocks, jobstables, markdown, rendering
+from harness.toolchain import building, gomodules
 
 ROOT = Path(__file__).parents[3]
 JOBS = ROOT / "results" / "jobs"
@@ -365,7 +367,7 @@ def test_a_rangespec_table_is_what_the_drivers_parser_reads_bound_by_bound(tmp_p
     ("v0.19.2", "large-scale", "results/large-scale/kueue-v0.19.2-large-scale-rangespec.yaml"),
     ("v0.17.0", "tas", "results/tas/kueue-v0.17.0-tas-rangespec.yaml")])
 def test_a_rangespec_beside_its_readme_is_the_modules(version, config, copy):
-    module = Path.home() / f"go/pkg/mod/sigs.k8s.io/kueue@{version}/test/performance/scheduler/configs/{config}"
+    module = building.module_dir(gomodules.KUEUE_MODULE, version) / rangespecs.CONFIGS / config
     if not module.is_dir():
         pytest.skip(f"{module} is not in the Go module cache (kqbench toolchain build fetches it)")
     assert (ROOT / copy).read_text() == (module / "rangespec.yaml").read_text()
