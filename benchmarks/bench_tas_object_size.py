@@ -40,8 +40,7 @@ from harness.metrics import etcdreading
 from harness.nodes import pools, topologies
 from harness.progress import LineProgress
 from harness.results import runs
-from harness.running import queueobjects
-from harness.scenarios import models, sections
+from harness.scenarios import models, queueobjects, sections
 from scheduler.api import groups
 from scheduler.publishing import strategies
 

@@ -8,7 +8,8 @@ import click
 
 from rich.console import Console
 
-from harness.reporting import printing, rendering
+from harness.drivers import registry
+from harness.reporting import printing, rendering, verdicts
 
 
 @click.command("report")
@@ -23,10 +24,10 @@ def command(run_dirs, out, history_dir, quiet) -> None:
     for folder in run_dirs:
         if not folder.is_dir():
             raise click.BadParameter(f"{folder} is not a folder", param_hint="RUN_DIR")
-    loaded = rendering.load(list(run_dirs))
+    loaded = rendering.load(list(run_dirs), registry.drivers())
     written = rendering.write(loaded, out or run_dirs[0] / "report.html", history_dir)
     if not quiet:
-        printing.show(Console(), rendering.analyse(loaded)[0])
+        printing.show(Console(), rendering.analyse(loaded)[0], verdicts.questions(loaded.drivers))
     click.echo(f"report: {written}")
     click.echo(f"perfdata: {written.parent / 'perfdata.json'}")
     click.echo(f"junit: {written.parent / 'junit.xml'}")

@@ -10,8 +10,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.drivers import registry
 from harness.progress import LineProgress
-from harness.reporting import printing, rendering
+from harness.reporting import printing, rendering, verdicts
 from harness.results import runs, storing
 from harness.running import adapters, runner
 from harness.scenarios import loading, needs
@@ -62,7 +63,8 @@ def command(scenario, overrides, repeat, out_parent, kubeconfig, no_report, dry_
     for case in result.record.cases:
         table.add_row(Text(case.id), case.status, Text(case.error))
     console.print(table)
-    printing.show(console, rendering.pivot_of([result.folder]))
+    drivers = registry.drivers()
+    printing.show(console, rendering.pivot_of([result.folder], drivers), verdicts.questions(drivers))
     click.echo(f"results: {result.folder}")
     if result.report:
         click.echo(f"report: {result.report}")

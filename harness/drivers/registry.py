@@ -7,7 +7,7 @@ the contract), and one line in `_DRIVER_PACKAGES` below.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any, Union
@@ -77,10 +77,6 @@ class Registry:
     def phase_union(self) -> Any:
         """The pydantic type of one phase: the drivers' models, told apart by `kind`."""
         return Annotated[Union[self.phase_models()], Field(discriminator="kind")]  # noqa: UP007
-
-
-def metrics_of(drivers: Sequence[contract.Driver], tables: contract.Tables, case: str) -> list[contract.Metric]:
-    return [metric for driver in drivers for metric in driver.metrics(tables, case)]
 
 
 @cache

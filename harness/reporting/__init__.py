@@ -6,4 +6,8 @@
 - `plotting`: matplotlib figures as PNG bytes; an absent metric gives a "not measured" panel.
 - `exporting`: perfdash PerfData JSON and JUnit XML of the SLO checks (pure).
 - `rendering`: one self-contained report.html (images base64-embedded) plus the exports.
+
+The report lists no driver: the CLI and the runner hand it the registry's drivers (`rendering.render`,
+`rendering.load`), whose questions, figures, sections and exports it shows; drivers use `plotting` and
+`palettes` as a library.
 """

@@ -6,21 +6,22 @@ unit, labels}]}, all items with the same labels sharing buckets and unit.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from xml.etree import ElementTree as ET
 
 import orjson
 import pandas as pd
 
-from harness.drivers import registry
+from harness.drivers import contract
 from harness.metrics import slo as slo_rules
 
 PERFDATA_VERSION = "v1"
 
 
-def perfdata(tables: dict[str, pd.DataFrame], run_id: str) -> dict:
+def perfdata(tables: dict[str, pd.DataFrame], run_id: str, drivers: Iterable[contract.Driver]) -> dict:
     """The drivers' items (client latencies per request name), then one per SLO check (apiserver), in
     perfdash's shape."""
-    items = [item for driver in registry.drivers() for item in driver.perfdata(tables, run_id)]
+    items = [item for driver in drivers for item in driver.perfdata(tables, run_id)]
     slo = tables.get("slo")
     if slo is not None and not slo.empty:
         for _, row in slo.iterrows():

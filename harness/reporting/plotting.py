@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure  # no pyplot: no backend to choose, no global figure state
 
 from harness.drivers import contract
-from harness.metrics import headlines
+from harness.results import headlines
 from harness.reporting import palettes
 
 ETCD_LIMIT_BYTES = 1.5 * 1024 * 1024

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.drivers import contract
 from harness.reporting import pivoting, verdicts
 
 BORDER_PER_COLUMN = 3
@@ -90,9 +91,10 @@ def tables(pivot: pivoting.Pivot, width: int) -> list[Table]:
     return out
 
 
-def show(console: Console, pivot: pivoting.Pivot) -> None:
-    """Print the verdict lines and the pivot, never truncating a name."""
-    answers, unanswered = verdicts.answer(pivot)
+def show(console: Console, pivot: pivoting.Pivot, asked: Sequence[contract.Question]) -> None:
+    """Print the verdict lines (answering `asked`: verdicts.questions of the drivers) and the pivot, never
+    truncating a name."""
+    answers, unanswered = verdicts.answer(pivot, asked)
     if answers:
         console.print("verdict", style="bold")
         for item in answers:

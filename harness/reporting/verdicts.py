@@ -9,10 +9,10 @@ designs whose intervals overlap are called not separable rather than ranked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from harness.drivers import contract, registry
+from harness.drivers import contract
 from harness.reporting import pivoting
 
 QUESTIONS = (
@@ -23,9 +23,9 @@ QUESTIONS = (
 """The report's own questions, of the measurements every run takes."""
 
 
-def questions() -> list[contract.Question]:
-    """Every question of the report: its own and the registered drivers', in `place` order."""
-    asked = (*QUESTIONS, *(question for driver in registry.drivers() for question in driver.questions))
+def questions(drivers: Iterable[contract.Driver]) -> list[contract.Question]:
+    """Every question of the report: its own and the drivers' (the registry's, handed in), in `place` order."""
+    asked = (*QUESTIONS, *(question for driver in drivers for question in driver.questions))
     return sorted(asked, key=lambda question: question.place)
 
 
@@ -48,20 +48,19 @@ class Answer:
     """Every other measured column, best first."""
 
 
-def metrics(asked: Sequence[contract.Question] | None = None) -> list[str]:
+def metrics(asked: Sequence[contract.Question]) -> list[str]:
     """Every metric a question may use (the pivot shows them first)."""
-    return [metric for question in (questions() if asked is None else asked) for metric in question.metrics]
+    return [metric for question in asked for metric in question.metrics]
 
 
 def _overlap(a: pivoting.Cell, b: pivoting.Cell) -> bool:
     return a.has_interval and b.has_interval and a.low <= b.high and b.low <= a.high
 
 
-def answer(pivot: pivoting.Pivot,
-           asked: Sequence[contract.Question] | None = None) -> tuple[list[Answer], list[contract.Question]]:
+def answer(pivot: pivoting.Pivot, asked: Sequence[contract.Question]) -> tuple[list[Answer], list[contract.Question]]:
     """(the answers, the questions this run did not measure in two columns or more)."""
     answers, unanswered = [], []
-    for question in questions() if asked is None else asked:
+    for question in asked:
         row = next((r for m in question.metrics if (r := pivot.row(m)) is not None and r.compared), None)
         if row is None:
             if not question.others_note:

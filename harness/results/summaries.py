@@ -28,17 +28,16 @@ import json
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from harness.drivers import contract, registry
+from harness.drivers import contract
 from harness.errors import KqbenchError
-from harness.metrics import headlines
-from harness.results import machines, runs
+from harness.results import headlines, machines, runs
 from harness.stats import differences, intervals
 from loadtests import histograms
 from scheduler.publishing import strategies
@@ -136,17 +135,18 @@ class Summary:
 
 
 def case_metrics(tables: Mapping[str, pd.DataFrame], case: str,
-                 drivers: registry.Registry | None = None) -> list[contract.Metric]:
+                 drivers: Iterable[contract.Driver]) -> list[contract.Metric]:
     """(metric, value, unit, better) measured in one case: the measurements' and every driver's."""
-    drivers = drivers or registry.drivers()
-    return headlines.metrics(tables, case) + registry.metrics_of(tuple(drivers), tables, case)
+    return headlines.metrics(tables, case) + [metric for driver in drivers for metric in driver.metrics(tables, case)]
 
 
 # -- per run: medians over repeats, ratios within the run --------------------------------------
 
 
-def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: registry.Registry | None = None) -> Summary:
-    """The summary of a run from its record and its tables; `drivers` add their metrics."""
+def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: Iterable[contract.Driver]) -> Summary:
+    """The summary of a run from its record and its tables; `drivers` (the registry's, handed down by the
+    caller: this layer lists no driver) add their metrics, ratios and calibrated ratios."""
+    drivers = tuple(drivers)
     measured: dict[tuple[str, str], list[contract.Metric]] = defaultdict(list)
     params_of: dict[str, dict] = {}
     for case in run.cases:
@@ -160,7 +160,6 @@ def summarise(run: runs.RunRecord, tables: Mapping[str, pd.DataFrame], drivers: 
     for (name, point), repeats in measured.items():
         entry = estimate(name, point, repeats)
         summary.entries[entry.key] = entry
-    drivers = drivers or registry.drivers()
     prefixes = tuple(prefix for driver in drivers for prefix in driver.ratio_metrics)
     calibrated = tuple(name for driver in drivers for name in driver.calibrated_metrics)
     for entry in ratios(summary.entries.values(), params_of, prefixes) + calibrated_ratios(summary.entries.values(),

@@ -14,8 +14,8 @@ from harness import apiservice, calibrating, kubeconfig
 from harness.clusters import state
 from harness.drivers import contract, registry
 from harness.implementations import registry as implementations
-from harness.running import hooks, queueobjects
-from harness.scenarios import models, sections
+from harness.running import hooks
+from harness.scenarios import models, queueobjects, sections
 
 # -- scheduler ------------------------------------------------------------------------------
 

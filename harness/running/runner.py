@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.drivers import registry
 from harness.errors import KqbenchError
 from harness.results import machines, runs, summaries, tables as tidy
 from harness.running import casesteps, hooks as hookspecs, phases
@@ -169,12 +170,13 @@ def _run_cases(loaded, hooks, options, say, now, clock, folder, record, where, c
     statuses = {c.status for c in record.cases}
     record.status = "interrupted" if interrupted else ("ok" if statuses <= {"ok"} else "failed")
     runs.write_run(folder, record)
-    summary = summaries.summarise(record, tidy.read(folder), hooks.drivers)
+    # hooks without drivers ran no phase of their own; the run's tables may still hold any driver's
+    summary = summaries.summarise(record, tidy.read(folder), hooks.drivers or registry.drivers())
     summaries.write(folder, summary)
     report = None
     where.now = "writing the report"
     if options.report:
         from harness.reporting import rendering
 
-        report = rendering.render([folder], folder / "report.html")
+        report = rendering.render([folder], folder / "report.html", registry.drivers())
     return RunResult(folder, record, summary, report, interrupted)

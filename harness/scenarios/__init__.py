@@ -6,4 +6,8 @@ loaded and expanded by `loading`.
 
 The YAML files shipped next to this module are package data: `quick`, `positions-sweep`,
 `kueue-baseline` and `tiny` (the integration test's).
+
+`models`, `loading` and `needs` sit above the registries (the model is their phase union and scheduler
+fields); `base`, `sections` and `queueobjects` (the Kueue objects of a `queues:` section, and applying
+them) below every driver and implementation, which read them.
 """

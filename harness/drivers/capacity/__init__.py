@@ -9,10 +9,13 @@
 """
 
 from harness.drivers import contract
-from harness.drivers.capacity import phases, reporting, running, tabulating
+from harness.drivers.capacity import phases, running, tabulating
 
 
 def _report(tables, context: contract.ReportContext) -> contract.ReportSection | None:
+    # imported here, as the other drivers do: matplotlib takes about a second to import, and only the report draws
+    from harness.drivers.capacity import reporting
+
     found = reporting.section(tables, context.out_dir)
     if found is None:
         return None

@@ -18,7 +18,8 @@ from __future__ import annotations
 import orjson
 import pandas as pd
 
-from harness.metrics import catalog, headlines
+from harness.metrics import catalog
+from harness.results import headlines
 
 CYCLE = {"kqbench_scheduler_cycle_duration_seconds", "kueue_admission_attempt_duration_seconds"}
 ADMITTED = set(catalog.ADMITTED.values())

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from harness.agreeing import simulating
 from harness.drivers.kueuebaseline import generating
 from harness.load import arrivals
-from harness.running import queueobjects
-from harness.scenarios import sections
+from harness.scenarios import queueobjects, sections
 from scheduler.controller.controlling import ControllerSettings, next_slow_down
 from scheduler.core import conversion, scheduling
 from scheduler.core.decisions import Admit, Park, Preempt

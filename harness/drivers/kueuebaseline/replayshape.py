@@ -7,8 +7,7 @@ from __future__ import annotations
 from harness.agreeing import replaying
 from harness.drivers.kueuebaseline import generating
 from harness.load import arrivals
-from harness.running import queueobjects
-from harness.scenarios import sections
+from harness.scenarios import queueobjects, sections
 from scheduler.core import kinds
 
 

@@ -58,7 +58,7 @@ def test_count_without_rate_is_a_named_error():
 
 
 def test_preemption_reaches_the_cluster_queue_objects():
-    from harness.running import queueobjects
+    from harness.scenarios import queueobjects
 
     cq = next(obj for _, obj in queueobjects.manifests(baseline().queues) if obj["kind"] == "ClusterQueue")
     assert cq["spec"]["preemption"] == {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}

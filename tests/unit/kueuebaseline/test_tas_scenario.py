@@ -10,8 +10,7 @@ import pytest
 from harness.drivers.kueuebaseline import generating
 from harness.load import arrivals
 from harness.nodes import topologies
-from harness.running import queueobjects
-from harness.scenarios import loading
+from harness.scenarios import loading, queueobjects
 
 RACK = topologies.RACK_LABEL
 

@@ -5,7 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from harness.metrics import catalog, headlines
+from harness.metrics import catalog
+from harness.results import headlines
 
 CASE = "strategy=single-object,r0"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.drivers import registry
 from harness.reporting import loading, pivoting, rendering
 from harness.results import summaries
 from tests.unit.reporting import builders
@@ -24,7 +25,7 @@ def _view(summary: summaries.Summary, points: list[str]) -> pivoting.RunView:
 
 def test_a_run_gives_one_row_per_metric_and_one_column_per_case(tmp_path):
     folder = builders.RunBuilder().write(tmp_path)
-    loaded = loading.load([folder])
+    loaded = loading.load([folder], registry.drivers())
     pivot, _, _ = rendering.analyse(loaded)
     summary = loaded.views[0].summary
     metrics = {e.metric for e in summary.entries.values() if not e.metric.startswith("ratio.")}
@@ -83,12 +84,12 @@ def test_several_runs_give_one_column_per_run(tmp_path):
     first = builders.RunBuilder(run_id="20260101-000000-a", designs=[builders.Design("aggregated-indexed")]).write(tmp_path / "a")
     second = builders.RunBuilder(run_id="20260102-000000-b",
                                  designs=[builders.Design("aggregated-indexed", query_p99_ms=60)]).write(tmp_path / "b")
-    pivot, answers, _ = rendering.analyse(rendering.load([first, second]))
+    pivot, answers, _ = rendering.analyse(rendering.load([first, second], registry.drivers()))
     assert pivot.heading == "run" and [c.label for c in pivot.columns] == ["20260101-000000-a", "20260102-000000-b"]
     row = pivot.row("load.position_query_p99_ms")
     assert [c.value for c in row.cells] == [30.0, 60.0] and row.cells[1].ratio == 2.0
     assert next(a for a in answers if a.question.title == "Position latency").best == ("20260101-000000-a",)
-    html = rendering.render([first, second], tmp_path / "report.html").read_text()
+    html = rendering.render([first, second], tmp_path / "report.html", registry.drivers()).read_text()
     assert "20260102-000000-b" in html and "×2.00" in html
 
 
@@ -99,12 +100,12 @@ def test_cases_without_a_single_metric_get_no_column(tmp_path):
 
 
 def test_a_run_with_response_time_histograms_shows_the_summarys_latency_intervals(tmp_path):
-    pivot = rendering.pivot_of([builders.RunBuilder().write(tmp_path)])
+    pivot = rendering.pivot_of([builders.RunBuilder().write(tmp_path)], registry.drivers())
     for cell in pivot.row("load.position_query_p99_ms").cells:
         assert cell.has_interval and cell.low <= cell.value <= cell.high and cell.n == 1000  # n: requests
     assert not any(c.has_interval for c in pivot.row("apiserver.write_qps[churn]").cells)  # one repeat: none
 
 
 def test_without_histograms_the_requests_behind_a_percentile_come_from_the_tables(tmp_path):
-    pivot = rendering.pivot_of([builders.RunBuilder(histograms=False).write(tmp_path)])
+    pivot = rendering.pivot_of([builders.RunBuilder(histograms=False).write(tmp_path)], registry.drivers())
     assert [(c.has_interval, c.n) for c in pivot.row("load.bystander_p99_ms").cells] == [(False, 500)] * 3

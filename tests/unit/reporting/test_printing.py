@@ -8,7 +8,8 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from harness.reporting import printing, rendering
+from harness.drivers import registry
+from harness.reporting import printing, rendering, verdicts
 from tests.unit.reporting import builders
 
 LONG = [builders.Design("aggregated-snapshot"), builders.Design("aggregated-indexed", query_p99_ms=12),
@@ -18,9 +19,9 @@ LONG = [builders.Design("aggregated-snapshot"), builders.Design("aggregated-inde
 
 @pytest.mark.parametrize("width", [60, 100, 200])
 def test_names_are_never_truncated(tmp_path, width):
-    pivot = rendering.pivot_of([builders.RunBuilder(designs=LONG).write(tmp_path)])
+    pivot = rendering.pivot_of([builders.RunBuilder(designs=LONG).write(tmp_path)], registry.drivers())
     out = io.StringIO()
-    printing.show(Console(width=width, file=out, force_terminal=True), pivot)
+    printing.show(Console(width=width, file=out, force_terminal=True), pivot, verdicts.questions(registry.drivers()))
     lines = Text.from_ansi(out.getvalue()).plain.splitlines()
     assert "…" not in "\n".join(lines)
     # every table shows its metric and unit columns whole (a squeezed column would be empty)
@@ -36,7 +37,7 @@ def test_names_are_never_truncated(tmp_path, width):
 
 
 def test_a_narrow_terminal_gets_several_tables_each_with_metric_and_unit(tmp_path):
-    pivot = rendering.pivot_of([builders.RunBuilder(designs=LONG).write(tmp_path)])
+    pivot = rendering.pivot_of([builders.RunBuilder(designs=LONG).write(tmp_path)], registry.drivers())
     narrow = printing.tables(pivot, 90)
     assert len(narrow) > 1 and len(printing.tables(pivot, 400)) == 1
     assert all([c.header for c in t.columns][:2] == ["metric", "unit"] for t in narrow)
@@ -44,9 +45,9 @@ def test_a_narrow_terminal_gets_several_tables_each_with_metric_and_unit(tmp_pat
 
 
 def test_a_log_gets_the_whole_table_in_one_piece(tmp_path):
-    pivot = rendering.pivot_of([builders.RunBuilder(designs=LONG).write(tmp_path)])
+    pivot = rendering.pivot_of([builders.RunBuilder(designs=LONG).write(tmp_path)], registry.drivers())
     out = io.StringIO()
-    printing.show(Console(file=out, width=80), pivot)  # not a terminal: CI logs do not wrap
+    printing.show(Console(file=out, width=80), pivot, verdicts.questions(registry.drivers()))  # not a terminal: CI logs do not wrap
     text = out.getvalue()
     header = next(line for line in text.splitlines() if "metric" in line and "unit" in line)
     assert text.count("side by side") == 1 and all(c.label in header for c in pivot.columns)

@@ -7,6 +7,7 @@ from xml.etree import ElementTree as ET
 
 import pandas as pd
 
+from harness.drivers import registry
 from harness.reporting import exporting, rendering
 from harness.results import runs, tables
 
@@ -29,7 +30,7 @@ def _run_folder(tmp_path, with_data: bool):
 
 
 def test_report_without_measurements_says_not_measured(tmp_path):
-    out = rendering.render([_run_folder(tmp_path, with_data=False)], tmp_path / "report.html")
+    out = rendering.render([_run_folder(tmp_path, with_data=False)], tmp_path / "report.html", registry.drivers())
     text = out.read_text()
     assert text.count("data:image/png;base64,") == 0  # no empty panels: the figures are named instead
     assert "Not measured in this run: apiserver writes/s per design;" in text
@@ -38,7 +39,7 @@ def test_report_without_measurements_says_not_measured(tmp_path):
 
 
 def test_report_with_data_embeds_and_exports(tmp_path):
-    out = rendering.render([_run_folder(tmp_path, with_data=True)], tmp_path / "report.html")
+    out = rendering.render([_run_folder(tmp_path, with_data=True)], tmp_path / "report.html", registry.drivers())
     text = out.read_text()
     assert "FAIL" in text and "configmaps" in text and "<script" not in text
     perf = json.loads((tmp_path / "perfdata.json").read_text())
@@ -54,7 +55,7 @@ def test_text_from_the_run_is_escaped_not_markup(tmp_path):
                             cases=[runs.CaseRecord("c,r0", "c", {}, 0, status="failed",
                                                    error="<script>alert(1)</script>")])
     runs.write_run(tmp_path, record)
-    text = rendering.render([tmp_path], tmp_path / "report.html").read_text()
+    text = rendering.render([tmp_path], tmp_path / "report.html", registry.drivers()).read_text()
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "r<b>1</b>" not in text and "r&lt;b&gt;1&lt;/b&gt;" in text
 
@@ -63,7 +64,7 @@ def test_a_report_opens_offline_and_puts_the_verdict_and_the_table_first(tmp_pat
     from tests.unit.reporting import builders
 
     folder = builders.RunBuilder().write(tmp_path / "run")
-    text = rendering.render([folder], folder / "report.html").read_text()
+    text = rendering.render([folder], folder / "report.html", registry.drivers()).read_text()
     assert "<script" not in text and "http://" not in text and "https://" not in text and "<link" not in text
     assert text.count("data:image/png;base64,") == 5
     order = [text.index(marker) for marker in ('id="verdict"', 'id="pivot"', "<h2>Figures", 'id="slo"', "<h2>Cases")]

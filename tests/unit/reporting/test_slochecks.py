@@ -7,8 +7,9 @@ from xml.etree import ElementTree as ET
 
 import pandas as pd
 
-from harness.metrics import headlines, slo as slo_rules
+from harness.metrics import slo as slo_rules
 from harness.reporting import exporting, slochecks
+from harness.results import headlines
 from tests.unit.reporting import builders
 
 

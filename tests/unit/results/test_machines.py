@@ -12,9 +12,8 @@ import pytest
 
 from harness import calibrating
 from harness.errors import KqbenchError
-from harness.metrics import headlines
 from harness.reporting import comparing
-from harness.results import baselining, machines, runs, summaries
+from harness.results import baselining, headlines, machines, runs, summaries
 from tests.unit import clirunning
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from harness.errors import KqbenchError
-from harness.drivers import contract
+from harness.drivers import contract, registry
 from harness.reporting import loading
 from harness.results import runs, summaries, tables
 from harness.stats import intervals
@@ -102,7 +102,7 @@ def test_summary_takes_medians_of_repeats_and_within_run_ratios():
                    _tables("strategy=aggregated-indexed,r1", 30.0, 5.0),
                    _tables("strategy=aggregated-indexed,r2", 20.0, 5.0),
                    _tables("strategy=aggregated-snapshot,r0", 40.0, 7.0))
-    summary = summaries.summarise(run, data)
+    summary = summaries.summarise(run, data, registry.drivers())
     entry = summary.entries["load.position_query_p99_ms @ strategy=aggregated-indexed"]
     assert entry.value == 20.0 and sorted(entry.samples) == [10.0, 20.0, 30.0]
     assert summary.entries["apiserver.write_qps[churn] @ strategy=aggregated-snapshot"].value == 7.0
@@ -113,8 +113,8 @@ def test_summary_takes_medians_of_repeats_and_within_run_ratios():
 def test_summary_skips_unmeasured_and_skipped_cases():
     run = _run([("aggregated-indexed", 0)])
     run.cases[0].status = "skipped"
-    assert summaries.summarise(run, _tables("strategy=aggregated-indexed,r0", 1.0, 1.0)).entries == {}
-    assert summaries.summarise(_run([("aggregated-indexed", 0)]), {}).entries == {}
+    assert summaries.summarise(run, _tables("strategy=aggregated-indexed,r0", 1.0, 1.0), registry.drivers()).entries == {}
+    assert summaries.summarise(_run([("aggregated-indexed", 0)]), {}, registry.drivers()).entries == {}
 
 
 def test_summary_json_versioned(tmp_path):
@@ -158,7 +158,7 @@ def test_a_report_reads_a_summary_as_written_unless_older_than_its_figures(tmp_p
     summaries.write(tmp_path, summary)
     again = summaries.Summary("r", "s", "ok")
     monkeypatch.setattr(summaries, "summarise", lambda *args: again)
-    found = loading._summary(tmp_path, None, {"a_table": pd.DataFrame()})
+    found = loading._summary(tmp_path, None, {"a_table": pd.DataFrame()}, ())
     assert (found is again) == recomputed
 
 
@@ -194,7 +194,7 @@ def test_summary_bootstraps_latency_quantiles_over_the_requests_of_every_repeat(
         case = f"strategy=aggregated-indexed,r{r}"
         parts.append({**_tables(case, float(slow), 5.0 + r),
                       "load_latency": _latency_rows(case, name, {5: 400, 10: 580, slow: 20})})
-    summary = summaries.summarise(run, _concat(*parts))
+    summary = summaries.summarise(run, _concat(*parts), registry.drivers())
     p99 = summary.entries["load.position_query_p99_ms @ strategy=aggregated-indexed"]
     assert p99.n == 3000 and p99.low <= p99.value <= p99.high and p99.samples == [20.0, 22.0, 21.0]
     p50 = summary.entries["load.position_query_p50_ms @ strategy=aggregated-indexed"]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.running import queueobjects
-from harness.scenarios import loading
+from harness.scenarios import loading, queueobjects
 from scheduler.core import conversion
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from harness.load import planning
@@ -174,3 +178,15 @@ def test_missing_file_and_unknown_name():
 
 def test_strategies_constant_matches_literal():
     assert set(sections.STRATEGIES) == set(sections.Strategy.__args__)
+
+
+def test_loading_a_scenario_draws_nothing():
+    """Validating a scenario imports every driver's phase models, not what only the report draws: matplotlib
+    takes about a second to import, so a driver imports its figures when the report asks (a fresh process:
+    this one may have imported it already)."""
+    code = "import sys; from harness.scenarios import loading; loading.load('quick'); print(sorted(" \
+           "m for m in ('matplotlib', 'harness.reporting.plotting') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[3])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

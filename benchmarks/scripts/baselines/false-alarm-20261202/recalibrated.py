@@ -18,9 +18,8 @@ import sys
 from pathlib import Path
 
 from harness.drivers.locust import summarising
-from harness.metrics import headlines
 from harness.reporting import comparing
-from harness.results import summaries
+from harness.results import headlines, summaries
 
 ROOT = Path(__file__).resolve().parents[4]
 HERE = ROOT / "results" / "baselines" / "false-alarm-20261202"

@@ -21,9 +21,8 @@ from pathlib import Path
 import pandas as pd
 
 from harness.load import results as load_results
-from harness.metrics import headlines
 from harness.reporting import comparing
-from harness.results import runs, summaries
+from harness.results import headlines, runs, summaries
 
 ROOT = Path(__file__).resolve().parents[4]
 BASELINES = ROOT / "results" / "baselines"

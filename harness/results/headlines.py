@@ -4,7 +4,8 @@ largest etcd object, the machine's calibration p50 (with the latencies behind it
 
 They read the tables the runner keeps from the collector (`observations`, `summary`, `slo`,
 `census`) and the load generator's own request counts (`load_totals`); the drivers add their own
-(harness.drivers.contract: `metrics`).
+(harness.drivers.contract: `metrics`). They are summary numbers, so they live with the summary:
+they read the machine's calibration (`machines`) beside the measurements' tables.
 """
 
 from __future__ import annotations
