@@ -54,7 +54,7 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
                                tas_recompute_in_cycle=settings.tas_recompute_in_cycle,
                                tas_hostname_prefix_encoding=settings.tas_hostname_prefix_encoding,
                                requeue_batch_seconds=settings.requeue_batch_seconds)
-        publisher = publishers.create(strategy.name, manager, writer,
+        publisher = publishers.create(strategy.name, manager.pending_lists, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,
                                             settings=controlling.ControllerSettings(
@@ -73,7 +73,7 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             request_header = authn.RequestHeaderConfig.from_configmap(configmap.get("data") or {})
             authorizer = authz.DelegatingAuthorizer(reader) if settings.authorization == "delegate" else authz.AllowAll()
             pages = pagecache.PageCache() if settings.page_cache else pagecache.NoPageCache()
-            server = serving.VisibilityServer(manager, request_header, authorizer, metrics, page_cache=pages)
+            server = serving.VisibilityServer(manager.pending_lists, request_header, authorizer, metrics, page_cache=pages)
             runner = web.AppRunner(server.app(), access_log=None)
             await runner.setup()
             context = serving.server_ssl_context(serving.TLSFiles(settings.tls_cert, settings.tls_key), request_header)
@@ -81,7 +81,7 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             runners.append(runner)
         background = [asyncio.create_task(publisher.run(stop))]
         if settings.manage_jobs:
-            jobs = jobreconciling.JobReconciler(writer, lambda: manager.flavors, metrics)
+            jobs = jobreconciling.JobReconciler(writer, lambda: manager.cache.flavors, metrics)
             ungater = topologyungating.TopologyUngater(writer, metrics)
 
             def observe(kind: str, obj: dict, workload) -> None:

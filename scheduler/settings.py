@@ -15,7 +15,7 @@ import click
 
 from scheduler.controller import controlling
 from scheduler.core import kinds
-from scheduler.core.queues import REQUEUE_BATCH_SECONDS
+from scheduler.core.parkedretries import REQUEUE_BATCH_SECONDS
 from scheduler.publishing import strategies
 
 BIND = "127.0.0.1"

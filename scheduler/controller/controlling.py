@@ -183,7 +183,8 @@ class Controller:
         """Set when ``ready`` turns True."""
 
     # -- feeding the core ---------------------------------------------------------------
-    def _handlers(self):
+    def informer_handlers(self) -> dict[str, tuple[Callable[[list[dict]], None], Callable[[str, dict], None]]]:
+        """(on_list, on_event) per resource, as the informers call them: how each kind reaches the core."""
         m = self.manager
 
         def simple(add, delete, decode, key):
@@ -291,6 +292,10 @@ class Controller:
             evicted_from = workload.admission.cluster_queue if workload.admission is not None else None
             self._write_status_once(workload, body, requeue, evicted_from)
 
+    def take_write_response(self, obj: dict) -> None:
+        """Feed back the Workload a status write of ours returned, as the write itself does when it ends."""
+        self._apply_workload(obj, from_write=True)
+
     def _saw_version(self, key: tuple[str, str], version: int) -> None:
         """A write of ours reached this version: the watch's events before it are history."""
         known = self._known_workloads.get(key)
@@ -328,6 +333,16 @@ class Controller:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    @property
+    def writes_in_flight(self) -> int:
+        """Writes started in the background (decisions, stop/resume/drain, pending reasons) not yet ended."""
+        return len(self._tasks)
+
+    async def settle(self, timeout: float = 5.0) -> None:
+        """Wait up to ``timeout`` seconds for the writes in flight now to end."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
 
     async def _write_admission(self, decision: Admit, now: float) -> None:
         try:
@@ -468,7 +483,7 @@ class Controller:
                 log.info("cycle %d: %s", self.manager.cycle, describe(decision))
                 if isinstance(decision, Preempt):
                     log.info("cycle %d: cohort after it: %s", self.manager.cycle,
-                             orjson.dumps(self._cohort_state(decision.cluster_queue)).decode())
+                             orjson.dumps(self.cohort_state(decision.cluster_queue)).decode())
         self._turned_away = []
         every_head = self.settings.write_pending_reasons
         for decision in decisions:
@@ -506,13 +521,13 @@ class Controller:
             self.on_change()
         return decisions
 
-    def _cohort_state(self, cluster_queue: str) -> dict[str, list]:
+    def cohort_state(self, cluster_queue: str) -> dict[str, list]:
         """What a preempting head's cohort holds after the cycle, per ClusterQueue: [name, priority, usage per
         flavor/resource in milli-units, evicting] of each admitted Workload; logged to rebuild the state as a
         differential-test case."""
         return {cq: [[r.workload.name, r.workload.priority, {f"{f}/{res}": v for (f, res), v in r.usage.items()},
-                      r.evicting] for r in self.manager.admitted_in((cq,))]
-                for cq in sorted(self.manager.quotas.neighbours(cluster_queue))}
+                      r.evicting] for r in self.manager.cache.admitted_in((cq,))]
+                for cq in sorted(self.manager.cache.quotas.neighbours(cluster_queue))}
 
     async def cycle(self) -> list[Decision]:
         """One cycle; with write_pending_reasons, returns once the heads it turned away are told why."""
@@ -564,7 +579,8 @@ class Controller:
             if self._status_written.get(key) is status:
                 del self._status_written[key]  # not written after all: the next round writes it again
 
-    async def _queue_status_worker(self) -> None:
+    async def queue_status_worker(self) -> None:
+        """Write queue statuses as they are requested, one at a time, the latest per queue."""
         while True:
             key = await self._queue_statuses.get()
             try:
@@ -574,8 +590,15 @@ class Controller:
             finally:
                 self._queue_statuses.done(key)
 
-    def _write_queue_status_if_changed(self, key: str, path: str, kind: str, name: str, namespace: str | None,
-                                       status: queuestatus.QueueStatus) -> None:
+    @property
+    def queue_statuses_waiting(self) -> int:
+        """Queues whose status write is requested and not yet taken by a worker."""
+        return len(self._queue_statuses)
+
+    def request_queue_status(self, key: str, path: str, kind: str, name: str, namespace: str | None,
+                             status: queuestatus.QueueStatus) -> None:
+        """Ask the queue status workers to write ``status`` unless it is the one last written; a request
+        still waiting is replaced by this one."""
         if self._status_written.get(key) == status:
             return
         self._status_written[key] = status
@@ -589,10 +612,10 @@ class Controller:
             for cq, status in cluster_queues.items():
                 self.metrics.pending.labels(cq).set(status.pending)
                 self.metrics.admitted_active.labels(cq).set(status.admitted)
-                self._write_queue_status_if_changed(cq, f"{BASE}/clusterqueues/{cq}", "ClusterQueue", cq, None, status)
+                self.request_queue_status(cq, f"{BASE}/clusterqueues/{cq}", "ClusterQueue", cq, None, status)
             for (ns, lq), status in local_queues.items():
-                self._write_queue_status_if_changed(f"{ns}/{lq}", f"{BASE}/namespaces/{ns}/localqueues/{lq}",
-                                                    "LocalQueue", lq, ns, status)
+                self.request_queue_status(f"{ns}/{lq}", f"{BASE}/namespaces/{ns}/localqueues/{lq}",
+                                          "LocalQueue", lq, ns, status)
             self._drain_and_restart()
             try:
                 await asyncio.wait_for(stop.wait(), timeout=self.settings.status_interval_seconds)
@@ -603,7 +626,7 @@ class Controller:
     async def start_informers(self, stop: asyncio.Event) -> list[asyncio.Task]:
         """Start one informer per kind; returns once every one has listed (the core is rebuilt)."""
         tasks = []
-        handlers = self._handlers()
+        handlers = self.informer_handlers()
         # Configuration first so that workloads find their queues (and their namespaces' labels) when they arrive.
         for resource in ("resourceflavors", "workloadpriorityclasses", "cohorts", "clusterqueues", "localqueues",
                          "namespaces", "workloads"):
@@ -624,7 +647,7 @@ class Controller:
         self.synced.set()
         tasks.append(asyncio.create_task(self._cycle_loop(stop)))
         tasks.append(asyncio.create_task(self._status_loop(stop)))
-        tasks += [asyncio.create_task(self._queue_status_worker()) for _ in range(self.settings.queue_status_workers)]
+        tasks += [asyncio.create_task(self.queue_status_worker()) for _ in range(self.settings.queue_status_workers)]
         tasks.append(asyncio.create_task(self._lag_loop(stop)))
         await stop.wait()
         for task in tasks:

@@ -38,12 +38,12 @@ class TopologyFeed:
         self._reported: set[str] = set()
         self._posting: set[asyncio.Task] = set()
         # Until the first node list, queues with TAS flavors wait instead of finding no nodes.
-        manager.topologies.nodes_known = False
+        manager.cache.topologies.nodes_known = False
 
     # -- handlers ------------------------------------------------------------------------------
 
     def _list_topologies(self, items: list[dict]) -> None:
-        state = self.manager.topologies
+        state = self.manager.cache.topologies
         listed = {topologyconversion.topology_from_dict(item) for item in items}
         for gone in self._topologies - {t.name for t in listed}:
             state.delete_topology(gone)
@@ -57,15 +57,15 @@ class TopologyFeed:
         topology = topologyconversion.topology_from_dict(obj)
         if kind == "DELETED":
             self._topologies.discard(topology.name)
-            self.manager.topologies.delete_topology(topology.name)
+            self.manager.cache.topologies.delete_topology(topology.name)
         else:
             self._topologies.add(topology.name)
-            self.manager.topologies.set_topology(topology)
+            self.manager.cache.topologies.set_topology(topology)
         self._changed()
         self._report_flavors_without_nodes()
 
     def _list_nodes(self, items: list[dict]) -> None:
-        state = self.manager.topologies
+        state = self.manager.cache.topologies
         listed = set()
         for item in items:
             name = item["metadata"]["name"]
@@ -82,10 +82,10 @@ class TopologyFeed:
         name = obj["metadata"]["name"]
         if kind == "DELETED":
             self._nodes.discard(name)
-            self.manager.topologies.set_node(name, None)
+            self.manager.cache.topologies.set_node(name, None)
         else:
             self._nodes.add(name)
-            self.manager.topologies.set_node(name, topologyconversion.node_from_dict(obj))
+            self.manager.cache.topologies.set_node(name, topologyconversion.node_from_dict(obj))
         self._changed()
 
     def _changed(self) -> None:
@@ -95,7 +95,7 @@ class TopologyFeed:
     def _report_flavors_without_nodes(self) -> None:
         """Log each TAS flavor whose Topology's levels no node has, once until that changes (Kueue says
         nothing: its pod sets get "no topology domains at level")."""
-        state = self.manager.topologies
+        state = self.manager.cache.topologies
         empty = set(state.flavors_without_nodes())
         for name in sorted(empty - self._reported):
             rf = state.flavors[name]
@@ -134,7 +134,7 @@ class TopologyFeed:
         nodes = informing.Informer(self.client, NODES_PATH, self._list_nodes, self._node_event)
         tasks = [asyncio.create_task(topologies.run(stop))]
         await topologies.synced.wait()
-        if self.manager.topologies.flavors:
+        if self.manager.cache.topologies.flavors:
             tasks.append(asyncio.create_task(nodes.run(stop)))
             await nodes.synced.wait()
         else:
@@ -142,7 +142,7 @@ class TopologyFeed:
         return [topologies, nodes], tasks
 
     async def _nodes_once_needed(self, nodes: informing.Informer, stop: asyncio.Event) -> None:
-        while not self.manager.topologies.flavors:
+        while not self.manager.cache.topologies.flavors:
             try:
                 await asyncio.wait_for(stop.wait(), timeout=WAIT_FOR_FLAVOR_SECONDS)
                 return

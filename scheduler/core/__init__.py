@@ -2,12 +2,16 @@
 
 Entry points (import the modules, not names):
 
-- ``queues.QueueManager``: the facade. Feed it objects (add/update/delete per kind) and
-  transitions (``mark_evicted``, ``mark_finished``, ``cancel_admission``); ask it for
-  visibility summaries (``summary_for_cluster_queue``, ``summary_for_local_queue``),
-  ``position_of``, ``pending_in_order`` and per-ClusterQueue ``generation``. Two parts of it have
-  modules of their own: ``pendinglists`` (where pending workloads wait, the positions index kept in
-  step, and those visibility answers) and ``namespaces`` (labels and namespaceSelector matches).
+- ``queues.QueueManager``: the facade, the one door for changes. Feed it objects (add/update/delete
+  per kind) and transitions (``mark_evicted``, ``mark_finished``, ``cancel_admission``); it tells
+  each part: ``clusterqueuecache`` (flavors, topologies, ClusterQueues and Cohorts with their quota
+  tree, admitted workloads and their usage: ``manager.cache``), ``pendinglists`` (where pending
+  workloads wait, kept in step with the positions index: ``manager.pending_lists``),
+  ``parkedretries`` (when parked workloads come back: ``manager.retries``) and ``namespaces``
+  (labels and namespaceSelector matches).
+- ``pendingreading.PendingReader``: the one interface for reading pending lists and positions
+  (visibility summaries, ``position_of``, ``pending_in_order``, per-ClusterQueue ``generation``);
+  the visibility server and the publishers are handed ``manager.pending_lists`` as one.
 - ``scheduling.run_cycle`` / ``decide_cycle``: one scheduling cycle -> ``decisions``.
 - ``conversion``: Kueue-shaped dicts -> core objects (``WorkloadDecoder`` for bulk) and
   ``admission_to_dict`` back.

@@ -44,12 +44,12 @@ class Drain:
 def drain_targets(manager: QueueManager) -> list[Drain]:
     """Admitted workloads (not already being evicted) that a HoldAndDrain stop evicts."""
     draining_lqs = {key for key, lq in manager.local_queues.items() if lq.drain}
-    cluster_queues = manager.quotas.cluster_queues
+    cluster_queues = manager.cache.quotas.cluster_queues
     names = {lq.cluster_queue for key, lq in manager.local_queues.items() if key in draining_lqs}
     names |= {name for name, cq in cluster_queues.items() if cq.drain}
     targets = []
     for name in sorted(names):
-        for entry in manager.admitted_in([name]):
+        for entry in manager.cache.admitted_in([name]):
             if entry.evicting:
                 continue
             if entry.workload.local_queue in draining_lqs:
@@ -72,7 +72,7 @@ def restart_for(workload: Workload, manager: QueueManager) -> tuple[str, str] | 
     if lq is None or lq.stopped:
         return None
     if workload.requeue_held_by == CQ_STOPPED:
-        cq = manager.quotas.cluster_queues.get(lq.cluster_queue)
+        cq = manager.cache.quotas.cluster_queues.get(lq.cluster_queue)
         if cq is None or cq.stopped:
             return None
     return RESTARTS[workload.requeue_held_by]

@@ -5,10 +5,12 @@ not); it is in a ClusterQueue's ``PendingQueue`` while that LocalQueue is known,
 points to a known ClusterQueue. Every workload that enters or leaves a pending queue is told to the
 positions strategy in the same step, which is why both live here and only here.
 
-Reading, for the visibility server and the publishers: which ClusterQueues there are, how many
-workloads each holds (in all, per LocalQueue), the generation a cached page depends on, whether a
-workload is parked, the pending list in queue order, a page of a ClusterQueue's or a LocalQueue's
-PendingWorkloadsSummary and one workload's positions (Kueue's visibility API, pkg/visibility).
+Reading: what the visibility server and the publishers ask (``pendingreading.PendingReader``, which
+this answers: which ClusterQueues and LocalQueues there are, the generation a cached page depends on,
+the pending list in queue order, a page of a ClusterQueue's or a LocalQueue's PendingWorkloadsSummary
+and one workload's positions, as Kueue's visibility API, pkg/visibility), and for the queue statuses
+and the cycle: how many workloads each queue holds (in all, per LocalQueue), whether a workload is
+parked, where its last flavor search stopped.
 
 Apart from ``queues`` because ``QueueManager`` decides *when* a workload is pending (admission,
 eviction, ``spec.active``) and what happens to a queue (parking, blocking, sticky heads, capacity);
@@ -17,8 +19,9 @@ this keeps *where* it waits and answers the questions about it. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from scheduler.core.flavorassigning import LastAssignment
 from scheduler.core.kinds import ClusterQueue, LocalQueue, LocalQueueKey
 from scheduler.core.pendingqueues import PendingQueue
 from scheduler.core import positions, stickypages
@@ -115,9 +118,20 @@ class PendingLists:
             if removed is not None:
                 self._positions.workload_removed(queue.name, removed)
 
-    # -- reading (the visibility server's and the publishers' questions) ---------------
+    def allocatable_changed(self, cluster_queues: Iterable[str]) -> None:
+        """The queues' AllocatableResourceGeneration moved: every pending workload's next flavor
+        search starts over (flavorassigner.lastAssignmentOutdated)."""
+        for name in cluster_queues:
+            queue = self.queues.get(name)
+            if queue is not None:
+                queue.allocatable_changed()
+
+    # -- reading (pendingreading.PendingReader, and the queue statuses' and the cycle's questions) --
     def cluster_queue_names(self) -> list[str]:
         return list(self.queues)
+
+    def has_local_queue(self, namespace: str, local_queue: str) -> bool:
+        return (namespace, local_queue) in self._local_queues
 
     def pending_count(self, cluster_queue: str) -> int:
         return len(self._pending_queue(cluster_queue))
@@ -207,6 +221,15 @@ class PendingLists:
             return in_cluster_queue, in_local_queue
         item = stickypages.moved(positions.make_item(workload, in_cluster_queue, in_local_queue), sticky)
         return item.position_in_cluster_queue, item.position_in_local_queue
+
+    def last_assignment(self, cluster_queue: str, key: WorkloadKey, cycle: int,
+                        keep_recent: bool) -> LastAssignment | None:
+        """Where a pending workload's last flavor search in ``cluster_queue`` stopped, or None
+        (``PendingQueue.last_assignment``)."""
+        queue = self.queues.get(cluster_queue)
+        if queue is None:
+            return None
+        return queue.last_assignment(key, cycle, keep_recent=keep_recent)
 
     def _sticky_item(self, cluster_queue: str, queue: PendingQueue) -> PendingWorkloadItem | None:
         """The queue's sticky workload with its positions in the order without it first, or None."""

@@ -1,12 +1,19 @@
-"""``QueueManager``: the one facade the controller and the visibility server talk to.
+"""``QueueManager``: the one door through which the controller changes the in-memory world.
 
-It holds the in-memory world (Kueue's queue manager + cache, pkg/queue and pkg/cache):
-configuration objects, every known workload, the pending queue of each ClusterQueue,
-admitted workloads and the quota they use. It does no I/O. The controller feeds it
-add/update/delete events and state transitions; ``scheduling.run_cycle`` reads it and
-``apply_decisions`` records a cycle's outcome; the visibility server asks for summaries.
+It composes the parts that hold that world (Kueue's queue manager and cache, pkg/cache/queue and
+pkg/cache/scheduler) and tells each about every change, as Kueue's controllers tell its cache and
+its queue manager:
 
-Workload life cycle, as the manager sees it::
+- ``pendinglists.PendingLists``: the pending queue of each ClusterQueue (``pendingqueues``) and where
+  each pending workload waits, kept in step with the positions index; it answers the visibility
+  server and the publishers through ``pendingreading.PendingReader`` (``pending_lists``);
+- ``parkedretries.ParkedRetries``: when a change of capacity returns parked workloads (``retries``);
+- ``clusterqueuecache.ClusterQueueCache``: flavors, topologies, ClusterQueues and Cohorts with their
+  quota tree (``quotas``), and the admitted workloads with the usage they hold (``cache``);
+- ``namespaces.NamespaceSelection``: namespace labels and which ClusterQueue selects which.
+
+What stays here is the event entry per kind (add/update/delete) and the workload life cycle, which
+needs every part::
 
     add/update ──> waiting for its LocalQueue/ClusterQueue ──> pending (active | parked)
     pending ──admit──> admitted (holds quota) ──finished/delete──> gone
@@ -14,28 +21,18 @@ Workload life cycle, as the manager sees it::
     spec.active=false ──> neither pending nor holding quota (its admission, if any, is only
                           on record until the controller writes the eviction), as in Kueue's cache
 
-Any release of quota ("capacity changed") lifts StrictFIFO blocks in the ClusterQueue and its
-cohort at once, and returns their parked workloads to the active queues ``requeue_batch_seconds``
-after the first change (Kueue's QueueInadmissibleWorkloads goes through a delaying work queue: one
-retry per root cohort, ``requeueBatchPeriod`` 1 s after the change, later changes folded into it);
-so does a changed ClusterQueue or Cohort spec, but not an update that leaves the spec as it was.
-The manager keeps no clock: ``retry_parked(now)`` gives each asked-for retry its time and carries
-out those that are due; the cycle calls it first.
-
-This module decides *when* a workload is pending, admitted or gone, and what happens to a queue.
-Two concerns it relies on live next door: which pending queue a workload waits in, kept in step
-with the positions index, and every read of the pending lists for the visibility server and the
-publishers (``pendinglists``, whose questions this facade hands on); and the namespaces' labels and
-which ClusterQueue selects which namespace (``namespaces``).
+Any release of quota, and a changed ClusterQueue or Cohort spec (not an update that leaves the spec
+as it was), is a change of capacity for the queue and its cohort tree (``parkedretries``). The
+manager keeps no clock: ``retry_parked(now)`` times the retries asked for and carries out those that
+are due; the cycle calls it first. It does no I/O.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set as AbstractSet
 
-from scheduler.core import admissionfairsharing
+from scheduler.core.clusterqueuecache import ClusterQueueCache
 from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
 from scheduler.core.kinds import (
     ADMISSION_FAIR_SHARING_OFF,
@@ -50,14 +47,12 @@ from scheduler.core.kinds import (
     ResourceFlavor,
     WorkloadPriorityClass,
 )
-from scheduler.core.flavorassigning import LastAssignment
 from scheduler.core.namespaces import NamespaceSelection
+from scheduler.core.parkedretries import REQUEUE_BATCH_SECONDS, ParkedRetries
 from scheduler.core.pendinglists import PendingLists
 from scheduler.core.pendingqueues import PendingQueue
 from scheduler.core.positions import PendingWorkloadItem, PositionRegistry, default_registry
 from scheduler.core.preempting import AdmittedWorkload
-from scheduler.core.quotas import QuotaBook
-from scheduler.core.topologystate import TopologyState
 from scheduler.core.workloads import (
     Admission,
     RequeuingTimestamp,
@@ -67,13 +62,8 @@ from scheduler.core.workloads import (
 )
 
 
-REQUEUE_BATCH_SECONDS = 1.0
-"""Kueue's requeueBatchPeriod (pkg/cache/queue/inadmissible_workloads.go; 10 s under its
-SchedulerLongRequeueInterval gate, off by default)."""
-
-
 class QueueManager:
-    """In-memory queueing state with Kueue semantics; see the module docstring."""
+    """The parts of the in-memory world and the changes that reach them; see the module docstring."""
 
     def __init__(
         self,
@@ -89,12 +79,9 @@ class QueueManager:
         tas_recompute_in_cycle: bool = False,
         tas_hostname_prefix_encoding: bool = False,
     ) -> None:
-        self.positions = (registry or default_registry()).create(positions)
         self.requeuing = requeuing
         # Kueue's Configuration fairSharing: how a cycle orders its entries and preempts.
         self.fair_sharing = fair_sharing
-        # Kueue's Configuration admissionFairSharing: LocalQueue usage orders some ClusterQueues.
-        self.admission_fairness = admissionfairsharing.AdmissionFairness(admission_fair_sharing)
         # Kueue's FlavorFungibilityPreserveScanProgress (on from v0.19): a head skipped for contention
         # keeps its flavor search, and a search one cycle old outlives a change of allocatable quota.
         self.preserve_scan_progress = preserve_scan_progress
@@ -110,49 +97,42 @@ class QueueManager:
         self.cycle = 0
         # A cycle started evictions: the next one tries its preemptors again although nothing else changed.
         self.preemptor_retry = False
-        self.quotas = QuotaBook()
-        self.flavors: dict[str, ResourceFlavor] = {}
-        # Topologies, nodes and where admitted pods are, for TAS flavors.
-        self.topologies = TopologyState()
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
         self.local_queues: dict[LocalQueueKey, LocalQueue] = {}
         self.namespaces = NamespaceSelection()
         self._workloads: dict[WorkloadKey, Workload] = {}
-        self._admitted: dict[WorkloadKey, AdmittedWorkload] = {}
-        self._admitted_by_cq: dict[str, dict[WorkloadKey, AdmittedWorkload]] = {}
-        self.pending_lists = PendingLists(self.local_queues, self._workloads, self.positions)
-        # Read (and each queue changed) here; pending_lists alone adds and removes queues and members.
-        self._pending: Mapping[str, PendingQueue] = self.pending_lists.queues
-        # 0 returns parked workloads at the change itself (for callers that drive no clock)
-        self.requeue_batch_seconds = requeue_batch_seconds
-        self._retry_asked: set[str] = set()
-        self._retry_due: dict[str, float] = {}
+        self.cache = ClusterQueueCache(self.local_queues, admission_fair_sharing)
+        self.pending_lists = PendingLists(self.local_queues, self._workloads,
+                                          (registry or default_registry()).create(positions))
+        self.retries = ParkedRetries(self.pending_lists.queues, self._stays_parked, requeue_batch_seconds)
 
     @property
-    def namespace_labels(self) -> dict[str, dict[str, str]]:
-        """Labels of every Namespace seen, by name."""
-        return self.namespaces.labels
+    def requeue_batch_seconds(self) -> float:
+        """Kueue's requeueBatchPeriod (``parkedretries``); 0 returns parked workloads at the change itself."""
+        return self.retries.batch_seconds
+
+    @requeue_batch_seconds.setter
+    def requeue_batch_seconds(self, seconds: float) -> None:
+        self.retries.batch_seconds = seconds
 
     # -- configuration objects -----------------------------------------------------
     def add_resource_flavor(self, flavor: ResourceFlavor) -> None:
-        self.flavors[flavor.name] = flavor
-        self.topologies.set_flavor(flavor)
-        self._capacity_changed(self._pending)
+        self.cache.set_flavor(flavor)
+        self.retries.capacity_changed(self.pending_lists.queues)
 
     update_resource_flavor = add_resource_flavor
 
     def delete_resource_flavor(self, name: str) -> None:
-        self.flavors.pop(name, None)
-        self.topologies.delete_flavor(name)
+        users = self.cache.remove_flavor(name)
         # Kueue's ResourceFlavor controller retries the parked Workloads of the queues the deletion makes
         # inactive, and of their cohort trees (NotifyRetryInadmissible): they are back in order, ahead of
         # later heads, when the flavor returns.
-        users = [cq.name for cq in self.quotas.cluster_queues.values() if name in cq.flavor_names()]
-        self._capacity_changed(set().union(*(self.quotas.neighbours(cq) for cq in users)) if users else ())
+        quotas = self.cache.quotas
+        self.retries.capacity_changed(set().union(*(quotas.neighbours(cq) for cq in users)) if users else ())
 
     def topology_changed(self) -> None:
-        """A Topology or a node changed (``topologies`` was told): parked workloads may fit now."""
-        self._capacity_changed(self._pending)
+        """A Topology or a node changed (``cache.topologies`` was told): parked workloads may fit now."""
+        self.retries.capacity_changed(self.pending_lists.queues)
 
     def add_workload_priority_class(self, priority_class: WorkloadPriorityClass) -> None:
         """Used for workloads added later without spec.priority; queued ones keep theirs."""
@@ -166,53 +146,51 @@ class QueueManager:
     def add_cohort(self, cohort: Cohort) -> None:
         """Add or update a Cohort; every queue of its tree, before and after (a new parent joins two
         trees, a broken loop frees its queues), retries its parked workloads."""
-        if self.quotas.cohorts.get(cohort.name) == cohort:
+        quotas = self.cache.quotas
+        if quotas.cohorts.get(cohort.name) == cohort:
             return  # only its status or metadata changed: no capacity moved (Kueue compares the spec)
-        touched = self.quotas.tree_queues(cohort.name)
-        self.quotas.set_cohort(cohort)
-        touched |= self.quotas.tree_queues(cohort.name)
-        self._allocatable_changed(touched)
-        self._capacity_changed(touched)
+        touched = quotas.tree_queues(cohort.name)
+        quotas.set_cohort(cohort)
+        touched |= quotas.tree_queues(cohort.name)
+        self._quota_changed(touched)
 
     update_cohort = add_cohort
 
     def delete_cohort(self, name: str) -> None:
-        touched = self.quotas.tree_queues(name)
-        self.quotas.remove_cohort(name)
-        touched |= self.quotas.tree_queues(name)
-        self._allocatable_changed(touched)
-        self._capacity_changed(touched)
-
-    def cohort_in_cycle(self, name: str) -> bool:
-        """The Cohort's parent chain loops: its queues admit nothing until the loop is broken."""
-        return self.quotas.cohort_in_cycle(name)
+        quotas = self.cache.quotas
+        touched = quotas.tree_queues(name)
+        quotas.remove_cohort(name)
+        touched |= quotas.tree_queues(name)
+        self._quota_changed(touched)
 
     def add_cluster_queue(self, cq: ClusterQueue) -> None:
         """Add or update a ClusterQueue; its LocalQueues' workloads become pending in it."""
-        old = self.quotas.cluster_queues.get(cq.name)
+        quotas = self.cache.quotas
+        old = quotas.cluster_queues.get(cq.name)
         if old == cq:
             # Only status or metadata changed, mostly the counts this scheduler writes itself: as in
             # Kueue (requeue on a spec change only), parked workloads stay parked.
             return
-        touched = set(self.quotas.neighbours(cq.name)) if old is not None else set()
-        self.quotas.set_cluster_queue(cq)
+        touched = set(quotas.neighbours(cq.name)) if old is not None else set()
+        quotas.set_cluster_queue(cq)
         self.namespaces.cluster_queues_changed()
         self.pending_lists.cluster_queue_added(cq)
-        self._pending[cq.name].reorder = self._usage_order if self.admission_fairness.applies(cq) else None
+        ordered_by_usage = self.cache.ordered_by_usage(cq.name)
+        self.pending_lists.queues[cq.name].reorder = self.cache.usage_order if ordered_by_usage else None
         if old is None or (old.resource_groups, old.cohort) != (cq.resource_groups, cq.cohort):
             # Kueue's cache recomputes the quota tree of the queue (and of its cohorts, old and new).
-            self._allocatable_changed(touched | self.quotas.neighbours(cq.name))
-        self._capacity_changed(touched | self.quotas.neighbours(cq.name))
+            self.pending_lists.allocatable_changed(touched | quotas.neighbours(cq.name))
+        self.retries.capacity_changed(touched | quotas.neighbours(cq.name))
 
     update_cluster_queue = add_cluster_queue
 
     def delete_cluster_queue(self, name: str) -> None:
-        touched = self.quotas.neighbours(name)
-        self.quotas.remove_cluster_queue(name)
+        quotas = self.cache.quotas
+        touched = quotas.neighbours(name)
+        quotas.remove_cluster_queue(name)
         self.namespaces.cluster_queues_changed()
         self.pending_lists.cluster_queue_removed(name)
-        self._allocatable_changed(touched)
-        self._capacity_changed(touched)
+        self._quota_changed(touched)
 
     def add_local_queue(self, lq: LocalQueue) -> None:
         """Add or update a LocalQueue; moving it to another ClusterQueue moves its workloads."""
@@ -231,16 +209,17 @@ class QueueManager:
         old = self.local_queues.pop((namespace, name), None)
         if old is not None:
             self.pending_lists.local_queue_removed(old)
-            self.admission_fairness.local_queue_removed((namespace, name))
+            self.cache.admission_fairness.local_queue_removed((namespace, name))
 
     def add_namespace(self, namespace: Namespace) -> None:
         """Add or update a Namespace's labels; a ClusterQueue that selects it now and did not before
         retries its parked workloads and those of its cohort (Kueue's cqNamespaceHandler.Update)."""
-        change = self.namespaces.relabel(namespace, self.quotas.cluster_queues.values())
+        quotas = self.cache.quotas
+        change = self.namespaces.relabel(namespace, quotas.cluster_queues.values())
         if change is None:
             return
         for cq in change.no_longer_selecting:
-            queue = self._pending.get(cq.name)
+            queue = self.pending_lists.queues.get(cq.name)
             if queue is None:
                 continue
             # Kueue retries a StrictFIFO head every cycle, so a blocked head from this namespace
@@ -250,18 +229,14 @@ class QueueManager:
                 queue.unblock()
         newly: set[str] = set()
         for cq in change.now_selecting:
-            newly |= self.quotas.neighbours(cq.name)
-        self._capacity_changed(newly)
+            newly |= quotas.neighbours(cq.name)
+        self.retries.capacity_changed(newly)
 
     update_namespace = add_namespace
 
     def delete_namespace(self, name: str) -> None:
         """Forget a Namespace's labels (its workloads are deleted with it; Kueue retries nothing)."""
         self.namespaces.remove(name)
-
-    def namespace_selected(self, cq: ClusterQueue, namespace: str) -> bool:
-        """Whether ``cq``'s namespaceSelector selects ``namespace`` (Kueue's nominate checks this)."""
-        return self.namespaces.selects(cq, namespace)
 
     # -- workloads --------------------------------------------------------------------
     def add_workload(self, workload: Workload) -> None:
@@ -287,7 +262,7 @@ class QueueManager:
             return
         if workload.admission is not None:
             # Evicted yet still admitted: its quota is held until someone releases it (Kueue's bare Workload)
-            self._record_admitted(workload, workload.admission.cluster_queue, evicting=workload.evicted)
+            self.cache.record(workload, workload.admission.cluster_queue, evicting=workload.evicted)
         else:
             self.pending_lists.want(workload)
             queue = self.pending_lists.queue_of(workload)
@@ -303,9 +278,7 @@ class QueueManager:
         (pkg/scheduler/preemption/common/ordering.go, CandidatesOrdering)."""
         updated = dataclasses.replace(old, admitted_at=admitted_at)
         self._workloads[old.key] = updated
-        record = self._admitted.get(old.key)
-        if record is not None:
-            self._replace_record(dataclasses.replace(record, workload=updated))
+        self.cache.replace_workload(updated)
 
     def delete_workload(self, key: WorkloadKey) -> None:
         old = self._workloads.get(key)
@@ -355,9 +328,12 @@ class QueueManager:
         # seed 102) and one after it falls to the UID.
         admitted = dataclasses.replace(workload, admission=admission, admitted_at=now)
         self._workloads[key] = admitted
-        self._record_admitted(admitted, admission.cluster_queue, evicting=False)
+        self.cache.record(admitted, admission.cluster_queue, evicting=False)
 
-    # -- the scheduler's view --------------------------------------------------------
+    def workload(self, key: WorkloadKey) -> Workload | None:
+        return self._workloads.get(key)
+
+    # -- the scheduling cycle --------------------------------------------------------
     def heads(self) -> list[tuple[ClusterQueue, Workload]]:
         """The head of every ClusterQueue that can admit now (active, not stopped, not blocked)."""
         return [(cq, head) for cq, queue in self._admitting_queues() if (head := queue.head()) is not None]
@@ -371,50 +347,20 @@ class QueueManager:
         """Whether a scheduling cycle could decide anything."""
         return bool(self.heads()) or (self.preemptor_retry and bool(self.blocked_heads()))
 
-    def admitted_in(self, cluster_queues: Iterable[str]) -> Iterator[AdmittedWorkload]:
-        """The admitted workloads of these queues, with their LocalQueue's usage where it orders them."""
-        fairness = self.admission_fairness
-        for name in cluster_queues:
-            records = self._admitted_by_cq.get(name, {}).values()
-            if not fairness.applies(self.quotas.cluster_queues.get(name)):
-                yield from records
-                continue
-            usage = self._usage_now()
-            for record in records:
-                yield dataclasses.replace(record, local_queue_usage=usage(record.workload.local_queue))
-
-    def _usage_now(self) -> Callable[[LocalQueueKey], float]:
-        """Each LocalQueue's usage now, read once per LocalQueue (as Kueue's snapshot reads it per cycle)."""
-        usage = self.admission_fairness.usage_of(self.local_queues)
-        return functools.cache(usage)
-
-    def admitted(self, key: WorkloadKey) -> AdmittedWorkload | None:
-        return self._admitted.get(key)
-
-    def workload(self, key: WorkloadKey) -> Workload | None:
-        return self._workloads.get(key)
-
-    def last_assignment(self, cluster_queue: str, key: WorkloadKey) -> LastAssignment | None:
-        """Where a pending workload's last flavor search in ``cluster_queue`` stopped, or None."""
-        queue = self._pending.get(cluster_queue)
-        if queue is None:
-            return None
-        return queue.last_assignment(key, self.cycle, keep_recent=self.preserve_scan_progress)
-
     def apply_decisions(self, decisions: Sequence[Decision], now: float) -> None:
         """Record a cycle's decisions in memory (Kueue's "assume"); stale ones are skipped."""
         for decision in decisions:
-            queue = self._pending.get(decision.cluster_queue)
+            queue = self.pending_lists.queues.get(decision.cluster_queue)
             if queue is None or queue.get(decision.workload.key) is not decision.workload:
                 continue  # the workload changed or left since the cycle looked at it
             key = decision.workload.key
             if isinstance(decision, Admit):
                 self.mark_admitted(key, decision.admission, now)
-                if self.admission_fairness.applies(self.quotas.cluster_queues.get(decision.cluster_queue)):
-                    self.admission_fairness.workload_assumed(decision.workload, now)
+                if self.cache.ordered_by_usage(decision.cluster_queue):
+                    self.cache.admission_fairness.workload_assumed(decision.workload, now)
             elif isinstance(decision, Preempt):
                 for target in decision.targets:
-                    self._mark_evicting(target.workload.key)
+                    self.cache.mark_evicting(target.workload.key)
                 # Kueue requeues a preemptor at once (RequeueReasonPendingPreemption): the next cycle
                 # tries it again, and may choose targets once the first ones show as evicted.
                 self.preemptor_retry = self.preemptor_retry or bool(decision.to_evict())
@@ -435,27 +381,38 @@ class QueueManager:
                     queue.lift_block(key)
                 queue.remember_assignment(key, decision.last_assignment, self.cycle)
 
-    # -- pending lists and positions: answered by pendinglists.PendingLists -----------
+    def retry_parked(self, now: float) -> None:
+        """Resample the LocalQueue usage that is due (admission fair sharing, whose clock this is too),
+        then time the retries asked for and return the parked workloads whose retry is due."""
+        if self.cache.admission_fairness.config.enabled:
+            self.sample_local_queues(now)
+        self.retries.retry_due(now)
+
+    def next_retry_at(self) -> float | None:
+        """When the next parked workloads come back (``ParkedRetries.next_retry_at``)."""
+        return self.retries.next_retry_at()
+
+    def sample_local_queues(self, now: float) -> dict[LocalQueueKey, dict[str, int]]:
+        """Admission fair sharing's LocalQueue reconciler at ``now``: the usage samples that are due,
+        returned as each resampled LocalQueue's consumed resources (milli-units)."""
+        fairness = self.cache.admission_fairness
+        ordered_by_usage = [lq for lq in self.local_queues.values() if self.cache.ordered_by_usage(lq.cluster_queue)]
+        written = fairness.tick(now, [(lq.namespace, lq.name) for lq in ordered_by_usage])
+        queues = self.pending_lists.queues
+        for lq in ordered_by_usage:
+            if (lq.namespace, lq.name) in written and (queue := queues.get(lq.cluster_queue)) is not None:
+                queue.reordered()
+        return written
+
+    # -- reads kept here for harness/ and benchmarks/ (the rest read the parts) ------------
+    def admitted(self, key: WorkloadKey) -> AdmittedWorkload | None:
+        return self.cache.admitted(key)
+
+    def admitted_in(self, cluster_queues: Iterable[str]) -> Iterator[AdmittedWorkload]:
+        return self.cache.admitted_in(cluster_queues)
+
     def cluster_queue_names(self) -> list[str]:
         return self.pending_lists.cluster_queue_names()
-
-    def pending_count(self, cluster_queue: str) -> int:
-        return self.pending_lists.pending_count(cluster_queue)
-
-    def generation(self, cluster_queue: str) -> int:
-        return self.pending_lists.generation(cluster_queue)
-
-    def local_queue_generation(self, namespace: str, local_queue: str) -> tuple[str, int] | None:
-        return self.pending_lists.local_queue_generation(namespace, local_queue)
-
-    def is_parked(self, key: WorkloadKey) -> bool:
-        return self.pending_lists.is_parked(key)
-
-    def pending_in_order(self, cluster_queue: str) -> list[Workload]:
-        return self.pending_lists.pending_in_order(cluster_queue)
-
-    def pending_by_local_queue(self, cluster_queue: str) -> dict[LocalQueueKey, int]:
-        return self.pending_lists.pending_by_local_queue(cluster_queue)
 
     def summary_for_cluster_queue(
         self, cluster_queue: str, offset: object = 0, limit: object = 1000
@@ -473,10 +430,13 @@ class QueueManager:
     # -- internals -----------------------------------------------------------------------
     def _admitting_queues(self) -> Iterator[tuple[ClusterQueue, PendingQueue]]:
         """ClusterQueues that can admit now (not stopped, every flavor known), with their pending queue."""
-        for name, queue in self._pending.items():
-            cq = self.quotas.cluster_queues[name]
-            if not cq.stopped and cq.flavor_names() <= self.flavors.keys():
+        for name, queue in self.pending_lists.queues.items():
+            cq = self.cache.admitting(name)
+            if cq is not None:
                 yield cq, queue
+
+    def _stays_parked(self, cluster_queue: str) -> Callable[[Workload], bool] | None:
+        return self.namespaces.stays_parked(self.cache.quotas.cluster_queues[cluster_queue])
 
     def _resolve_priority(self, workload: Workload) -> Workload:
         if not workload.priority_class:
@@ -490,99 +450,19 @@ class QueueManager:
         """Drop a workload from wherever it is (pending or admitted)."""
         self._workloads.pop(workload.key, None)
         self.pending_lists.forget(workload)
-        admitted = self._admitted.pop(workload.key, None)
+        admitted = self.cache.release(workload)
         if admitted is not None:
-            self._admitted_by_cq[admitted.cluster_queue].pop(workload.key, None)
-            self.quotas.remove_usage(admitted.cluster_queue, admitted.usage)
-            if self.admission_fairness.config.enabled:
-                self.admission_fairness.usage_removed(workload.local_queue, admitted.usage)
-            self.topologies.remove_workload(workload.key)
             # Kueue's cache bumps the queue's AllocatableResourceGeneration whenever an admitted
             # workload leaves or is replaced (clusterQueue.deleteWorkload).
-            self._allocatable_changed((admitted.cluster_queue,))
+            self.pending_lists.allocatable_changed((admitted.cluster_queue,))
             if release_quota:
-                self._capacity_changed(self.quotas.neighbours(admitted.cluster_queue))
+                self.retries.capacity_changed(self.cache.quotas.neighbours(admitted.cluster_queue))
 
-    def _record_admitted(self, workload: Workload, cluster_queue: str, evicting: bool) -> None:
-        assert workload.admission is not None
-        record = AdmittedWorkload(workload, cluster_queue, workload.admission.usage(), evicting)
-        self._admitted[workload.key] = record
-        self._admitted_by_cq.setdefault(cluster_queue, {})[workload.key] = record
-        self.quotas.add_usage(cluster_queue, record.usage)
-        self.topologies.add_workload(workload.key, workload.admission)
-        if self.admission_fairness.config.enabled:
-            self.admission_fairness.usage_added(workload.local_queue, record.usage)
-
-    def _mark_evicting(self, key: WorkloadKey) -> None:
-        record = self._admitted.get(key)
-        if record is None or record.evicting:
-            return
-        self._replace_record(dataclasses.replace(record, evicting=True))
-
-    def _replace_record(self, record: AdmittedWorkload) -> None:
-        """An admitted workload's record changed in what preemption reads, not in the quota it holds."""
-        key = record.workload.key
-        self._admitted[key] = record
-        self._admitted_by_cq[record.cluster_queue][key] = record
-
-    def _allocatable_changed(self, cluster_queues: Iterable[str]) -> None:
-        """The queues' AllocatableResourceGeneration moved: every pending workload's next flavor
-        search starts over (flavorassigner.lastAssignmentOutdated)."""
-        for name in cluster_queues:
-            queue = self._pending.get(name)
-            if queue is not None:
-                queue.allocatable_changed()
-
-    def _capacity_changed(self, cluster_queues: Iterable[str]) -> None:
-        for name in cluster_queues:
-            queue = self._pending.get(name)
-            if queue is None:
-                continue
-            queue.unblock()
-            if self.requeue_batch_seconds <= 0:
-                queue.unpark(self.namespaces.stays_parked(self.quotas.cluster_queues[name]))
-            elif name not in self._retry_due:  # a retry already waiting takes this change along
-                self._retry_asked.add(name)
-
-    def retry_parked(self, now: float) -> None:
-        """Give every retry asked for since the last call its time (``now`` + the batch period) and
-        return the parked workloads of the queues whose retry is due; resample the LocalQueue usage
-        that is due (admission fair sharing, whose clock this is too)."""
-        if self.admission_fairness.config.enabled:
-            self.sample_local_queues(now)
-        for name in self._retry_asked:
-            self._retry_due.setdefault(name, now + self.requeue_batch_seconds)
-        self._retry_asked.clear()
-        for name, due in list(self._retry_due.items()):
-            if due <= now:
-                del self._retry_due[name]
-                queue = self._pending.get(name)
-                if queue is not None:
-                    queue.unpark(self.namespaces.stays_parked(self.quotas.cluster_queues[name]))
-
-    def sample_local_queues(self, now: float) -> dict[LocalQueueKey, dict[str, int]]:
-        """Admission fair sharing's LocalQueue reconciler at ``now``: the usage samples that are due,
-        returned as each resampled LocalQueue's consumed resources (milli-units)."""
-        fairness = self.admission_fairness
-        ordered_by_usage = [lq for lq in self.local_queues.values()
-                            if fairness.applies(self.quotas.cluster_queues.get(lq.cluster_queue))]
-        written = fairness.tick(now, [(lq.namespace, lq.name) for lq in ordered_by_usage])
-        for lq in ordered_by_usage:
-            if (lq.namespace, lq.name) in written and (queue := self._pending.get(lq.cluster_queue)) is not None:
-                queue.reordered()
-        return written
-
-    def _usage_order(self, sticky: WorkloadKey | None) -> admissionfairsharing.SortKey:
-        return admissionfairsharing.sort_key(self.admission_fairness.usage_of(self.local_queues), sticky)
-
-    def next_retry_at(self) -> float | None:
-        """When the next parked workloads come back (None: no retry waiting, or one not yet timed)."""
-        if self._retry_asked:
-            return None
-        return min(self._retry_due.values(), default=None)
-
-    def retry_waiting(self) -> bool:
-        return bool(self._retry_asked or self._retry_due)
+    def _quota_changed(self, cluster_queues: AbstractSet[str]) -> None:
+        """The quota tree of these queues changed: their flavor searches start over and their parked
+        workloads are retried."""
+        self.pending_lists.allocatable_changed(cluster_queues)
+        self.retries.capacity_changed(cluster_queues)
 
 
 def _same_for_queueing(old: Workload, new: Workload) -> bool:

@@ -112,13 +112,13 @@ def queue_statuses(manager: QueueManager) -> tuple[dict[str, QueueStatus], dict[
     """Status of every ClusterQueue and LocalQueue the manager knows (O(workloads), no sort)."""
     cluster_queues: dict[str, QueueStatus] = {}
     lq_counts: dict[LocalQueueKey, list[int]] = {key: [0, 0] for key in manager.local_queues}
-    for name in manager.cluster_queue_names():
-        admitted = list(manager.admitted_in([name]))
-        cq = manager.quotas.cluster_queues[name]
-        cluster_queues[name] = QueueStatus(manager.pending_count(name), len(admitted),
-                                           cluster_queue_active(cq, manager.flavors),
-                                           cluster_queue_usage(cq, manager.quotas.usage.get(name, {})))
-        for key, count in manager.pending_by_local_queue(name).items():
+    for name in manager.pending_lists.cluster_queue_names():
+        admitted = list(manager.cache.admitted_in([name]))
+        cq = manager.cache.quotas.cluster_queues[name]
+        cluster_queues[name] = QueueStatus(manager.pending_lists.pending_count(name), len(admitted),
+                                           cluster_queue_active(cq, manager.cache.flavors),
+                                           cluster_queue_usage(cq, manager.cache.quotas.usage.get(name, {})))
+        for key, count in manager.pending_lists.pending_by_local_queue(name).items():
             lq_counts.setdefault(key, [0, 0])[0] += count
         for entry in admitted:
             lq_counts.setdefault(entry.workload.local_queue, [0, 0])[1] += 1
@@ -136,8 +136,8 @@ def queue_statuses(manager: QueueManager) -> tuple[dict[str, QueueStatus], dict[
 
 def _consumed(manager: QueueManager, lq: LocalQueue) -> ConsumedResources | None:
     """What Kueue's LocalQueue reconciler writes at each sample, once the LocalQueue has been sampled."""
-    fairness = manager.admission_fairness
-    if not fairness.applies(manager.quotas.cluster_queues.get(lq.cluster_queue)):
+    fairness = manager.cache.admission_fairness
+    if not fairness.applies(manager.cache.quotas.cluster_queues.get(lq.cluster_queue)):
         return None
     consumed = fairness.usages.consumed((lq.namespace, lq.name))
     if consumed is None:

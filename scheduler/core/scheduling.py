@@ -58,9 +58,9 @@ from scheduler.core.workloads import PODS_RESOURCE, Workload, WorkloadKey
 
 def decide_cycle(manager: QueueManager) -> list[Decision]:
     """Decisions for every schedulable head; reads ``manager`` and changes nothing."""
-    quotas = manager.quotas.copy()
+    quotas = manager.cache.quotas.copy()
     # A queue whose TAS flavor's nodes are still being listed decides nothing yet (its heads stay).
-    heads = [(cq, head) for cq, head in manager.heads() if not manager.topologies.awaiting_nodes(cq)]
+    heads = [(cq, head) for cq, head in manager.heads() if not manager.cache.topologies.awaiting_nodes(cq)]
     # Blocked heads (StrictFIFO heads that do not fit, preemptors waiting for their evictions)
     # take their place in the walk as Kueue's every-cycle retry of them does: they hold back
     # what they wait for and claim the targets they are waiting for.
@@ -82,7 +82,7 @@ def decide_cycle(manager: QueueManager) -> list[Decision]:
     decisions = refused
     # Kueue's preemptedWorkloads: every target claimed in this cycle, with the quota it holds.
     claimed: dict[WorkloadKey, AdmittedWorkload] = {}
-    placed = CycleUsage(manager.topologies)
+    placed = CycleUsage(manager.cache.topologies)
     for entry in _order(entries, quotas, manager.fair_sharing):
         decision = _walk(manager, entry, quotas, claimed, placed)
         if decision is not None:
@@ -117,7 +117,7 @@ class _Entry:
 
 
 def _refused(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> bool:
-    return quotas.in_cycle(cq.name) or not manager.namespace_selected(cq, head.namespace)
+    return quotas.in_cycle(cq.name) or not manager.namespaces.selects(cq, head.namespace)
 
 
 def _refusal(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> Park:
@@ -131,10 +131,11 @@ def _refusal(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: W
 def _nominate(manager: QueueManager, cq: ClusterQueue, head: Workload, blocked: bool, quotas: QuotaBook) -> _Entry:
     """Flavors (resuming the head's last search) and, when preemption is needed, targets, against
     ``quotas`` as they are now (Kueue's nominate and getInitialAssignments)."""
-    last = manager.last_assignment(cq.name, head.key)
-    assignment = assign_flavors(head, cq, manager.flavors, quotas, manager.admitted_in(quotas.neighbours(cq.name)),
-                                last, manager.fair_sharing, manager.topologies)
-    assignment = topologyassigning.place_workload(head, cq, manager.flavors, manager.topologies, assignment)
+    cache = manager.cache
+    last = manager.pending_lists.last_assignment(cq.name, head.key, manager.cycle, manager.preserve_scan_progress)
+    assignment = assign_flavors(head, cq, cache.flavors, quotas, cache.admitted_in(quotas.neighbours(cq.name)),
+                                last, manager.fair_sharing, cache.topologies)
+    assignment = topologyassigning.place_workload(head, cq, cache.flavors, cache.topologies, assignment)
     return _with_targets(manager, cq, head, blocked, quotas, assignment)
 
 
@@ -143,17 +144,18 @@ def _with_targets(manager: QueueManager, cq: ClusterQueue, head: Workload, block
     """The entry of a placed head; one that needs preemption with its targets (Kueue's getAssignments)."""
     if assignment.mode is not Mode.PREEMPT:
         return _Entry(cq, head, assignment, blocked)
-    nodes_fit = topologyassigning.fits_without(head, cq, manager.topologies, assignment)
+    cache = manager.cache
+    nodes_fit = topologyassigning.fits_without(head, cq, cache.topologies, assignment)
     # Kueue's preemption reads the Workload's total requests: with `pods` in v0.17 (its flavor assignment
     # wrote them there), without in v0.19 (it writes a copy).
     request = assignment.usage
     if manager.preemption_ignores_pods:
         request = {fr: quantity for fr, quantity in request.items() if fr[1] != PODS_RESOURCE}
     targets = tuple(find_targets(head, cq, request, assignment.needs_preemption,
-                                 manager.admitted_in(quotas.neighbours(cq.name)), quotas, manager.fair_sharing, nodes_fit))
+                                 cache.admitted_in(quotas.neighbours(cq.name)), quotas, manager.fair_sharing, nodes_fit))
     if nodes_fit is not None:
-        gone = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
-        assignment = topologyassigning.placed_for_preemption(head, cq, manager.topologies, assignment, gone)
+        gone = [r for t in targets if (r := cache.admitted(t.workload.key)) is not None]
+        assignment = topologyassigning.placed_for_preemption(head, cq, cache.topologies, assignment, gone)
     return _Entry(cq, head, assignment, blocked, targets)
 
 
@@ -178,7 +180,7 @@ def _admit_or_preempt(
     preempts. A head already waiting for its evictions (blocked) is walked too, as Kueue retries it
     every cycle: it decides nothing unless it fits now or needs a target not yet evicting."""
     cq, workload, assignment, targets, blocked = entry.cq, entry.workload, entry.assignment, entry.targets, entry.blocked
-    chosen = [r for t in targets if (r := manager.admitted(t.workload.key)) is not None]
+    chosen = [r for t in targets if (r := manager.cache.admitted(t.workload.key)) is not None]
     # Kueue's markSkipped: the next search starts over, or with FlavorFungibilityPreserveScanProgress
     # goes on after this one (the skip was for contention, not for the flavor).
     kept = assignment.last_assignment if manager.preserve_scan_progress else None
@@ -213,7 +215,8 @@ def _placed_again(manager: QueueManager, entry: _Entry, quotas: QuotaBook, place
     recomputes a preemptor whose nodes were taken (pkg/scheduler/scheduler.go updateAssignmentIfNeeded);
     here only a head nominated to fit is, a preemptor is skipped as before."""
     with placed.applied():
-        assignment = topologyassigning.placed_again(entry.workload, entry.cq, manager.flavors, manager.topologies,
+        cache = manager.cache
+        assignment = topologyassigning.placed_again(entry.workload, entry.cq, cache.flavors, cache.topologies,
                                                     entry.assignment)
         again = _with_targets(manager, entry.cq, entry.workload, entry.blocked, quotas, assignment)
     return dataclasses.replace(again, placed_again=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import orjson
 
 from scheduler.api import groups
-from scheduler.core.queues import QueueManager
+from scheduler.core.pendingreading import PendingReader
 from scheduler.kube import client as kube
 from scheduler.publishing import metering, strategies
 
@@ -42,9 +42,9 @@ async def wait_any(event: asyncio.Event, stop: asyncio.Event, timeout: float) ->
 class Publisher:
     """Base: a change flag with the time of the oldest change not yet published."""
 
-    def __init__(self, manager: QueueManager, client: kube.KubeClient, metrics: metering.PublishMetrics,
+    def __init__(self, pending: PendingReader, client: kube.KubeClient, metrics: metering.PublishMetrics,
                  settings: strategies.PublishSettings, clock: Callable[[], float] = time.monotonic) -> None:
-        self.manager = manager
+        self.pending = pending
         self.client = client
         self.metrics = metrics
         self.settings = settings
@@ -68,8 +68,8 @@ class Publisher:
     def changed_queues(self) -> list[str]:
         """ClusterQueues whose ordered pending list changed since the last call."""
         result = []
-        for cq in self.manager.cluster_queue_names():
-            generation = self.manager.generation(cq)
+        for cq in self.pending.cluster_queue_names():
+            generation = self.pending.generation(cq)
             if self._generations.get(cq) != generation:
                 self._generations[cq] = generation
                 result.append(cq)
@@ -82,11 +82,11 @@ class Publisher:
         raise NotImplementedError
 
 
-def ordered_positions(manager: QueueManager, cq: str) -> list[tuple[tuple[str, str], int, int, object]]:
+def ordered_positions(pending: PendingReader, cq: str) -> list[tuple[tuple[str, str], int, int, object]]:
     """(key, position in CQ, position in LQ, workload) for every pending workload of cq, in order."""
     per_lq: dict[tuple[str, str], int] = {}
     result = []
-    for index, workload in enumerate(manager.pending_in_order(cq)):
+    for index, workload in enumerate(pending.pending_in_order(cq)):
         lq = (workload.namespace, workload.queue_name)
         lq_index = per_lq.get(lq, 0)
         per_lq[lq] = lq_index + 1
@@ -108,7 +108,7 @@ class StatusFieldPublisher(Publisher):
         """Queue the writes the latest change needs; returns how many positions changed."""
         changed = 0
         for cq in self.changed_queues():
-            for key, in_cq, in_lq, _ in ordered_positions(self.manager, cq):
+            for key, in_cq, in_lq, _ in ordered_positions(self.pending, cq):
                 if self.published.get(key) != (in_cq, in_lq):
                     earlier = self.backlog.get(key)
                     self.backlog[key] = (in_cq, in_lq, min(since, earlier[2]) if earlier else since)
@@ -167,7 +167,7 @@ class SingleObjectPublisher(Publisher):
 
     def document(self, cq: str) -> dict:
         entries = [{"name": w.name, "namespace": w.namespace, "localQueue": w.queue_name, "priority": w.priority,
-                    "positionInLocalQueue": in_lq} for _, _, in_lq, w in ordered_positions(self.manager, cq)]
+                    "positionInLocalQueue": in_lq} for _, _, in_lq, w in ordered_positions(self.pending, cq)]
         return {"apiVersion": POSITIONS_API, "kind": "QueuePositions", "metadata": {"name": cq},
                 "clusterQueue": cq, "pending": len(entries), "positions": entries}
 
@@ -222,8 +222,8 @@ class TopNPublisher(Publisher):
 
     async def refresh(self, since: float) -> None:
         coverage = 1.0
-        for cq in self.manager.cluster_queue_names():
-            pending = self.manager.pending_in_order(cq)
+        for cq in self.pending.cluster_queue_names():
+            pending = self.pending.pending_in_order(cq)
             head = [{"name": w.name, "namespace": w.namespace} for w in pending[: self.settings.topn]]
             if pending:
                 coverage = min(coverage, len(head) / len(pending))
@@ -271,6 +271,6 @@ PUBLISHERS = {
 }
 
 
-def create(strategy: str, manager: QueueManager, client: kube.KubeClient, metrics: metering.PublishMetrics,
+def create(strategy: str, pending: PendingReader, client: kube.KubeClient, metrics: metering.PublishMetrics,
            settings: strategies.PublishSettings) -> Publisher:
-    return PUBLISHERS[strategies.get(strategy).name](manager, client, metrics, settings)
+    return PUBLISHERS[strategies.get(strategy).name](pending, client, metrics, settings)

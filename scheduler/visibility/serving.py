@@ -14,7 +14,7 @@ from aiohttp import web
 
 from scheduler.controller import metering
 from scheduler.core import positions
-from scheduler.core.queues import QueueManager
+from scheduler.core.pendingreading import PendingReader
 from scheduler.kube import client as kube
 from scheduler.visibility import authn, authz, documents, pagecache
 
@@ -46,10 +46,10 @@ def _json(body: dict, status: int = 200) -> web.Response:
 
 
 class VisibilityServer:
-    def __init__(self, manager: QueueManager, request_header: authn.RequestHeaderConfig, authorizer,
+    def __init__(self, pending: PendingReader, request_header: authn.RequestHeaderConfig, authorizer,
                  metrics: metering.SchedulerMetrics, clock=time.perf_counter,
                  page_cache: pagecache.PageCache | None = None) -> None:
-        self.manager = manager
+        self.pending = pending
         self.page_cache = page_cache if page_cache is not None else pagecache.PageCache()
         self.request_header = request_header
         self.authorizer = authorizer
@@ -144,7 +144,7 @@ class VisibilityServer:
         denied = await self._authorize(request, authz.Attributes("clusterqueues", name, subresource=""))
         if denied:
             return denied
-        if name not in self.manager.cluster_queue_names():
+        if name not in self.pending.cluster_queue_names():
             return _json(documents.status(404, f'clusterqueues.{documents.GROUP} "{name}" not found'), 404)
         return _json(documents.queue_object(version, "ClusterQueue", name))
 
@@ -153,7 +153,7 @@ class VisibilityServer:
         denied = await self._authorize(request, authz.Attributes("localqueues", name, namespace, subresource=""))
         if denied:
             return denied
-        if (namespace, name) not in self.manager.local_queues:
+        if not self.pending.has_local_queue(namespace, name):
             return _json(documents.status(404, f'localqueues.{documents.GROUP} "{name}" not found'), 404)
         return _json(documents.queue_object(version, "LocalQueue", name, namespace))
 
@@ -188,12 +188,12 @@ class VisibilityServer:
         name = request.match_info["name"]
         return await self._pending(
             request, "clusterqueue", authz.Attributes("clusterqueues", name),
-            lambda offset, limit: self.manager.summary_for_cluster_queue(name, offset or 0, limit or 1000),
-            lambda: self.manager.generation(name))
+            lambda offset, limit: self.pending.summary_for_cluster_queue(name, offset or 0, limit or 1000),
+            lambda: self.pending.generation(name))
 
     async def local_queue_pending(self, request: web.Request) -> web.Response:
         name, namespace = request.match_info["name"], request.match_info["namespace"]
         return await self._pending(
             request, "localqueue", authz.Attributes("localqueues", name, namespace),
-            lambda offset, limit: self.manager.summary_for_local_queue(namespace, name, offset or 0, limit or 1000),
-            lambda: self.manager.local_queue_generation(namespace, name))
+            lambda offset, limit: self.pending.summary_for_local_queue(namespace, name, offset or 0, limit or 1000),
+            lambda: self.pending.local_queue_generation(namespace, name))

@@ -24,16 +24,15 @@ def test_a_head_in_a_cohort_cycle_is_told_its_queue_is_inactive():
         manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).cohort("a").obj())
         manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
         controller = controlling.Controller(client, manager, metering.SchedulerMetrics())
-        handlers = controller._handlers()
+        handlers = controller.informer_handlers()
         handlers["cohorts"][0]([_cohort("a", "b"), _cohort("b", "a")])
         handlers["namespaces"][0]([_namespace("team")])
         handlers["workloads"][0]([_workload()])
         for _ in range(3):
             controller.run_cycle()
             await asyncio.sleep(0)
-        if controller._tasks:
-            await asyncio.wait(list(controller._tasks), timeout=5)
-        assert manager.cohort_in_cycle("a")
+        await controller.settle(timeout=5)
+        assert manager.cache.quotas.cohort_in_cycle("a")
 
     asyncio.run(scenario())
     ((method, _, body),) = client.requests

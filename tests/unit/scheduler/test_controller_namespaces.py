@@ -57,14 +57,13 @@ def _run(workload: dict, namespace: dict, cycles: int = 2,
                                   .namespaces({"matchLabels": {"team": "a"}}).obj())
         manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
         controller = controlling.Controller(client, manager, metering.SchedulerMetrics(), settings=settings)
-        handlers = controller._handlers()
+        handlers = controller.informer_handlers()
         handlers["namespaces"][0]([namespace])
         handlers["workloads"][0]([workload])
         for _ in range(cycles):
             await controller.cycle()
             await asyncio.sleep(0)
-        if controller._tasks:
-            await asyncio.wait(list(controller._tasks), timeout=5)
+        await controller.settle(timeout=5)
         return controller
 
     asyncio.run(scenario())
@@ -104,13 +103,13 @@ def test_namespaces_are_listed_watched_and_forgotten_on_relist():
     async def make():
         return controlling.Controller(None, QueueManager(), metering.SchedulerMetrics())
     controller = asyncio.run(make())
-    on_list, on_event = controller._handlers()["namespaces"]
+    on_list, on_event = controller.informer_handlers()["namespaces"]
     on_list([_namespace("a", team="a"), _namespace("b")])
-    assert controller.manager.namespace_labels == {"a": {"team": "a"}, "b": {}}
+    assert controller.manager.namespaces.labels == {"a": {"team": "a"}, "b": {}}
     on_event("MODIFIED", _namespace("b", team="b"))
-    assert controller.manager.namespace_labels["b"] == {"team": "b"}
+    assert controller.manager.namespaces.labels["b"] == {"team": "b"}
     on_list([_namespace("b", team="b")])
-    assert set(controller.manager.namespace_labels) == {"b"}
+    assert set(controller.manager.namespaces.labels) == {"b"}
     assert controlling.PATHS["namespaces"] == "/api/v1/namespaces"
 
 
@@ -136,8 +135,8 @@ def test_pending_reasons_are_written_before_the_cycle_returns():
         manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).obj())
         manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
         controller = controlling.Controller(client, manager, metering.SchedulerMetrics(), settings=EVERY_HEAD)
-        controller._handlers()["workloads"][0]([client.workload])
+        controller.informer_handlers()["workloads"][0]([client.workload])
         await controller.cycle()
-        return len(client.requests), len(controller._tasks)
+        return len(client.requests), controller.writes_in_flight
 
     assert asyncio.run(scenario()) == (1, 0), "written in the cycle, not left in the background"

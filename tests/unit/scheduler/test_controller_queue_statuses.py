@@ -38,11 +38,11 @@ def test_many_queues_are_written_a_few_at_a_time_and_each_queue_once_with_its_la
         controller = controlling.Controller(api, QueueManager(), metering.SchedulerMetrics(), settings=settings)
         for round_ in range(2):  # the second round comes before the first is written: it replaces it
             for q in range(200):
-                controller._write_queue_status_if_changed(f"cq-{q}", f"/cq/cq-{q}", "ClusterQueue", f"cq-{q}", None,
-                                                          _status(round_))
-        workers = [asyncio.create_task(controller._queue_status_worker()) for _ in range(4)]
+                controller.request_queue_status(f"cq-{q}", f"/cq/cq-{q}", "ClusterQueue", f"cq-{q}", None,
+                                                _status(round_))
+        workers = [asyncio.create_task(controller.queue_status_worker()) for _ in range(4)]
         for _ in range(2000):
-            if len(api.bodies) >= 200 and not len(controller._queue_statuses):
+            if len(api.bodies) >= 200 and not controller.queue_statuses_waiting:
                 break
             await asyncio.sleep(0.001)
         for worker in workers:

@@ -44,22 +44,22 @@ def _controller() -> tuple[controlling.Controller, dict]:
     async def make():  # asyncio primitives want a running loop on 3.11's first use
         return controlling.Controller(None, QueueManager(), metering.SchedulerMetrics())
     controller = asyncio.run(make())
-    return controller, controller._handlers()
+    return controller, controller.informer_handlers()
 
 
 def test_a_relist_forgets_workloads_deleted_while_the_watch_was_down():
     controller, handlers = _controller()
     on_list, on_event = handlers["workloads"]
     on_list([_workload("a", admitted=True), _workload("b", admitted=True), _workload("c", admitted=False)])
-    assert controller.manager.admitted(("team", "a")) is not None
+    assert controller.manager.cache.admitted(("team", "a")) is not None
     assert controller.manager.workload(("team", "c")) is not None
     on_list([_workload("b", admitted=True)])  # a and c were deleted during the gap
-    assert controller.manager.admitted(("team", "a")) is None
+    assert controller.manager.cache.admitted(("team", "a")) is None
     assert controller.manager.workload(("team", "c")) is None
-    assert controller.manager.admitted(("team", "b")) is not None
+    assert controller.manager.cache.admitted(("team", "b")) is not None
     on_event("DELETED", _workload("b", admitted=True))
     on_list([])
-    assert controller.manager.admitted(("team", "b")) is None
+    assert controller.manager.cache.admitted(("team", "b")) is None
 
 
 def test_a_relist_forgets_queue_objects_deleted_while_the_watch_was_down():
@@ -96,11 +96,11 @@ def test_a_write_response_older_than_the_watch_does_not_take_back_a_release():
     controller, handlers = _controller()
     on_list, on_event = handlers["workloads"]
     on_list([_versioned(5, admitted=True, conditions=[RESERVED])])
-    assert controller.manager.admitted(KEY) is not None
+    assert controller.manager.cache.admitted(KEY) is not None
     # The generator's release (version 8) is delivered before our eviction's response (version 7).
     on_event("MODIFIED", _versioned(8, admitted=False, conditions=[RELEASED, EVICTED]))
-    controller._apply_workload(_versioned(7, admitted=True, conditions=[RESERVED, EVICTED]), from_write=True)
-    assert controller.manager.admitted(KEY) is None
+    controller.take_write_response(_versioned(7, admitted=True, conditions=[RESERVED, EVICTED]))
+    assert controller.manager.cache.admitted(KEY) is None
     assert controller.manager.workload(KEY) is not None  # pending again, as the API says
 
 
@@ -108,11 +108,11 @@ def test_a_watch_event_older_than_a_write_response_does_not_undo_the_write():
     controller, handlers = _controller()
     on_list, on_event = handlers["workloads"]
     on_list([_versioned(5, admitted=True, conditions=[RESERVED])])
-    controller._apply_workload(_versioned(7, admitted=False, conditions=[RELEASED, EVICTED]), from_write=True)
+    controller.take_write_response(_versioned(7, admitted=False, conditions=[RELEASED, EVICTED]))
     on_event("MODIFIED", _versioned(6, admitted=True, conditions=[RESERVED]))  # an event from before our write
-    assert controller.manager.admitted(KEY) is None
+    assert controller.manager.cache.admitted(KEY) is None
     on_event("MODIFIED", _versioned(9, admitted=True, conditions=[RESERVED]))  # a later admission is taken in
-    assert controller.manager.admitted(KEY) is not None
+    assert controller.manager.cache.admitted(KEY) is not None
 
 
 class HeldWrites:
@@ -138,18 +138,18 @@ def _admitting(answer) -> tuple[bool, bool]:
         manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
         client = HeldWrites()
         controller = controlling.Controller(client, manager, metering.SchedulerMetrics())
-        on_list, on_event = controller._handlers()["workloads"]
+        on_list, on_event = controller.informer_handlers()["workloads"]
         on_list([_versioned(5, admitted=False, conditions=[])])
         controller.run_cycle()
         await asyncio.sleep(0)
-        assert manager.admitted(KEY) is not None and len(client.answers) == 1
+        assert manager.cache.admitted(KEY) is not None and len(client.answers) == 1
         positioned = _versioned(6, admitted=False, conditions=[])
         positioned["status"]["positionInClusterQueue"] = 0
         on_event("MODIFIED", positioned)
-        during = manager.admitted(KEY) is not None
+        during = manager.cache.admitted(KEY) is not None
         answer(client.answers[0])
-        await asyncio.wait(list(controller._tasks), timeout=5)
-        return during, manager.admitted(KEY) is not None
+        await controller.settle(timeout=5)
+        return during, manager.cache.admitted(KEY) is not None
 
     return asyncio.run(scenario())
 
@@ -174,7 +174,7 @@ def test_the_cycle_log_gives_a_cohort_as_the_queues_hold_it():
         manager.add_cluster_queue(ClusterQueueBuilder("elsewhere").flavors(("default", {"cpu": "4"})).obj())
         admit(manager, WorkloadBuilder("running").priority(5).request(cpu="3").obj(), "cq-b")
         controller = controlling.Controller(None, manager, metering.SchedulerMetrics())
-        return controller._cohort_state("cq-a")
+        return controller.cohort_state("cq-a")
 
     state = asyncio.run(scenario())
     assert state == {"cq-a": [], "cq-b": [["running", 5, {"default/cpu": 3000}, False]]}

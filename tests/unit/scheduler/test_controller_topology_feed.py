@@ -34,14 +34,14 @@ def test_listed_and_watched_nodes_reach_the_tree_and_a_node_not_ready_leaves_it(
     manager, feed, touched = _feed()
     feed._list_topologies([_topology("rack", "kubernetes.io/hostname")])
     feed._list_nodes([_node("a", rack="r1"), _node("b", rack="r1"), _node("c", ready=False, rack="r2")])
-    assert sorted(manager.topologies.tree("tas").leaves) == ["a", "b"]
+    assert sorted(manager.cache.topologies.tree("tas").leaves) == ["a", "b"]
     feed._node_event("MODIFIED", _node("a", ready=False, rack="r1"))
     feed._node_event("ADDED", _node("d", rack="r2"))
     feed._node_event("DELETED", _node("b", rack="r1"))
-    assert sorted(manager.topologies.tree("tas").leaves) == ["d"]
+    assert sorted(manager.cache.topologies.tree("tas").leaves) == ["d"]
     # A relist drops what the watch missed.
     feed._list_nodes([_node("e", rack="r3")])
-    assert sorted(manager.topologies.tree("tas").leaves) == ["e"]
+    assert sorted(manager.cache.topologies.tree("tas").leaves) == ["e"]
     assert touched
 
 
@@ -55,7 +55,7 @@ def test_a_flavor_whose_levels_no_node_has_is_logged_once(caplog):
     assert warnings == ["ResourceFlavor tas: no Ready node has every level of Topology dc "
                         "(block, kubernetes.io/hostname)"]
     feed._topology_event("MODIFIED", _topology("rack", "kubernetes.io/hostname"))
-    assert manager.topologies.flavors_without_nodes() == []
+    assert manager.cache.topologies.flavors_without_nodes() == []
 
 
 def test_a_queue_with_a_tas_flavor_waits_for_the_first_node_list_rather_than_deciding_on_no_nodes():

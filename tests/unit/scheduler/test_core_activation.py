@@ -20,7 +20,7 @@ def _manager():
 
 
 def _names(manager):
-    return [i.name for i in manager.summary_for_cluster_queue("cq")]
+    return [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")]
 
 
 def test_stopping_a_pending_workload_takes_it_out_of_the_queue_and_resume_puts_it_back():
@@ -28,8 +28,8 @@ def test_stopping_a_pending_workload_takes_it_out_of_the_queue_and_resume_puts_i
     nxt = manager.workload(("ns", "next"))
     manager.update_workload(dataclasses.replace(nxt, active=False))
     assert _names(manager) == ["last"]
-    assert manager.position_of(("ns", "next")) is None
-    assert manager.pending_count("cq") == 1
+    assert manager.pending_lists.position_of(("ns", "next")) is None
+    assert manager.pending_lists.pending_count("cq") == 1
     manager.update_workload(dataclasses.replace(nxt, active=True))
     assert _names(manager) == ["next", "last"], "it keeps its place by creation time"
 
@@ -39,8 +39,8 @@ def test_stopping_an_admitted_workload_releases_its_quota_at_once():
     assert [d.workload.name for d in run_cycle(manager, now=10)] == ["next"]  # parked: no room
     running = manager.workload(("ns", "running"))
     manager.update_workload(dataclasses.replace(running, active=False))
-    assert manager.admitted(("ns", "running")) is None
-    assert list(manager.admitted_in(["cq"])) == []
+    assert manager.cache.admitted(("ns", "running")) is None
+    assert list(manager.cache.admitted_in(["cq"])) == []
     decisions = run_cycle(manager, now=11)
     assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "next")]
 
@@ -49,7 +49,7 @@ def test_an_inactive_workload_is_never_admitted():
     manager = manager_with(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).obj())
     manager.add_workload(dataclasses.replace(WorkloadBuilder("w").obj(), active=False))
     assert run_cycle(manager, now=1) == []
-    assert manager.pending_count("cq") == 0
+    assert manager.pending_lists.pending_count("cq") == 0
 
 
 def test_cancelled_admission_of_a_workload_stopped_meanwhile_does_not_requeue_it():
@@ -59,7 +59,7 @@ def test_cancelled_admission_of_a_workload_stopped_meanwhile_does_not_requeue_it
     admitted = manager.workload(("ns", "w"))
     manager.update_workload(dataclasses.replace(admitted, active=False))
     manager.cancel_admission(("ns", "w"))
-    assert manager.pending_count("cq") == 0
+    assert manager.pending_lists.pending_count("cq") == 0
 
 
 _ADMITTED = WorkloadBuilder("w").obj()

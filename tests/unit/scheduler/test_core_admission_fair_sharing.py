@@ -274,7 +274,7 @@ def _afs_manager(initial_usage, positions="indexed"):
     for lq in ("lq-a", "lq-b", "lq-c"):
         manager.add_local_queue(kinds.LocalQueue("default", lq, "cq1"))
     for lq, cpu in initial_usage.items():
-        manager.admission_fairness.usages.initialize(("default", lq), {"cpu": q(cpu)}, NOW)
+        manager.cache.admission_fairness.usages.initialize(("default", lq), {"cpu": q(cpu)}, NOW)
     return manager
 
 
@@ -316,7 +316,7 @@ def test_schedule_admits_workload_from_lq_b_with_uninitialized_cache():
 def test_without_the_admission_mode_the_queue_keeps_its_usual_order():
     """'without AFS: classic admission decision ignores queue usage' (here: the ClusterQueue does not ask)."""
     manager = _afs_manager({"lq-a": "8", "lq-b": "2"})
-    cq = manager.quotas.cluster_queues["cq1"]
+    cq = manager.cache.quotas.cluster_queues["cq1"]
     manager.add_cluster_queue(kinds.ClusterQueue(**{**{f: getattr(cq, f) for f in cq.__slots__},
                                                     "usage_based_admission": False}))
     assert _cycles(manager, [_wl("wl-a1", "lq-a", 0, "8"), _wl("wl-b1", "lq-b", 1, "8")], 2) == ["wl-a1"]
@@ -328,35 +328,35 @@ def test_visibility_positions_follow_local_queue_usage_whatever_the_strategy(pos
     for workload in [_wl("a1", "lq-a", 0, "16"), _wl("b1", "lq-b", 1, "16"), _wl("c1", "lq-c", 2, "16"),
                      _wl("b2", "lq-b", 3, "16")]:
         manager.add_workload(workload)
-    assert [w.name for w in manager.pending_in_order("cq1")] == ["b1", "b2", "c1", "a1"]
-    page = manager.summary_for_cluster_queue("cq1")
+    assert [w.name for w in manager.pending_lists.pending_in_order("cq1")] == ["b1", "b2", "c1", "a1"]
+    page = manager.pending_lists.summary_for_cluster_queue("cq1")
     assert [(i.name, i.position_in_cluster_queue, i.position_in_local_queue) for i in page] == \
         [("b1", 0, 0), ("b2", 1, 1), ("c1", 2, 0), ("a1", 3, 0)]
-    assert [(i.name, i.position_in_cluster_queue) for i in manager.summary_for_local_queue("default", "lq-b")] == \
-        [("b1", 0), ("b2", 1)]
-    assert manager.position_of(("default", "a1")) == (3, 0)
+    page = manager.pending_lists.summary_for_local_queue("default", "lq-b")
+    assert [(i.name, i.position_in_cluster_queue) for i in page] == [("b1", 0), ("b2", 1)]
+    assert manager.pending_lists.position_of(("default", "a1")) == (3, 0)
 
 
 def test_a_sample_that_moves_the_order_renews_the_queues_generation():
     manager = _afs_manager({"lq-a": "8", "lq-b": "2"})
     manager.add_workload(_wl("a1", "lq-a", 0, "16"))
     assert set(manager.sample_local_queues(NOW)) == {("default", "lq-c")}  # first sight of lq-c only
-    before = manager.generation("cq1")
+    before = manager.pending_lists.generation("cq1")
     assert manager.sample_local_queues(NOW + 0.5) == {}  # no workload event, interval not passed
-    assert manager.generation("cq1") == before
+    assert manager.pending_lists.generation("cq1") == before
     written = manager.sample_local_queues(NOW + 1.0)
     # 1 s of a 10 s half-life towards no admitted usage: 8 cpu -> 7464m (truncated), 2 -> 1866m
     assert written[("default", "lq-a")] == {"cpu": 7464} and written[("default", "lq-b")] == {"cpu": 1866}
-    assert manager.generation("cq1") != before
+    assert manager.pending_lists.generation("cq1") != before
 
 
 def test_admitted_usage_is_folded_per_local_queue_and_released_when_the_workload_leaves():
     manager = _afs_manager({})
     manager.sample_local_queues(NOW)  # first sight: every LocalQueue starts at its admitted usage (none)
     assert _cycles(manager, [_wl("a1", "lq-a", 0, "4")], 1) == ["a1"]
-    assert manager.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": q("4")}
+    assert manager.cache.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": q("4")}
     manager.mark_finished(("default", "a1"))
-    assert manager.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": 0}
+    assert manager.cache.admission_fairness.admitted_usage(("default", "lq-a")) == {"cpu": 0}
 
 
 # -- preemption candidates (TestCandidatesOrdering) -------------------------------------------------
@@ -399,7 +399,7 @@ def test_within_cluster_queue_preemption_takes_from_the_busier_local_queue_first
                                                     "usage_based_admission": True}))
     for lq in ("lq-a", "lq-b", "lq-c"):
         manager.add_local_queue(kinds.LocalQueue("default", lq, "cq"))
-    manager.admission_fairness.usages.initialize(("default", "lq-a"), {"cpu": q("30")}, NOW)
+    manager.cache.admission_fairness.usages.initialize(("default", "lq-a"), {"cpu": q("30")}, NOW)
     # admit() dates the admission at creation: y is the most recently admitted
     admit(manager, WorkloadBuilder("x", "default").queue("lq-a").created(NOW).request(cpu="2").obj(), "cq")
     admit(manager, WorkloadBuilder("y", "default").queue("lq-b").created(NOW + 5).request(cpu="2").obj(), "cq")
@@ -437,7 +437,7 @@ def test_no_fair_sharing_status_where_the_cluster_queue_does_not_order_by_usage(
     from scheduler.core import queuestatus
 
     manager = _afs_manager({"lq-a": "8"})
-    cq = manager.quotas.cluster_queues["cq1"]
+    cq = manager.cache.quotas.cluster_queues["cq1"]
     manager.add_cluster_queue(kinds.ClusterQueue(**{**{f: getattr(cq, f) for f in cq.__slots__},
                                                     "usage_based_admission": False}))
     _, local_queues = queuestatus.queue_statuses(manager)
@@ -458,11 +458,11 @@ def test_the_head_is_the_first_of_the_positions_and_pages_agree(pending, usage, 
     for i, (lq, priority, created) in enumerate(pending):
         manager.add_workload(WorkloadBuilder(f"w{i}", "default").queue(lq).priority(priority).created(NOW + created)
                              .uid(f"u{i:02d}").request(cpu="16").obj())
-    order = [w.name for w in manager.pending_in_order("cq1")]
+    order = [w.name for w in manager.pending_lists.pending_in_order("cq1")]
     [(_, head)] = manager.heads()
     assert head.name == order[0]
-    assert [i.name for i in manager.summary_for_cluster_queue("cq1")] == order
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq1")] == order
     for lq in ("lq-a", "lq-b", "lq-c"):
-        mine = [i.name for i in manager.summary_for_local_queue("default", lq)]
+        mine = [i.name for i in manager.pending_lists.summary_for_local_queue("default", lq)]
         assert mine == [name for name in order if manager.workload(("default", name)).queue_name == lq]
-    assert [manager.position_of(("default", name))[0] for name in order] == list(range(len(order)))
+    assert [manager.pending_lists.position_of(("default", name))[0] for name in order] == list(range(len(order)))

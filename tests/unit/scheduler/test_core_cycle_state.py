@@ -36,7 +36,7 @@ def test_the_next_cycle_resumes_the_flavor_search_where_it_stopped(strict):
     (first,) = run_cycle(manager, now=10)
     assert isinstance(first, Wait) and not first.blocks
     assert first.last_assignment == LastAssignment(({"cpu": 0}, {"cpu": -1}))
-    assert manager.last_assignment("cq", ("ns", "job")) == first.last_assignment
+    assert _last_search(manager) == first.last_assignment
     (second,) = run_cycle(manager, now=11)
     assert isinstance(second, Admit)
     assert [a.flavors for a in second.admission.pod_set_assignments] == [{"cpu": "big"}, {"cpu": "small"}]
@@ -52,7 +52,7 @@ def test_an_admitted_workload_leaving_the_queue_restarts_the_search():
     manager = _two_pod_sets_in_two_flavors()
     run_cycle(manager, now=10)
     manager.mark_finished(("ns", "running"))
-    assert manager.last_assignment("cq", ("ns", "job")) is None
+    assert _last_search(manager) is None
     (decision,) = run_cycle(manager, now=11)
     assert [a.flavors for a in decision.admission.pod_set_assignments] == [{"cpu": "small"}, {"cpu": "big"}]
 
@@ -100,9 +100,9 @@ def test_with_preserve_scan_progress_a_search_one_cycle_old_outlives_a_quota_cha
     (first,) = run_cycle(manager, now=10)
     manager.mark_finished(("ns", "running"))
     manager.cycle += 1  # the next cycle
-    assert manager.last_assignment("cq", ("ns", "job")) == first.last_assignment
+    assert _last_search(manager) == first.last_assignment
     manager.cycle += 1  # two cycles on
-    assert manager.last_assignment("cq", ("ns", "job")) is None
+    assert _last_search(manager) is None
 
 
 def test_a_search_with_no_flavor_left_parks_the_head():
@@ -112,7 +112,7 @@ def test_a_search_with_no_flavor_left_parks_the_head():
     decisions = run_cycle(manager, now=10)
     assert _summary(decisions) == [("Park", "hog")]
     assert decisions[0].last_assignment == LastAssignment(({},))
-    assert manager.is_parked(("ns", "hog"))
+    assert manager.pending_lists.is_parked(("ns", "hog"))
 
 
 def _preemptor_waiting_for_its_eviction(strict=False, positions="indexed"):
@@ -166,16 +166,16 @@ def test_the_sticky_preemptor_is_listed_first(positions):
     # Kueue's visibility API sorts by the queue order, sticky first (cluster_queue.go, baseCompareFunc):
     # 'mid' waits for its eviction ahead of 'high', whose priority alone would put it first.
     manager = _preemptor_waiting_for_its_eviction(positions=positions)
-    assert [item.name for item in manager.summary_for_cluster_queue("cq")] == ["mid", "high"]
-    assert [item.name for item in manager.summary_for_cluster_queue("cq", offset=1, limit=1)] == ["high"]
-    assert [item.name for item in manager.summary_for_local_queue("ns", "lq")] == ["mid", "high"]
-    assert manager.position_of(("ns", "mid")) == (0, 0)
-    assert manager.position_of(("ns", "high")) == (1, 1)
+    assert [item.name for item in manager.pending_lists.summary_for_cluster_queue("cq")] == ["mid", "high"]
+    assert [item.name for item in manager.pending_lists.summary_for_cluster_queue("cq", offset=1, limit=1)] == ["high"]
+    assert [item.name for item in manager.pending_lists.summary_for_local_queue("ns", "lq")] == ["mid", "high"]
+    assert manager.pending_lists.position_of(("ns", "mid")) == (0, 0)
+    assert manager.pending_lists.position_of(("ns", "high")) == (1, 1)
 
 
 def test_a_strict_fifo_queue_lists_by_priority():
     manager = _preemptor_waiting_for_its_eviction(strict=True)
-    assert [item.name for item in manager.summary_for_cluster_queue("cq")] == ["high", "mid"]
+    assert [item.name for item in manager.pending_lists.summary_for_cluster_queue("cq")] == ["high", "mid"]
 
 
 def test_deleting_a_flavor_retries_the_parked_workloads_of_the_queues_that_use_it():
@@ -185,8 +185,13 @@ def test_deleting_a_flavor_retries_the_parked_workloads_of_the_queues_that_use_i
     manager = _two_pod_sets_in_two_flavors()
     manager.add_workload(WorkloadBuilder("hog").priority(9).request(cpu="5").obj())
     run_cycle(manager, now=10)
-    assert manager.is_parked(("ns", "hog"))
+    assert manager.pending_lists.is_parked(("ns", "hog"))
     manager.delete_resource_flavor("unused")
-    assert manager.is_parked(("ns", "hog")), "a flavor no queue uses retries nothing"
+    assert manager.pending_lists.is_parked(("ns", "hog")), "a flavor no queue uses retries nothing"
     manager.delete_resource_flavor("big")
-    assert not manager.is_parked(("ns", "hog"))
+    assert not manager.pending_lists.is_parked(("ns", "hog"))
+
+
+def _last_search(manager):
+    """Where job's last flavor search in cq stopped, as the next cycle would read it."""
+    return manager.pending_lists.last_assignment("cq", ("ns", "job"), manager.cycle, manager.preserve_scan_progress)

@@ -15,7 +15,7 @@ def _manager():
         manager.add_workload(WorkloadBuilder(f"w{i}").queue(lq).created(i).obj())
     for _ in range(4):
         run_cycle(manager, now=10)
-    assert len(list(manager.admitted_in(["cq"]))) == 4
+    assert len(list(manager.cache.admitted_in(["cq"]))) == 4
     return manager
 
 
@@ -25,7 +25,7 @@ def _targets(manager):
 
 def test_hold_evicts_nothing():
     manager = _manager()
-    cq = manager.quotas.cluster_queues["cq"]
+    cq = manager.cache.quotas.cluster_queues["cq"]
     manager.update_cluster_queue(dataclasses.replace(cq, stopped=True))
     manager.update_local_queue(kinds.LocalQueue("ns", "lq-a", "cq", stopped=True))
     assert _targets(manager) == []
@@ -33,7 +33,7 @@ def test_hold_evicts_nothing():
 
 def test_hold_and_drain_of_a_cluster_queue_evicts_all_its_admitted():
     manager = _manager()
-    cq = manager.quotas.cluster_queues["cq"]
+    cq = manager.cache.quotas.cluster_queues["cq"]
     manager.update_cluster_queue(dataclasses.replace(cq, stopped=True, drain=True))
     assert _targets(manager) == [(f"w{i}", "ClusterQueueStopped") for i in range(4)]
 
@@ -42,7 +42,7 @@ def test_a_draining_local_queue_evicts_only_its_own_and_names_itself_first():
     manager = _manager()
     manager.update_local_queue(kinds.LocalQueue("ns", "lq-b", "cq", stopped=True, drain=True))
     assert _targets(manager) == [("w2", "LocalQueueStopped"), ("w3", "LocalQueueStopped")]
-    cq = manager.quotas.cluster_queues["cq"]
+    cq = manager.cache.quotas.cluster_queues["cq"]
     manager.update_cluster_queue(dataclasses.replace(cq, stopped=True, drain=True))
     assert dict(_targets(manager))["w2"] == "LocalQueueStopped", "the LocalQueue is checked first"
     assert dict(_targets(manager))["w0"] == "ClusterQueueStopped"
@@ -51,7 +51,7 @@ def test_a_draining_local_queue_evicts_only_its_own_and_names_itself_first():
 def test_requeue_resumes_only_once_the_stopped_queue_is_running_again():
     manager = _manager()
     held = dataclasses.replace(manager.workload(("ns", "w0")), admission=None, requeue_held_by="ClusterQueueStopped")
-    cq = manager.quotas.cluster_queues["cq"]
+    cq = manager.cache.quotas.cluster_queues["cq"]
     manager.update_cluster_queue(dataclasses.replace(cq, stopped=True, drain=True))
     assert draining.restart_for(held, manager) is None
     manager.update_cluster_queue(cq)
@@ -88,11 +88,11 @@ def test_a_held_requeue_keeps_the_workload_pending_and_positioned_but_never_admi
     held = dataclasses.replace(WorkloadBuilder("held").created(1).obj(), requeue_held_by="ClusterQueueStopped")
     manager.add_workload(held)
     manager.add_workload(WorkloadBuilder("other").created(2).obj())
-    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["held", "other"]
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")] == ["held", "other"]
     assert [d.workload.name for d in run_cycle(manager, now=1)] == ["other"]
     manager.mark_finished(("ns", "other"))  # capacity changes: parked ones return, held ones do not
     assert run_cycle(manager, now=2) == []
-    assert manager.pending_count("cq") == 1
+    assert manager.pending_lists.pending_count("cq") == 1
     manager.update_workload(dataclasses.replace(held, requeue_held_by=""))  # Requeued=True written
     assert [d.workload.name for d in run_cycle(manager, now=3)] == ["held"]
 

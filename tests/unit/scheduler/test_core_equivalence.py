@@ -29,7 +29,7 @@ def test_a_parked_head_parks_the_workloads_of_its_shape():
     manager = _full_queue(hashing=True)
     assert _summary(run_cycle(manager, now=10)) == [("Park", "other")]
     assert _summary(run_cycle(manager, now=11)) == [("Park", "big-1")]
-    assert manager.is_parked(("ns", "big-2"))  # parked with big-1, never tried
+    assert manager.pending_lists.is_parked(("ns", "big-2"))  # parked with big-1, never tried
     assert _summary(run_cycle(manager, now=12)) == [("Admit", "small")]
 
 
@@ -44,14 +44,14 @@ def test_a_workload_of_a_parked_shape_arriving_before_the_retry_is_parked_at_onc
     for t in (10, 11):
         run_cycle(manager, now=t)
     manager.add_workload(WorkloadBuilder("big-3").created(5).request(cpu="2").obj())
-    assert manager.is_parked(("ns", "big-3"))
+    assert manager.pending_lists.is_parked(("ns", "big-3"))
     manager.add_workload(WorkloadBuilder("tiny").created(6).request(cpu="500m").obj())
-    assert not manager.is_parked(("ns", "tiny"))  # another shape
+    assert not manager.pending_lists.is_parked(("ns", "tiny"))  # another shape
     # Capacity changes: every parked workload returns and the parked shapes are forgotten.
     manager.mark_finished(("ns", "running"))
-    assert not any(manager.is_parked(("ns", name)) for name in ("other", "big-1", "big-2", "big-3"))
+    assert not any(manager.pending_lists.is_parked(("ns", name)) for name in ("other", "big-1", "big-2", "big-3"))
     manager.add_workload(WorkloadBuilder("big-4").created(7).request(cpu="2").obj())
-    assert not manager.is_parked(("ns", "big-4"))
+    assert not manager.pending_lists.is_parked(("ns", "big-4"))
 
 
 @pytest.mark.parametrize("strict", [True, False], ids=["StrictFIFO", "BestEffortFIFO"])
@@ -59,4 +59,4 @@ def test_only_best_effort_queues_park_by_shape(strict):
     manager = _full_queue(hashing=True, strict=strict)
     run_cycle(manager, now=10)
     run_cycle(manager, now=11)
-    assert manager.is_parked(("ns", "big-2")) is (not strict)
+    assert manager.pending_lists.is_parked(("ns", "big-2")) is (not strict)

@@ -230,9 +230,9 @@ def test_fair_preemption(queues, cohorts, admitted, incoming, strategies, want):
         manager.add_workload(dataclasses.replace(workload, admission=Admission(cq, (assignment,)), admitted_at=1.0))
     target, cpu = incoming
     preemptor = WorkloadBuilder("incoming").request(cpu=cpu).obj()
-    candidates = list(manager.admitted_in(manager.quotas.neighbours(target)))
-    targets = find_targets(preemptor, manager.quotas.cluster_queues[target], {CPU: q(cpu)}, {CPU}, candidates,
-                           manager.quotas, fair)
+    candidates = list(manager.cache.admitted_in(manager.cache.quotas.neighbours(target)))
+    targets = find_targets(preemptor, manager.cache.quotas.cluster_queues[target], {CPU: q(cpu)}, {CPU}, candidates,
+                           manager.cache.quotas, fair)
     assert {t.workload.name: t.reason.value for t in targets} == want
 
 
@@ -424,8 +424,8 @@ def test_the_incremental_tournament_picks_what_kueues_full_recompute_picks(seed)
             _admitted(manager, f"a{i}", q_.name, str(rng.randint(1, 3)))
     entries = [(q_.name, {CPU: q(str(rng.randint(1, 4)))}, (-rng.randint(0, 1), float(rng.randint(0, 3)), q_.name))
                for q_ in queues]
-    want = _kueue_order(entries, manager.quotas.copy())
-    work = manager.quotas.copy()
+    want = _kueue_order(entries, manager.cache.quotas.copy())
+    work = manager.cache.quotas.copy()
     got = []
     for cq, request, _ in fair_sharing_order(entries, work, lambda e: e):
         got.append(cq)

@@ -140,9 +140,9 @@ def _cyclic_manager():
 
 def test_a_cohort_cycle_parks_its_queues_heads_as_kueue_marks_them():
     manager = _cyclic_manager()
-    assert manager.cohort_in_cycle("x") and manager.cohort_in_cycle("y")
-    assert manager.cohort_in_cycle("z")  # its chain reaches the loop
-    assert not manager.cohort_in_cycle("free")
+    assert manager.cache.quotas.cohort_in_cycle("x") and manager.cache.quotas.cohort_in_cycle("y")
+    assert manager.cache.quotas.cohort_in_cycle("z")  # its chain reaches the loop
+    assert not manager.cache.quotas.cohort_in_cycle("free")
     decided = scheduling.run_cycle(manager, now=10.0)
     parked = {d.workload.name: d for d in decided if isinstance(d, decisions.Park)}
     assert set(parked) == {"wa", "wb"}
@@ -286,9 +286,9 @@ def test_hierarchical_preemption(cohorts, queues, admitted, incoming, want):
         _admit(manager, name, cq, priority, cpu)
     target, priority, cpu = incoming
     preemptor = WorkloadBuilder("in").priority(priority).created(5).request(cpu=cpu).obj()
-    cq = manager.quotas.cluster_queues[target]
-    candidates = list(manager.admitted_in(manager.quotas.neighbours(target)))
-    targets = find_targets(preemptor, cq, {CPU: q(cpu)}, {CPU}, candidates, manager.quotas)
+    cq = manager.cache.quotas.cluster_queues[target]
+    candidates = list(manager.cache.admitted_in(manager.cache.quotas.neighbours(target)))
+    targets = find_targets(preemptor, cq, {CPU: q(cpu)}, {CPU}, candidates, manager.cache.quotas)
     assert {t.workload.name: t.reason.value for t in targets} == want
 
 
@@ -303,8 +303,8 @@ def test_prefer_to_preempt_evicted_workloads():
     _admit(manager, "admitted_borrowing", "q_borrowing", -10, "1")
     _admit(manager, "evicted_same_cohort", "q_same_cohort", -1, "1", evicted=True)
     preemptor = WorkloadBuilder("in").priority(0).request(cpu="1").obj()
-    targets = find_targets(preemptor, manager.quotas.cluster_queues["q"], {CPU: q("1")}, {CPU},
-                           list(manager.admitted_in(manager.quotas.neighbours("q"))), manager.quotas)
+    targets = find_targets(preemptor, manager.cache.quotas.cluster_queues["q"], {CPU: q("1")}, {CPU},
+                           list(manager.cache.admitted_in(manager.cache.quotas.neighbours("q"))), manager.cache.quotas)
     assert [(t.workload.name, t.reason) for t in targets] == [
         ("evicted_same_cohort", PreemptionReason.IN_COHORT_RECLAIM_WHILE_BORROWING)]
 
@@ -352,7 +352,7 @@ def test_in_a_hierarchical_cohort_the_workload_borrowing_less_goes_first():
     decided = scheduling.run_cycle(manager, now=10.0)
     admitted = [d.workload.name for d in decided if isinstance(d, decisions.Admit)]
     assert admitted == ["new-near"]
-    assert manager.quotas.available("far", CPU) == q("4")
+    assert manager.cache.quotas.available("far", CPU) == q("4")
 
 
 def test_reclaim_through_the_tree_in_a_cycle():

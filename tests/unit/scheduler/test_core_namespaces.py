@@ -87,7 +87,7 @@ def test_a_head_from_an_unselected_namespace_is_parked_and_does_not_block(strict
     assert _summary(run_cycle(manager, now=11)) == [("Admit", "w-in")]
     assert not manager.has_work()
     # Still pending: listed, counted, first in the queue (Kueue lists its inadmissible workloads too).
-    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["w-out"]
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")] == ["w-out"]
     assert queue_statuses(manager)[0]["cq"].pending == 1
 
 
@@ -99,7 +99,7 @@ def test_a_release_of_quota_returns_what_did_not_fit_but_not_what_is_not_selecte
     assert _summary(run_cycle(manager, now=10)) == [("Park", "w-out")]
     assert _summary(run_cycle(manager, now=11)) == [("Park", "w-fit")]
     manager.mark_finished(("ns", "running"))
-    assert manager.is_parked(("other", "w-out")) and not manager.is_parked(("ns", "w-fit"))
+    assert manager.pending_lists.is_parked(("other", "w-out")) and not manager.pending_lists.is_parked(("ns", "w-fit"))
     assert _summary(run_cycle(manager, now=12)) == [("Admit", "w-fit")]
 
 
@@ -126,8 +126,8 @@ def _parked_in_a_cohort():
 def test_a_label_change_that_selects_the_namespace_unparks_the_cohort(labels, unparked):
     manager = _parked_in_a_cohort()
     manager.update_namespace(kinds.Namespace("other", labels))
-    assert not manager.is_parked(("other", "w-out")) is unparked
-    assert not manager.is_parked(("ns", "b-waiting")) is unparked
+    assert not manager.pending_lists.is_parked(("other", "w-out")) is unparked
+    assert not manager.pending_lists.is_parked(("ns", "b-waiting")) is unparked
 
 
 def test_a_selected_namespace_is_admitted_once_its_label_arrives():

@@ -83,7 +83,7 @@ def _apply(manager: QueueManager, op: tuple, now: float) -> list:
 
 def _reference_cluster_queue(manager: QueueManager, cq: str, offset: int, limit: int) -> list:
     limit = limit or 1000  # Kueue's default for a limit of 0
-    ordered = manager.pending_in_order(cq)
+    ordered = manager.pending_lists.pending_in_order(cq)
     seen: dict = {}
     items = []
     for index, workload in enumerate(ordered):
@@ -98,7 +98,7 @@ def _reference_cluster_queue(manager: QueueManager, cq: str, offset: int, limit:
 @given(ops=st.lists(operations, max_size=40), page_list=pages)
 def test_snapshot_and_indexed_agree(ops, page_list):
     snapshot, indexed = _new_manager("snapshot"), _new_manager("indexed")
-    generations = {name: {cq: m.generation(cq) for cq in CLUSTER_QUEUES}
+    generations = {name: {cq: m.pending_lists.generation(cq) for cq in CLUSTER_QUEUES}
                    for name, m in (("snapshot", snapshot), ("indexed", indexed))}
     for step, op in enumerate(ops):
         now = 10.0 + step
@@ -107,8 +107,8 @@ def test_snapshot_and_indexed_agree(ops, page_list):
             # generations are unique per process, so compare whether each one moved, not its value
             moved = {}
             for name, manager in (("snapshot", snapshot), ("indexed", indexed)):
-                moved[name] = manager.generation(cq) != generations[name][cq]
-                generations[name][cq] = manager.generation(cq)
+                moved[name] = manager.pending_lists.generation(cq) != generations[name][cq]
+                generations[name][cq] = manager.pending_lists.generation(cq)
             assert moved["snapshot"] == moved["indexed"]
             for offset, limit in page_list:
                 expected = _reference_cluster_queue(snapshot, cq, offset, limit)

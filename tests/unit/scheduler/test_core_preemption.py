@@ -12,11 +12,11 @@ from scheduler_builders import ClusterQueueBuilder, WorkloadBuilder, admit, mana
 
 
 def _targets(manager, cq_name, preemptor):
-    cq = manager.quotas.cluster_queues[cq_name]
-    admitted = list(manager.admitted_in(manager.quotas.neighbours(cq_name)))
-    assignment = assign_flavors(preemptor, cq, manager.flavors, manager.quotas, admitted)
+    cq = manager.cache.quotas.cluster_queues[cq_name]
+    admitted = list(manager.cache.admitted_in(manager.cache.quotas.neighbours(cq_name)))
+    assignment = assign_flavors(preemptor, cq, manager.cache.flavors, manager.cache.quotas, admitted)
     assert assignment.mode is Mode.PREEMPT
-    targets = find_targets(preemptor, cq, assignment.usage, assignment.needs_preemption, admitted, manager.quotas)
+    targets = find_targets(preemptor, cq, assignment.usage, assignment.needs_preemption, admitted, manager.cache.quotas)
     return [(t.workload.name, t.reason) for t in targets]
 
 
@@ -138,14 +138,14 @@ def _borrowing_reclaimer(borrow_within_cohort, threshold=None, borrower_priority
 def test_borrow_within_cohort(case, policy, threshold, borrower_priority, mode, expected):
     """preemption.borrowWithinCohort (classical/hierarchical_preemption.go classifyPreemptionVariant)."""
     manager, preemptor = _borrowing_reclaimer(policy, threshold, borrower_priority)
-    cq = manager.quotas.cluster_queues["a"]
-    admitted = list(manager.admitted_in(manager.quotas.neighbours("a")))
-    assignment = assign_flavors(preemptor, cq, manager.flavors, manager.quotas, admitted)
+    cq = manager.cache.quotas.cluster_queues["a"]
+    admitted = list(manager.cache.admitted_in(manager.cache.quotas.neighbours("a")))
+    assignment = assign_flavors(preemptor, cq, manager.cache.flavors, manager.cache.quotas, admitted)
     assert assignment.mode is mode, case
     if expected is None:
         return
     assert assignment.borrows, case
-    targets = find_targets(preemptor, cq, assignment.usage, assignment.needs_preemption, admitted, manager.quotas)
+    targets = find_targets(preemptor, cq, assignment.usage, assignment.needs_preemption, admitted, manager.cache.quotas)
     assert [(t.workload.name, t.reason) for t in targets] == expected, case
 
 
@@ -171,9 +171,9 @@ def test_preemption_oracle(case, within, reclaim, own, borrowers, cpu, expected)
     for queue, workloads in (("a", own), ("b", borrowers)):
         for name, priority, used in workloads:
             admit(manager, WorkloadBuilder(name).priority(priority).request(cpu=used).obj(), queue)
-    admitted = list(manager.admitted_in(manager.quotas.neighbours("a")))
+    admitted = list(manager.cache.admitted_in(manager.cache.quotas.neighbours("a")))
     preemptor = WorkloadBuilder("preemptor").priority(10).obj()
-    result = simulate_preemption(preemptor, a, ("default", "cpu"), q(cpu), admitted, manager.quotas)
+    result = simulate_preemption(preemptor, a, ("default", "cpu"), q(cpu), admitted, manager.cache.quotas)
     assert result == expected, case
 
 
@@ -207,12 +207,12 @@ def test_an_evicted_workload_still_admitted_holds_its_quota_until_released():
     manager = manager_with(cq)
     victim = dataclasses.replace(WorkloadBuilder("victim").created(0).request(cpu="4").obj(), evicted=True)
     admit(manager, victim, "cq")
-    assert manager.admitted(victim.key).evicting
-    assert manager.pending_in_order("cq") == []
-    released = manager.admitted(victim.key).workload
+    assert manager.cache.admitted(victim.key).evicting
+    assert manager.pending_lists.pending_in_order("cq") == []
+    released = manager.cache.admitted(victim.key).workload
     manager.update_workload(dataclasses.replace(released, admission=None, admitted_at=0.0))
-    assert manager.admitted(victim.key) is None
-    assert [w.name for w in manager.pending_in_order("cq")] == ["victim"]
+    assert manager.cache.admitted(victim.key) is None
+    assert [w.name for w in manager.pending_lists.pending_in_order("cq")] == ["victim"]
 
 
 @pytest.mark.parametrize(("ignores_pods", "reason"), [(False, PreemptionReason.IN_COHORT_RECLAIM_WHILE_BORROWING),
@@ -247,10 +247,11 @@ def test_the_apis_echo_turns_an_exact_admission_time_into_its_second_and_the_uid
     admit(manager, WorkloadBuilder("second").uid("uid-2").created(100.7).request(cpu="1").obj(), "cq")
 
     def order():
-        return [r.workload.name for r in sorted(manager.admitted_in(["cq"]), key=lambda r: candidate_order(r, "cq"))]
+        admitted = manager.cache.admitted_in(["cq"])
+        return [r.workload.name for r in sorted(admitted, key=lambda r: candidate_order(r, "cq"))]
 
     assert order() == ["second", "first"], "before the echo: the most recent exact time first"
-    for record in list(manager.admitted_in(["cq"])):
+    for record in list(manager.cache.admitted_in(["cq"])):
         manager.add_workload(dataclasses.replace(record.workload, admitted_at=100.0))
     assert order() == ["first", "second"], "after it: one second for both, the lower UID first"
-    assert manager.quotas.used("cq", ("default", "cpu")) == 2000, "the echo moves no quota"
+    assert manager.cache.quotas.used("cq", ("default", "cpu")) == 2000, "the echo moves no quota"

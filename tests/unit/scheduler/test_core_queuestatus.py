@@ -67,18 +67,18 @@ def test_a_stopped_local_queue_holds_its_workloads_out_of_the_cluster_queue():
     manager = _two_local_queues()
     manager.update_local_queue(kinds.LocalQueue("ns", "lq-b", "cq", stopped=True))
     manager.add_workload(WorkloadBuilder("b2").queue("lq-b").created(12).obj())
-    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["a3"]
-    assert manager.position_of(("ns", "b2")) is None
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")] == ["a3"]
+    assert manager.pending_lists.position_of(("ns", "b2")) is None
     cqs, lqs = queuestatus.queue_statuses(manager)
     assert cqs["cq"].pending == 1
     assert lqs[("ns", "lq-b")].pending == 0 and not lqs[("ns", "lq-b")].active.status
     manager.update_local_queue(kinds.LocalQueue("ns", "lq-b", "cq"))
-    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["a3", "b0", "b1", "b2"]
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")] == ["a3", "b0", "b1", "b2"]
 
 
 def test_a_stopped_cluster_queue_makes_its_local_queues_inactive_and_keeps_its_pending():
     manager = _two_local_queues()
-    cq = manager.quotas.cluster_queues["cq"]
+    cq = manager.cache.quotas.cluster_queues["cq"]
     manager.update_cluster_queue(dataclasses.replace(cq, stopped=True))
     cqs, lqs = queuestatus.queue_statuses(manager)
     assert cqs["cq"].pending == 3 and cqs["cq"].active.reason == "Stopped"

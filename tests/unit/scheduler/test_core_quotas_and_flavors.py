@@ -53,9 +53,9 @@ def test_cohort_own_quota_joins_the_pool():
 
 
 def _assign(manager, workload, cq_name="cq"):
-    cq = manager.quotas.cluster_queues[cq_name]
-    admitted = manager.admitted_in(manager.quotas.neighbours(cq_name))
-    return assign_flavors(workload, cq, manager.flavors, manager.quotas, admitted)
+    cq = manager.cache.quotas.cluster_queues[cq_name]
+    admitted = manager.cache.admitted_in(manager.cache.quotas.neighbours(cq_name))
+    return assign_flavors(workload, cq, manager.cache.flavors, manager.cache.quotas, admitted)
 
 
 def _two_flavor_queue(**fungibility):
@@ -294,7 +294,7 @@ def test_a_flavor_search_resumes_after_the_last_flavor_tried(last, flavor, tried
     cq = ClusterQueueBuilder("cq").flavors(("a", {"cpu": "4"}), ("b", {"cpu": "4"}), ("c", {"cpu": "4"})).obj()
     manager = manager_with(cq, flavors=("a", "b", "c"))
     resume = None if last is None else LastAssignment((last,))
-    result = assign_flavors(WorkloadBuilder("w").obj(), cq, manager.flavors, manager.quotas, (), resume)
+    result = assign_flavors(WorkloadBuilder("w").obj(), cq, manager.cache.flavors, manager.cache.quotas, (), resume)
     assert result.admission.pod_set_assignments[0].flavors == {"cpu": flavor}
     assert result.last_assignment == LastAssignment((tried,))
     assert result.last_assignment.pending_flavors() is (tried["cpu"] != -1)

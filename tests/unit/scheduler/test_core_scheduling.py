@@ -26,14 +26,14 @@ def test_best_effort_parks_head_that_does_not_fit_and_admits_the_next():
     manager = _queue_with_running_job()
     assert _summary(run_cycle(manager, now=10)) == [("Park", "big")]
     # Parked workloads keep their place in positions.
-    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["big", "small"]
-    assert manager.is_parked(("ns", "big"))
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")] == ["big", "small"]
+    assert manager.pending_lists.is_parked(("ns", "big"))
     assert _summary(run_cycle(manager, now=11)) == [("Admit", "small")]
     assert not manager.has_work()
     # Finishing 'running' frees 2 cpu: 'big' comes back and fits (3 <= 4 - 1).
     manager.mark_finished(("ns", "running"))
     assert _summary(run_cycle(manager, now=12)) == [("Admit", "big")]
-    assert manager.summary_for_cluster_queue("cq") == []
+    assert manager.pending_lists.summary_for_cluster_queue("cq") == []
 
 
 def test_strict_fifo_head_blocks_until_capacity_changes():
@@ -67,8 +67,8 @@ def test_admit_carries_assignment_and_reserves_quota():
         {"cpu": q("3"), "pods": q("2")},
         2,
     )
-    assert manager.quotas.used("cq", ("default", "cpu")) == q("3")
-    assert manager.admitted(("ns", "w")).workload.admitted_at == 10
+    assert manager.cache.quotas.used("cq", ("default", "cpu")) == q("3")
+    assert manager.cache.admitted(("ns", "w")).workload.admitted_at == 10
 
 
 def test_cohort_neighbours_compete_within_a_cycle():
@@ -93,7 +93,7 @@ def test_preemption_evicts_then_admits():
     (decision,) = run_cycle(manager, now=10)
     assert isinstance(decision, Preempt)
     assert [t.workload.name for t in decision.targets] == ["low"]
-    assert manager.admitted(("ns", "low")).evicting
+    assert manager.cache.admitted(("ns", "low")).evicting
     # Kueue tries a preemptor again in the next cycle (it may need more targets by then); this one
     # still needs only the one under way, so that cycle decides nothing and it waits at the head.
     assert manager.has_work()
@@ -112,7 +112,7 @@ def test_pods_ready_timeout_requeues_at_eviction_time():
     admit(manager, WorkloadBuilder("flaky").created(1).request(cpu="1").obj(), "cq")
     manager.add_workload(WorkloadBuilder("later").created(5).request(cpu="9").obj())
     manager.mark_evicted(("ns", "flaky"), reason="PodsReadyTimeout", now=7)
-    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["later", "flaky"]
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")] == ["later", "flaky"]
 
 
 def test_stale_decisions_are_skipped():
@@ -122,8 +122,8 @@ def test_stale_decisions_are_skipped():
     decisions = decide_cycle(manager)
     manager.delete_workload(("ns", "w"))
     manager.apply_decisions(decisions, now=1)
-    assert manager.admitted(("ns", "w")) is None
-    assert manager.quotas.used("cq", ("default", "cpu")) == 0
+    assert manager.cache.admitted(("ns", "w")) is None
+    assert manager.cache.quotas.used("cq", ("default", "cpu")) == 0
 
 
 def test_stopped_queue_and_missing_flavor_admit_nothing():
@@ -137,7 +137,7 @@ def test_stopped_queue_and_missing_flavor_admit_nothing():
     manager2.add_workload(WorkloadBuilder("w").request(cpu="1").obj())
     assert decide_cycle(manager2) == []
     # Parked and blocked workloads are still pending, even on a stopped queue.
-    assert manager.pending_count("stopped") == 1
+    assert manager.pending_lists.pending_count("stopped") == 1
 
 
 def test_cancel_admission_returns_workload_to_its_place():
@@ -145,8 +145,8 @@ def test_cancel_admission_returns_workload_to_its_place():
     run_cycle(manager, now=10)  # parks big
     run_cycle(manager, now=11)  # admits small
     manager.cancel_admission(("ns", "small"))
-    assert [i.name for i in manager.summary_for_cluster_queue("cq")] == ["big", "small"]
-    assert manager.quotas.used("cq", ("default", "cpu")) == q("2")
+    assert [i.name for i in manager.pending_lists.summary_for_cluster_queue("cq")] == ["big", "small"]
+    assert manager.cache.quotas.used("cq", ("default", "cpu")) == q("2")
     # Releasing quota unparked 'big', which still does not fit (3 > 4 - 2).
     assert _summary(decide_cycle(manager)) == [("Park", "big")]
 
@@ -157,7 +157,7 @@ def test_quota_increase_returns_parked_workloads():
     run_cycle(manager, now=11)  # admits small; 1 cpu left
     bigger = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "6"})).obj()
     manager.update_cluster_queue(bigger)
-    assert not manager.is_parked(("ns", "big"))
+    assert not manager.pending_lists.is_parked(("ns", "big"))
     assert _summary(run_cycle(manager, now=12)) == [("Admit", "big")]
 
 
@@ -222,7 +222,7 @@ def test_a_status_only_update_of_a_cluster_queue_leaves_parked_workloads_parked(
         status = {"pendingWorkloads": 1, "admittedWorkloads": 1,
                   "conditions": [{"type": "Active", "status": "True", "reason": "Ready"}]}
         manager.update_cluster_queue(conversion.cluster_queue_from_dict(_cluster_queue_object(name, status)))
-    assert manager.is_parked(("ns", "waiting"))
+    assert manager.pending_lists.is_parked(("ns", "waiting"))
     assert decide_cycle(manager) == []
 
 
@@ -231,20 +231,20 @@ def test_a_spec_change_of_a_neighbour_returns_parked_workloads():
     obj = _cluster_queue_object("b", {})
     obj["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "3"
     manager.update_cluster_queue(conversion.cluster_queue_from_dict(obj))
-    assert not manager.is_parked(("ns", "waiting"))
+    assert not manager.pending_lists.is_parked(("ns", "waiting"))
     assert _summary(decide_cycle(manager)) == [("Admit", "waiting")]  # the cohort grew to 5 cpu, b uses 3
 
 
 def test_an_unchanged_cohort_leaves_parked_workloads_parked_and_a_changed_one_returns_them():
     manager = _parked_beside_a_neighbour()
     manager.add_cohort(kinds.Cohort("co"))
-    assert not manager.is_parked(("ns", "waiting"))  # a new Cohort object: capacity may have changed
+    assert not manager.pending_lists.is_parked(("ns", "waiting"))  # a new Cohort object: capacity may have changed
     run_cycle(manager, now=11)
-    assert manager.is_parked(("ns", "waiting"))
+    assert manager.pending_lists.is_parked(("ns", "waiting"))
     manager.update_cohort(kinds.Cohort("co"))
-    assert manager.is_parked(("ns", "waiting"))
+    assert manager.pending_lists.is_parked(("ns", "waiting"))
     manager.update_cohort(kinds.Cohort("co", parent="root"))
-    assert not manager.is_parked(("ns", "waiting"))
+    assert not manager.pending_lists.is_parked(("ns", "waiting"))
 
 
 def _cohort_of_two_with_a_borrowing_preemptor():
@@ -271,7 +271,7 @@ def test_a_preemptor_that_still_borrows_comes_after_a_head_within_nominal_and_is
     decisions = run_cycle(manager, now=10)
     assert _summary(decisions) == [("Admit", "owner"), ("Wait", "urgent")]
     assert decisions[1].message == "Workload no longer fits after processing another workload"
-    assert not any(r.evicting for r in manager.admitted_in(["a"]))
+    assert not any(r.evicting for r in manager.cache.admitted_in(["a"]))
 
 
 def _cohort_with_a_borrower_and_two_reclaimers():
@@ -302,7 +302,7 @@ def test_a_preemptor_waiting_for_its_evictions_keeps_its_targets_and_its_quota()
     decisions = run_cycle(manager, now=11)
     assert _summary(decisions) == [("Wait", "c-want")]
     assert decisions[0].message == "Workload has overlapping preemption targets with another workload"
-    assert not manager.admitted(("ns", "b-old")).evicting
+    assert not manager.cache.admitted(("ns", "b-old")).evicting
     # Once b-new is gone the waiting preemptor is admitted first.
     manager.mark_evicted(("ns", "b-new"), reason="Preempted", now=12)
     assert _summary(run_cycle(manager, now=12))[0] == ("Admit", "a-want")
@@ -334,7 +334,7 @@ def test_parked_workloads_come_back_one_batch_period_after_the_first_release():
     manager.mark_finished(("ns", "b"))  # a second release inside the batch moves nothing
     assert run_cycle(manager, now=102.0) == [] and manager.next_retry_at() == 102.5
     assert _summary(run_cycle(manager, now=102.5)) == [("Admit", "big")]
-    assert manager.next_retry_at() is None and not manager.retry_waiting()
+    assert manager.next_retry_at() is None and not manager.retries.waiting()
 
 
 def test_a_strict_fifo_head_blocked_by_quota_is_retried_at_the_release_itself():

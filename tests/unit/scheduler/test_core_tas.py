@@ -31,9 +31,9 @@ SINGLE_NODE = [_node("x1")]
 def _manager(cq, nodes=SINGLE_NODE, flavors=(TAS_FLAVOR,), topology_list=(SINGLE_LEVEL,), **settings):
     manager = manager_with(cq, flavors=(), **settings)
     for topology in topology_list:
-        manager.topologies.set_topology(topology)
+        manager.cache.topologies.set_topology(topology)
     for node in nodes:
-        manager.topologies.set_node(node.name, node)
+        manager.cache.topologies.set_node(node.name, node)
     for flavor in flavors:
         manager.add_resource_flavor(flavor)
     return manager
@@ -109,7 +109,7 @@ def test_a_pod_set_that_cannot_be_placed_is_pending_with_kueues_message(case, po
     manager.add_workload(WorkloadBuilder("foo").request(pods, "one", cpu="1").topology(**topology_request).obj())
     decision = _only(run_cycle(manager, now=2), Park)
     assert decision.message == message, case
-    assert manager.admitted(("ns", "foo")) is None
+    assert manager.cache.admitted(("ns", "foo")) is None
 
 
 def _racks():
@@ -144,7 +144,7 @@ def test_two_workloads_of_one_cycle_cannot_take_the_same_node(recompute, second)
     assert [(type(d).__name__, d.workload.name) for d in decisions] == [("Admit", "a"), (second, "b")]
     expected = "doesn't allow to fit any of 1 pod(s)" if recompute else NO_LONGER_FITS
     assert expected in decisions[1].message
-    assert manager.admitted(("ns", "b")) is None
+    assert manager.cache.admitted(("ns", "b")) is None
 
 
 def _two_nominated_to_x1(recompute: bool):
@@ -194,13 +194,13 @@ def test_a_finished_workload_gives_its_nodes_back():
 
 def test_a_node_that_goes_away_takes_its_capacity_and_a_new_one_brings_some():
     manager = _manager(_tas_queue("tas-default"))
-    manager.topologies.set_node("x1", None)
+    manager.cache.topologies.set_node("x1", None)
     manager.topology_changed()
     manager.add_workload(WorkloadBuilder("a").request(1, "one", cpu="1").topology(required=HOSTNAME_LABEL).obj())
     # Kueue's message when the flavor has no node at all.
     assert _only(run_cycle(manager, now=1), Park).message == (
         "couldn't assign flavors to pod set one: no topology domains at level: kubernetes.io/hostname")
-    manager.topologies.set_node("x9", _node("x9"))
+    manager.cache.topologies.set_node("x9", _node("x9"))
     manager.topology_changed()
     [assignment] = _only(run_cycle(manager, now=2), Admit).admission.pod_set_assignments
     assert assignment.topology_assignment == _on(("x9", 1))
@@ -259,9 +259,9 @@ def test_targets_are_the_ones_whose_going_frees_a_node_not_the_first_in_order():
 def test_a_flavor_whose_topology_levels_no_node_has_is_named():
     manager = _manager(_tas_queue("tas-default"), topology_list=(topologies.Topology("tas-single-level",
                                                                                     ("cloud.com/missing",)),))
-    assert manager.topologies.flavors_without_nodes() == ["tas-default"]
-    manager.topologies.set_topology(SINGLE_LEVEL)
-    assert manager.topologies.flavors_without_nodes() == []
+    assert manager.cache.topologies.flavors_without_nodes() == ["tas-default"]
+    manager.cache.topologies.set_topology(SINGLE_LEVEL)
+    assert manager.cache.topologies.flavors_without_nodes() == []
 
 
 def test_a_preemptor_holds_back_the_nodes_its_targets_free_from_a_later_entry():

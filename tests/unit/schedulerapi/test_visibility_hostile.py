@@ -57,8 +57,8 @@ class Served:
         pki.make_client_cert(proxy_ca, "front-proxy-client").write(tmp_path / "proxy.crt", tmp_path / "proxy.key")
         header = authn.RequestHeaderConfig(client_ca_pem=proxy_ca.cert_pem.decode(), allowed_names=("front-proxy-client",))
         self.pages = pagecache.PageCache(max_entries=64, max_bytes=1 << 20)
-        self.server = serving.VisibilityServer(_manager(), header, authorizer or authz.AllowAll(), metering.SchedulerMetrics(),
-                                               page_cache=self.pages)
+        self.server = serving.VisibilityServer(_manager().pending_lists, header, authorizer or authz.AllowAll(),
+                                               metering.SchedulerMetrics(), page_cache=self.pages)
         self.server_context = serving.server_ssl_context(serving.TLSFiles(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")),
                                                          header)
         self.client = ssl.create_default_context(cadata=serving_ca.cert_pem.decode())
