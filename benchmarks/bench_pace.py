@@ -37,6 +37,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from harness.drivers.kueuebaseline import pacing, replayshape  # noqa: E402
+from harness.implementations import names  # noqa: E402
 from harness.results import runs  # noqa: E402
 from harness.scenarios import loading, models  # noqa: E402
 from harness.toolchain import versions  # noqa: E402
@@ -209,7 +210,7 @@ def _plot(points: list[dict], path: Path) -> None:
             continue
         axis.plot([_interval_ms(p) for p in swept], [max(p["evictions"] / p["cohorts"], 0.5) for p in swept],
                   marker="o", alpha=0.6, label=f"model: the core at a fixed cycle time ({Path(scenario).stem})")
-    markers = {"kueue": "s", "reference": "^"}
+    markers = {names.KUEUE: "s", names.REFERENCE: "^"}
     for (scenario, implementation), group in _groups(points):
         axis.scatter([_interval_ms(p) for p in group], [max(p["evictions"] / p["cohorts"], 0.5) for p in group],
                      marker=markers.get(implementation, "x"), s=60, zorder=3,

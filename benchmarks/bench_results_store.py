@@ -31,8 +31,8 @@ from pathlib import Path
 
 import minio
 
-from harness.clusters import ports
 from harness.results import manifests, runs, s3serving, stores, storing
+from scheduler import listening
 
 RESULT_VERSION = 1
 """store.json format. 1: first format."""
@@ -44,7 +44,7 @@ def fresh_store(backend: str, name: str, scratch: Path, server: s3serving.Server
     """An empty store of backend (s3: a new bucket on server), opened by address as `kqbench results` does."""
     if backend == "folder":
         return stores.open_store(str(scratch / "stores" / name))
-    minio.Minio(f"{ports.LOOPBACK}:{server.port}", s3serving.ACCESS, s3serving.SECRET, secure=False).make_bucket(name)
+    minio.Minio(f"{listening.LOOPBACK}:{server.port}", s3serving.ACCESS, s3serving.SECRET, secure=False).make_bucket(name)
     return stores.open_store(server.address(name))
 
 

@@ -37,7 +37,7 @@ import scheduler_cluster_reading as reading
 
 from harness import apiservice, kubeconfig, posting, rest, waiting
 from harness.clusters import bringup, spec as specs, state
-from harness.implementations import registry as implementations
+from harness.implementations import names, registry as implementations
 from harness.errors import KqbenchError
 from harness.implementations.kueue import starting as kueue_starting
 from harness.metrics import etcdreading, sampling, summarising
@@ -48,6 +48,7 @@ from harness.scenarios import models
 from harness.toolchain import building, versions
 from harness.workloads import bulkloading, storing
 from loadtests.settings import WorkloadKind
+from scheduler import settings as scheduler_settings
 from scheduler.api import groups
 from scheduler.publishing import strategies
 
@@ -95,7 +96,7 @@ def parse_arms(text: str) -> list[Arm]:
         implementation, _, version = token.partition("@")
         if implementation not in implementations.implementations():
             raise ValueError(f"{token!r}: use reference, kueue or kueue@VERSION")
-        if version and implementation != "kueue":
+        if version and implementation != names.KUEUE:
             raise ValueError(f"{token!r}: only kueue takes a @VERSION")
         try:
             arms.append(Arm(implementation, versions.kueue_version(version) if version else None))
@@ -121,8 +122,10 @@ class Bench:
     # -- the scheduler -------------------------------------------------------------------------
     def start_scheduler(self, page_cache: bool = True) -> float:
         section = models.SchedulerSection(implementation=self.implementation, strategy=strategies.AGGREGATED_INDEXED,
-                                          no_client_limit=self.args.kueue_qps is None or self.implementation != "kueue",
-                                          qps=self.args.kueue_qps or 50.0, page_cache=page_cache,
+                                          no_client_limit=(self.args.kueue_qps is None
+                                                           or self.implementation != names.KUEUE),
+                                          qps=self.args.kueue_qps or scheduler_settings.CLIENT_QPS,
+                                          page_cache=page_cache,
                                           kueue_version=self.arm.kueue_version)
         started = time.monotonic()
         # logs stay in the kqbench state folder: Kueue's grows by megabytes and results are committed
@@ -157,7 +160,7 @@ class Bench:
         self.info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], self.say)
         self.result["versions"] = self.info.versions
         self.creds = kubeconfig.load(self.info.kubeconfig)
-        if self.implementation == "kueue":
+        if self.implementation == names.KUEUE:
             kueue_starting.install_api(self.info, kueue=building.locate_kueue(version=self.arm.kueue_version))
         else:
             apiservice.install_crds(self.creds)
@@ -224,7 +227,7 @@ class Bench:
         self.say("scheduler", f"{self.implementation} ready in {self.result['startup_seconds']} s", True)
         pid = self.handle.pid()
         per_pending_writes = figs.STATUS_WRITES_PER_PENDING[self.implementation]
-        if self.implementation == "kueue" and versions.reference_settings(self.arm.kueue_version)[
+        if self.implementation == names.KUEUE and versions.reference_settings(self.arm.kueue_version)[
                 "scheduling_equivalence_hashing"]:
             # From v0.18 Kueue sets aside every pending Workload of a no-fit head's shape without a status
             # write each (its scheduling-equivalence hashing): its pending gauge is what it has processed.
@@ -256,7 +259,7 @@ class Bench:
             "rss_bytes_per_pending_by_process": {
                 name: round(reading.rss_bytes(pid) / self.n, 1) for name, pid in self.pids().items()
                 if name != "benchmark-client" and reading.rss_bytes(pid)}}
-        if self.implementation == "kueue":
+        if self.implementation == names.KUEUE:
             self.result["processed"]["kueue_pending_by_status"] = {
                 s: figs.metric_sum(text, "kueue_pending_workloads", status=s) for s in ("active", "inadmissible")}
         self.result["etcd"] = {"bytes_per_workload": self.etcd_bytes_per_workload(),
@@ -291,7 +294,7 @@ class Bench:
         self.say("visibility", f"{self.implementation} {label}: {arm}", True)
 
     def page_counts(self) -> dict[str, float]:
-        if self.implementation != "reference":
+        if self.implementation != names.REFERENCE:
             return {}
         text = self.metrics_text()
         return {o: figs.metric_sum(text, "kqbench_visibility_pages_total", cache=o) for o in ("hit", "miss")}
@@ -327,7 +330,7 @@ class Bench:
                 self.read_arms()
                 self.read("proxy_ceiling", VISIBILITY)
                 self.save()
-            if self.args.read_seconds > 0 and self.implementation == "reference" and not self.args.skip_no_page_cache:
+            if self.args.read_seconds > 0 and self.implementation == names.REFERENCE and not self.args.skip_no_page_cache:
                 self.handle.stop()
                 self.start_scheduler(page_cache=False)
                 self.wait("restarted", self.n, self.pending, self.args.process_seconds)
@@ -388,7 +391,7 @@ def main() -> None:
             rounds.append(run_round(arms, args, out / f"r{repeat}", say, header))
     finally:
         combined = {**header, "repeats": len(rounds), "rounds": [f"r{r}" for r in range(len(rounds))],
-                    "ratios": figs.repeated_ratios(rounds, [a.label for a in arms if a.implementation == "kueue"])}
+                    "ratios": figs.repeated_ratios(rounds, [a.label for a in arms if a.implementation == names.KUEUE])}
         (out / "summary.json").write_text(json.dumps(combined, indent=2) + "\n")
         print(f"wrote {out}/summary.json")
 
@@ -411,11 +414,11 @@ def run_round(arms: list[Arm], args: argparse.Namespace, out: Path, say: LinePro
                 results[arm.label] = bench.result
                 print(f"{arm.label} stopped: {error}", file=sys.stderr)
     finally:
-        peers = [label for label in results if label != "reference"]
-        found = {label: figs.ratios(results.get("reference", {}), results[label]) for label in peers}
+        peers = [label for label in results if label != names.REFERENCE]
+        found = {label: figs.ratios(results.get(names.REFERENCE, {}), results[label]) for label in peers}
         summary = {**header, "results": {k: f"{k}.json" for k in results},
                    # the first Kueue's ratios where earlier runs read them; each Kueue's under `by_peer`
-                   "ratios": found[peers[0]] if peers else figs.ratios(results.get("reference", {}), {}),
+                   "ratios": found[peers[0]] if peers else figs.ratios(results.get(names.REFERENCE, {}), {}),
                    "by_peer": found}
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         (out / "summary.md").write_text(f"`{header['command']}` (git {header['git_sha']})\n\n"

@@ -14,15 +14,16 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
+from harness.implementations import names
 from harness.metrics import catalog
 from harness.stats import intervals
 
 MUTATING_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
 """apiserver_request_total verbs that write to etcd (APPLY: server-side apply)."""
 
-PENDING_GAUGES = {"reference": catalog.PENDING[catalog.SCHEDULER], "kueue": catalog.PENDING[catalog.KUEUE]}
-ADMITTED_COUNTERS = {"reference": catalog.ADMITTED[catalog.SCHEDULER], "kueue": catalog.ADMITTED[catalog.KUEUE]}
-STATUS_WRITES_PER_PENDING = {"reference": 0, "kueue": 1}
+PENDING_GAUGES = {names.REFERENCE: catalog.PENDING[catalog.SCHEDULER], names.KUEUE: catalog.PENDING[catalog.KUEUE]}
+ADMITTED_COUNTERS = {names.REFERENCE: catalog.ADMITTED[catalog.SCHEDULER], names.KUEUE: catalog.ADMITTED[catalog.KUEUE]}
+STATUS_WRITES_PER_PENDING = {names.REFERENCE: 0, names.KUEUE: 1}
 """Status writes an implementation makes to each Workload it finds pending (Kueue: the
 QuotaReserved=False/Pending condition; ours publishes positions through its own API only)."""
 
@@ -228,7 +229,7 @@ def repeated_ratios(rounds: list[dict], peers: list[str]) -> dict:
     rng = np.random.default_rng(0)
     out: dict[str, dict] = {}
     for peer in peers:
-        per_round = [ratios(r.get("reference", {}), r.get(peer, {})) for r in rounds]
+        per_round = [ratios(r.get(names.REFERENCE, {}), r.get(peer, {})) for r in rounds]
         out[peer] = {}
         for name in per_round[0] if per_round else ():
             if name == "goals":

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from harness import pki, rest, waiting
 from harness.errors import KqbenchError
+from harness.implementations import names
 from harness.kubeconfig import Credentials
 from scheduler.api import crds
 from scheduler.visibility import documents
@@ -96,7 +97,7 @@ def installed_implementation(creds: Credentials) -> str | None:
     if status != 200:
         raise KqbenchError(f"cannot read the Workload CRD ({status}): {body[:200]!r}")
     labels = (json.loads(body).get("metadata") or {}).get("labels") or {}
-    return _implementation(labels.get(CRD_SOURCE_LABEL, "reference"))  # unlabelled: from before the label
+    return _implementation(labels.get(CRD_SOURCE_LABEL, names.REFERENCE))  # unlabelled: from before the label
 
 
 def refuse_mixing(creds: Credentials, source: str) -> None:
@@ -155,7 +156,7 @@ def hold_remaining(transition_times: Iterable[str], now: float) -> float:
 
 def install_crds(creds: Credentials, timeout: float = 60.0) -> None:
     """Apply the reference scheduler's Kueue CRDs and wait until every one is Established."""
-    apply_crds(creds, crds.all_crds(), "reference", timeout)
+    apply_crds(creds, crds.all_crds(), names.REFERENCE, timeout)
 
 
 def register_visibility(creds: Credentials, files: ServingFiles, port: int) -> None:

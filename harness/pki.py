@@ -13,6 +13,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from scheduler import listening
+
 VALIDITY = dt.timedelta(days=365)
 
 
@@ -86,7 +88,7 @@ def _sign(ca: KeyPair, common_name: str, usage, sans: list[x509.GeneralName], or
     return KeyPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
 
 
-def make_serving_cert(ca: KeyPair, dns_names: list[str], ips: list[str] = ("127.0.0.1",)) -> KeyPair:
+def make_serving_cert(ca: KeyPair, dns_names: list[str], ips: list[str] = (listening.LOOPBACK,)) -> KeyPair:
     """A TLS server certificate for dns_names (first one is the CN) and loopback IPs."""
     sans: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
     sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]

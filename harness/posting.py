@@ -23,14 +23,20 @@ MAX_ATTEMPTS = 8
 Job = tuple[str, Callable[[], bytes]]
 
 
+def session(creds: Credentials, concurrency: int, timeout: float, accept_json: bool = True) -> aiohttp.ClientSession:
+    """A pool of `concurrency` kept-alive connections to kube-apiserver sending JSON with the credentials,
+    each request bounded by `timeout` seconds; for set-up traffic (no client-side limit)."""
+    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency, keepalive_timeout=60)
+    headers = {"Content-Type": "application/json", **({"Accept": "application/json"} if accept_json else {}),
+               **creds.headers()}
+    return aiohttp.ClientSession(connector=connector, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout))
+
+
 async def _post_all(creds: Credentials, jobs: list[Job], concurrency: int, deadline: float,
                     progress: Callable[[int, int], None]) -> None:
     position = 0
     done = 0
-    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency, keepalive_timeout=60)
-    headers = {"Content-Type": "application/json", "Accept": "application/json", **creds.headers()}
-    async with aiohttp.ClientSession(connector=connector, headers=headers,
-                                     timeout=aiohttp.ClientTimeout(total=120)) as session:
+    async with session(creds, concurrency, timeout=120) as client:
         async def worker() -> None:
             nonlocal position, done
             while position < len(jobs):
@@ -39,7 +45,7 @@ async def _post_all(creds: Credentials, jobs: list[Job], concurrency: int, deadl
                 path, build = jobs[position]
                 body = build()
                 position += 1
-                status = await waiting.retry_status(lambda: post(session, creds.server + path, body), MAX_ATTEMPTS)
+                status = await waiting.retry_status(lambda: post(client, creds.server + path, body), MAX_ATTEMPTS)
                 if status not in (201, 409):
                     raise KqbenchError(f"POST {path} failed: HTTP {status}")
                 done += 1

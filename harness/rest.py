@@ -6,15 +6,17 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 from harness import waiting
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
 
 
-def get(creds: Credentials, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
-    """GET path; returns (status, body), also for HTTP error statuses."""
-    request = urllib.request.Request(creds.server + path, headers=creds.headers())
+def get(creds: Credentials, path: str, timeout: float = 10.0, accept: str | None = None) -> tuple[int, bytes]:
+    """GET path (as the `accept` media type if given); returns (status, body), also for HTTP error statuses."""
+    request = urllib.request.Request(creds.server + path,
+                                     headers={**creds.headers(), **({"Accept": accept} if accept else {})})
     try:
         with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=timeout) as response:
             return response.status, response.read()
@@ -55,6 +57,16 @@ def request(creds: Credentials, method: str, path: str, body: dict | None = None
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
+
+
+def watch(creds: Credentials, path: str, on_event: Callable[[dict], None], timeout: float) -> None:
+    """One watch request: each event (a line of JSON) to `on_event` until the server ends the stream
+    (the path's timeoutSeconds); an HTTP or transport error raises as urllib raises it, and what
+    `on_event` raises ends the request."""
+    request = urllib.request.Request(creds.server + path, headers=creds.headers())
+    with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=timeout) as response:
+        for line in response:
+            on_event(json.loads(line))
 
 
 def apply(creds: Credentials, path: str, obj: dict, manager: str = "kqbench") -> dict:

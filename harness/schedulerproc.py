@@ -17,9 +17,9 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness import apiservice, kubeconfig, waiting
-from harness.clusters import ports as portpicking, processes, state
+from harness.clusters import processes, state
 from harness.errors import KqbenchError
-from scheduler import settings as scheduler_settings
+from scheduler import listening, settings as scheduler_settings
 from scheduler.publishing import strategies
 
 
@@ -139,7 +139,7 @@ def start(info: state.ClusterInfo, log_dir: Path | None = None, *, visibility_po
     it is (a second scheduler behind the same port); `extra_args` override. The one way the reference
     scheduler starts: harness.implementations.reference starts a scenario's through it."""
     settings = scheduler_settings.SchedulerSettings(kubeconfig=info.kubeconfig, **fields)
-    free = iter(port for port in portpicking.pick_free(3) if port not in (visibility_port, metrics_port))
+    free = iter(port for port in listening.pick_free(3) if port not in (visibility_port, metrics_port))
     visibility_port = visibility_port or next(free)
     metrics_port = metrics_port or next(free)
     files = install(info, settings.strategy, visibility_port) if register else serving_files(info)

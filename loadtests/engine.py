@@ -15,7 +15,6 @@ import json
 import logging
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from locust.util.load_locustfile import load_locustfile
 
 from loadtests import client, credentials, frames, localworkers, locustoptions, messaging, recording, shapes
 from loadtests import settings as load_settings
+from scheduler import listening
 
 log = logging.getLogger("kqbench.load")
 SETTINGS_ERROR_FILE = "settings-error.txt"
@@ -89,10 +89,9 @@ def memory_guard(min_available_mb: int) -> str:
     return ""
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((localworkers.reachable_address(host), 0))
-        return sock.getsockname()[1]
+def free_port(host: str = listening.LOOPBACK) -> int:
+    """A free port on `host` (a wildcard: on the loopback, where the workers reach it)."""
+    return listening.pick_free(1, localworkers.reachable_address(host))[0]
 
 
 def snapshot(environment: Environment, elapsed: float) -> frames.Sample:
@@ -204,8 +203,8 @@ def start_runner(session: Session):
     else:
         runner = environment.create_local_runner()
     if plan.web:
-        environment.create_web_ui(host="127.0.0.1", port=plan.web_port)
-        log.warning("Locust web UI: http://127.0.0.1:%d", plan.web_port)
+        environment.create_web_ui(host=listening.LOOPBACK, port=plan.web_port)
+        log.warning("Locust web UI: http://%s:%d", listening.LOOPBACK, plan.web_port)
     return runner
 
 

@@ -11,12 +11,14 @@ import sys
 import time
 from pathlib import Path
 
+from scheduler import listening
+
 WILDCARDS = ("0.0.0.0", "*", "::", "")
 
 
 def reachable_address(bind: str) -> str:
     """Where a worker on this machine reaches a master bound to `bind` (a wildcard: loopback)."""
-    return "127.0.0.1" if bind in WILDCARDS else bind
+    return listening.LOOPBACK if bind in WILDCARDS else bind
 
 
 def start(count: int, locustfile: str, bind: str, port: int, log_dir: Path) -> list[subprocess.Popen]:

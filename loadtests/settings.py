@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields, is_dataclass
 from typing import Any, get_type_hints
 
 from loadtests import loopback
+from scheduler import listening
 
 SETTINGS_VERSION = 1
 
@@ -265,7 +266,7 @@ class RunPlan:
     """0: one process (LocalRunner), unless remote workers are expected. N: a master and N local worker processes."""
     remote_workers: int = 0
     """Workers started by the user elsewhere (`kqbench load --worker`); the load starts once they all joined."""
-    master_bind: str = "127.0.0.1"
+    master_bind: str = listening.LOOPBACK
     """Address the master listens on for workers; another machine's workers need one they can reach."""
     master_port: int = 0
     """Port the master listens on for workers (0: a free one)."""

@@ -13,18 +13,22 @@ from dataclasses import dataclass, field
 
 import click
 
+from scheduler import listening
 from scheduler.controller import controlling
 from scheduler.core import kinds
 from scheduler.core.parkedretries import REQUEUE_BATCH_SECONDS
 from scheduler.publishing import strategies
 
-BIND = "127.0.0.1"
+BIND = listening.LOOPBACK
 """Every listener of the scheduler binds here: benchmark traffic stays on the loopback."""
 AUTHORIZATIONS = ("delegate", "off")
-FAIR_SHARING_STRATEGY_SETS = (
-    ("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",), ("LessThanOrEqualToFinalShare", "LessThanInitialShare"),
-)
+_FINAL = kinds.FairSharingStrategy.LESS_THAN_OR_EQUAL_TO_FINAL_SHARE.value
+_INITIAL = kinds.FairSharingStrategy.LESS_THAN_INITIAL_SHARE.value
+FAIR_SHARING_STRATEGY_SETS = ((_FINAL,), (_INITIAL,), (_FINAL, _INITIAL))
 """The preemptionStrategies lists Kueue's Configuration accepts (pkg/config/validation.go), first the default."""
+CLIENT_QPS, CLIENT_BURST = 50.0, 100
+"""The default client-side write limit (requests/s, burst), Kueue's default clientConnection: every
+starter that sets none (the reference scheduler, Kueue's manager, the benchmarks) takes it from here."""
 MAX_MIN_CYCLE_SECONDS = 10.0
 """A slower pace than this is no scheduler's we compare with (Kueue's cycles take milliseconds to a second)."""
 
@@ -35,9 +39,9 @@ class SchedulerSettings:
     strategy: str = strategies.AGGREGATED_INDEXED
     """How users learn positions: one of scheduler.publishing.strategies.STRATEGIES."""
     publish: strategies.PublishSettings = field(default_factory=strategies.PublishSettings)
-    qps: float | None = 50.0
+    qps: float | None = CLIENT_QPS
     """Client-side write QPS like Kueue's default (None: no client limit)."""
-    burst: int = 100
+    burst: int = CLIENT_BURST
     visibility_port: int = 0
     """0: no visibility server (the controller alone)."""
     metrics_port: int = 0
@@ -75,7 +79,7 @@ class SchedulerSettings:
     """Each cycle takes at least this long (controlling.ControllerSettings.min_cycle_seconds)."""
     requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS
     """How long after a release of quota the parked workloads of its cohort come back (Kueue's
-    requeueBatchPeriod, 1 s; queues.QueueManager.requeue_batch_seconds)."""
+    requeueBatchPeriod, 1 s; parkedretries.ParkedRetries.batch_seconds)."""
     hold_evicted_quota: bool = False
     """An eviction leaves the quota held until someone else releases it, as Kueue leaves a bare Workload
     (controlling.ControllerSettings.hold_evicted_quota)."""

@@ -18,7 +18,8 @@ import pydantic
 import yaml
 
 from harness.errors import KqbenchError
-from scheduler.core import quantities
+from scheduler import settings as scheduler_settings
+from scheduler.core import kinds, quantities
 
 FORMAT_VERSION = 2
 """Version 1: flavors, namespaces, clusterQueues, localQueues, epochs (arrive / finish).
@@ -28,10 +29,9 @@ weights and the scheduler's fairSharing configuration; a version 1 file reads th
 RESOURCES = ("cpu", "memory", "pods")
 Strict = pydantic.ConfigDict(extra="forbid", frozen=True)
 Policy = Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any"]
-Strategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-STRATEGY_SETS = (("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",),
-                 ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
-"""The preemptionStrategies lists Kueue's Configuration accepts (pkg/config/validation.go)."""
+Strategy = Literal[tuple(s.value for s in kinds.FairSharingStrategy)]  # type: ignore[valid-type]
+"""One of Kueue's fair-sharing preemption strategies; the lists of them it accepts are
+scheduler.settings.FAIR_SHARING_STRATEGY_SETS."""
 
 
 class CaseError(KqbenchError, ValueError):
@@ -99,7 +99,7 @@ class FairSharingConfig(pydantic.BaseModel):
     """The scheduler's fairSharing configuration (Kueue's Configuration; the reference's setting)."""
 
     model_config = Strict
-    preemptionStrategies: tuple[Strategy, ...] = STRATEGY_SETS[2]
+    preemptionStrategies: tuple[Strategy, ...] = scheduler_settings.FAIR_SHARING_STRATEGY_SETS[2]
 
 
 class ClusterQueue(pydantic.BaseModel):
@@ -219,9 +219,10 @@ def _problems(case: Case):
             yield f"clusterQueues[{i}].cohort: {cq.cohort!r} is not a DNS label"
     for i, cohort in enumerate(case.cohorts):
         yield from _cohort_problems(f"cohorts[{i}]", cohort, flavors)
-    if case.fairSharing is not None and case.fairSharing.preemptionStrategies not in STRATEGY_SETS:
+    accepted = scheduler_settings.FAIR_SHARING_STRATEGY_SETS
+    if case.fairSharing is not None and case.fairSharing.preemptionStrategies not in accepted:
         yield (f"fairSharing.preemptionStrategies: {list(case.fairSharing.preemptionStrategies)} is not a list "
-               f"Kueue accepts: {' | '.join(','.join(s) for s in STRATEGY_SETS)}")
+               f"Kueue accepts: {' | '.join(','.join(s) for s in accepted)}")
     for i, lq in enumerate(case.localQueues):
         if lq.namespace not in namespaces:
             yield f"localQueues[{i}].namespace: {lq.namespace!r} is not in namespaces"

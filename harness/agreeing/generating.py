@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 
 from harness.agreeing import cases
+from scheduler import settings as scheduler_settings
 
 PRIORITIES = (0, 100, 200)
 HIERARCHY, FAIR_SHARING = "hierarchy", "fair-sharing"
@@ -111,7 +112,7 @@ def _fair_sharing(rng: random.Random, cohorts: list[str], tree, queues, always: 
     """Fair sharing on in about a third of the cases, with weights; every queue then in a cohort."""
     if rng.random() >= 0.35 and not always:
         return None, tree, queues
-    strategies = rng.choice(cases.STRATEGY_SETS)
+    strategies = rng.choice(scheduler_settings.FAIR_SHARING_STRATEGY_SETS)
 
     def weight():
         value = rng.choices(WEIGHTS, weights=[4, 1, 1, 1, 2, 1])[0]

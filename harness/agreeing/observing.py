@@ -7,7 +7,6 @@ import json
 import threading
 import time
 import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -210,12 +209,8 @@ class EvictionLog:
         while not self._stop.is_set() and failures < 20:
             path = (f"{BASE}/workloads?watch=1&allowWatchBookmarks=true&timeoutSeconds={self.WATCH_SECONDS}"
                     f"&resourceVersion={self._version}")
-            request = urllib.request.Request(self.creds.server + path, headers=self.creds.headers())
             try:
-                with urllib.request.urlopen(request, context=self.creds.ssl_context(),
-                                            timeout=self.WATCH_SECONDS + 30) as response:
-                    for line in response:
-                        self._event(json.loads(line))
+                rest.watch(self.creds, path, self._event, timeout=self.WATCH_SECONDS + 30)
                 failures = 0
             except (OSError, urllib.error.URLError, ValueError) as error:
                 failures += 1

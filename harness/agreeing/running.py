@@ -27,6 +27,7 @@ from pathlib import Path
 from harness import apiservice, kubeconfig, schedulerproc
 from harness.agreeing import cases, decisions, driving, observing, rendering
 from harness.clusters import bringup, spec as specs
+from harness.implementations import names
 from harness.implementations.kueue import starting
 from harness.metrics import sampling
 from harness.nodes import pools
@@ -35,7 +36,7 @@ from harness.toolchain import building, versions
 from harness.toolchain.layout import KueueBuild
 from scheduler import settings as scheduler_settings
 
-IMPLEMENTATIONS = ("reference", "kueue")
+IMPLEMENTATIONS = (names.REFERENCE, names.KUEUE)
 SETTLE_QUIET_SECONDS = 5.0
 """No decision changed for this long = settled. Kueue requeues inadmissible Workloads in batches of 1 s
 and backs its scheduling loop off by up to ~1 s; 5 s is several of both. Time the scheduler,

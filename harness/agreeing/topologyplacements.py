@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.implementations import names
 from harness.toolchain import building, gomodules, layout, versions
 from scheduler.core import domainchoosing, placing, topologyconversion
 from scheduler.core.domaintrees import DomainTree, DomainUsage
@@ -34,8 +35,6 @@ ORACLE = Path(__file__).with_name("kueue_tas_oracle_test.go.txt")
 
 BLOCK, RACK, GPU = "example.com/block", "example.com/rack", "example.com/gpu"
 SCHEMA_VERSION = 1
-PORTED = "v0.17.0"
-"""The Kueue version the core's placement is ported from (its later versions place differently)."""
 
 
 def random_case(seed: int) -> dict:
@@ -161,7 +160,7 @@ def kueue_placed_nothing(difference: dict) -> bool:
     """A difference where Kueue v0.17.0 "placed" a leader-and-workers group on no domain at all: its
     updateCountsToMinimumGeneric ran out of domains ("code assumptions violated", logged) and returned no
     domains and no reason, so the group would be admitted with empty assignments; ours refuses it."""
-    refused = [r["podSet"] for r in difference["reference"] if r["reason"].startswith(domainchoosing.VIOLATED)]
+    refused = [r["podSet"] for r in difference[names.REFERENCE] if r["reason"].startswith(domainchoosing.VIOLATED)]
     empty = {r["podSet"] for r in difference["kueue"]
              if not r["reason"] and r["assignment"] is not None and not r["assignment"]["Domains"]}
     return bool(refused) and set(refused) <= empty
@@ -182,7 +181,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--kueue-version", default=PORTED, help="A version listed in harness/versions.toml.")
+    parser.add_argument("--kueue-version", default=versions.load_pins().kueue_tas_placement_from,
+                        help="A version listed in harness/versions.toml (default: the one the core's placement "
+                             "is ported from).")
     args = parser.parse_args()
     version = versions.kueue_version(args.kueue_version)
     started = time.time()
@@ -192,7 +193,7 @@ def main() -> None:
     for case, kueue_results in zip(cases, theirs):
         mine = ours(case)
         if _normal(mine) != _normal(kueue_results):
-            differing.append({"case": case["name"], "reference": mine, "kueue": kueue_results})
+            differing.append({"case": case["name"], names.REFERENCE: mine, names.KUEUE: kueue_results})
     summary = {**summarize(cases, differing, theirs, version), "seconds": round(time.time() - started, 1),
                "command": " ".join([".venv/bin/python -m harness.agreeing.topologyplacements", *sys.argv[1:]])}
     args.out.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from harness.agreeing import cases, differential, generating, reporting, running
 from harness.errors import KqbenchError
+from harness.implementations import names
 from harness.progress import LineProgress
 from harness.results import runs, storing
 from harness.toolchain import building, versions
@@ -30,9 +31,9 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
                    "the same case.")
 @click.option("--case", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A case file to replay (YAML); may be given several times, beside or instead of --cases.")
-@click.option("--implementation-a", "impl_a", type=click.Choice(running.IMPLEMENTATIONS), default="reference",
+@click.option("--implementation-a", "impl_a", type=click.Choice(running.IMPLEMENTATIONS), default=names.REFERENCE,
               show_default=True)
-@click.option("--implementation-b", "impl_b", type=click.Choice(running.IMPLEMENTATIONS), default="kueue",
+@click.option("--implementation-b", "impl_b", type=click.Choice(running.IMPLEMENTATIONS), default=names.KUEUE,
               show_default=True)
 @click.option("--repeats", type=click.IntRange(1, 5), default=2, show_default=True,
               help="Runs per implementation; 2 or more measures each one's agreement with itself.")

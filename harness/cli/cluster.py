@@ -11,6 +11,7 @@ import click
 from harness.clusters import bringup, spec as specs, state
 from harness.nodes import pools as nodepools, topologies
 from harness.progress import LineProgress
+from scheduler import listening
 
 
 @click.group("cluster")
@@ -68,7 +69,7 @@ def _node_options(command):
 @click.option("--backend", type=click.Choice(bringup.BACKENDS), default="kwok", show_default=True)
 @click.option("--k8s-version", default=None, help="Kubernetes release (default: pinned in harness/versions.toml).")
 @click.option("--feature-gates", default="", help="Comma-separated Name=true|false for every component.")
-@click.option("--port", type=int, default=0, help="kube-apiserver port on 127.0.0.1 (default: a free one).")
+@click.option("--port", type=int, default=0, help=f"kube-apiserver port on {listening.LOOPBACK} (default: a free one).")
 @click.option("--heartbeats/--no-heartbeats", default=False, show_default=True,
               help="Node leases and status heartbeats (off: they add QPS that hides what we measure).")
 @click.option("--heartbeat-seconds", type=int, default=600, show_default=True, help="Lease/status period when on.")

@@ -12,6 +12,7 @@ import yaml
 from harness import kubeconfig
 from harness.clusters import state
 from loadtests import running, settings as load_settings
+from scheduler import listening
 
 _SPAN = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s?)?$")
 
@@ -95,7 +96,7 @@ def _check_roles(worker: bool, master: bool, master_host: str | None, expect_wor
                    "master on (default: a free one).")
 @click.option("--worker-timeout", type=float, default=120.0, show_default=True,
               help="Seconds a master waits for its workers, and a worker tries to reach its master.")
-@click.option("--web", is_flag=True, help="Serve Locust's web UI on 127.0.0.1 while the run goes.")
+@click.option("--web", is_flag=True, help=f"Serve Locust's web UI on {listening.LOOPBACK} while the run goes.")
 @click.option("--web-port", type=int, default=8089, show_default=True, help="Port of the web UI.")
 @click.option("--out", default=None, type=click.Path(file_okay=False),
               help="Folder for history/totals/failures/workers/hdr parquet and summary.json "
@@ -140,7 +141,7 @@ def command(name, kubeconfig_path, allow_remote, locustfile, user_classes, users
                + (f" with {workers} workers" if workers else "")
                + (f"; waiting for {plan.remote_workers} workers on {plan.master_bind}:{plan.master_port}"
                   if plan.remote_workers else "")
-               + (f"; web UI on http://127.0.0.1:{web_port}" if web else ""), err=True)
+               + (f"; web UI on http://{listening.LOOPBACK}:{web_port}" if web else ""), err=True)
     try:
         result = running.run(plan, out_dir, show_output=web)
     except load_settings.SettingsError as error:

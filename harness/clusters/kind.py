@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from harness.clusters import spec as specs
+from scheduler import listening
 
 NAME = "kind"
 KIND_NODE_IMAGE = "kindest/node"
@@ -34,7 +35,7 @@ def kind_config(cluster: specs.ClusterSpec) -> dict:
     config: dict = {
         "kind": "Cluster",
         "apiVersion": "kind.x-k8s.io/v1alpha4",
-        "networking": {"apiServerAddress": "127.0.0.1"},
+        "networking": {"apiServerAddress": listening.LOOPBACK},
         "nodes": [{
             "role": "control-plane",
             "kubeadmConfigPatches": [yaml.safe_dump({

@@ -20,6 +20,7 @@ from harness import kubeconfig, rest, waiting
 from harness.clusters import frontproxy, kwokconfig, ports as portpicking, processes, spec as specs, state
 from harness.errors import KqbenchError
 from harness.toolchain import layout
+from scheduler import listening
 
 NAME = "kwok"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok-controller", "kube-scheduler")
@@ -130,11 +131,11 @@ def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Pa
         )
     if cluster.apiserver_port:
         portpicking.require_free(cluster.apiserver_port, "kube-apiserver")
-        others = portpicking.pick_free(6)
+        others = listening.pick_free(6)
         others = [p for p in others if p != cluster.apiserver_port][:5]
         ports = kwokconfig.Ports(cluster.apiserver_port, *others)
     else:
-        ports = kwokconfig.Ports.from_list(portpicking.pick_free(6))
+        ports = kwokconfig.Ports.from_list(listening.pick_free(6))
 
     base = state.state_root() if root is None else root
     config_path = base / "configs" / f"{cluster.name}.yaml"
@@ -148,8 +149,8 @@ def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Pa
     info = state.ClusterInfo(
         name=cluster.name, backend=NAME,
         kubeconfig=str(workdir / "kubeconfig.yaml"),
-        apiserver_url=f"https://127.0.0.1:{ports.apiserver}",
-        etcd_url=f"http://127.0.0.1:{ports.etcd}",
+        apiserver_url=f"https://{listening.LOOPBACK}:{ports.apiserver}",
+        etcd_url=f"http://{listening.LOOPBACK}:{ports.etcd}",
         metrics_urls=kwokconfig.metrics_urls(cluster, ports),
         workdir=str(workdir),
         versions={"kubernetes": binaries.kubernetes_version, "etcd": binaries.etcd_version, "kwok": binaries.kwok_version},

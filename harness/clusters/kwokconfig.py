@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from harness.clusters import spec as specs
 from harness.toolchain import layout
+from scheduler import listening
 
 KWOKCTL_API = "config.kwok.x-k8s.io/v1alpha1"
 KWOK_API = "kwok.x-k8s.io/v1alpha1"
@@ -231,8 +232,8 @@ def metrics_urls(cluster: specs.ClusterSpec, ports: Ports) -> dict[str, str]:
     kube-scheduler has yet to place); a cluster without Jobs runs no kube-scheduler and is not asked."""
     if not cluster.jobs:
         return {}
-    return {"kube-controller-manager": f"https://127.0.0.1:{ports.controller_manager}/metrics",
-            "kube-scheduler": f"https://127.0.0.1:{ports.scheduler}/metrics"}
+    return {"kube-controller-manager": f"https://{listening.LOOPBACK}:{ports.controller_manager}/metrics",
+            "kube-scheduler": f"https://{listening.LOOPBACK}:{ports.scheduler}/metrics"}
 
 
 def starts_tainting_new_nodes(cluster: specs.ClusterSpec) -> bool:
@@ -265,7 +266,7 @@ def kwokctl_documents(cluster: specs.ClusterSpec, binaries: layout.Binaries, por
         "etcdBinary": str(binaries.etcd),
         "etcdctlBinary": str(binaries.etcdctl),
         "kwokControllerBinary": str(binaries.kwok),
-        "bindAddress": "127.0.0.1",
+        "bindAddress": listening.LOOPBACK,
         "securePort": True,
         "kubeAuthorization": True,
         "kubeApiserverPort": ports.apiserver,

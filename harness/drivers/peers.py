@@ -14,11 +14,13 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from harness.implementations import names
+
 
 def kueue_case(kueue_cases: Iterable[str], case: str) -> str | None:
     """The Kueue case a reference `case` is set beside, of the Kueue cases that ran its phase (None: none or a guess)."""
     cases = sorted(set(kueue_cases))
-    twin = case.replace("implementation=reference", "implementation=kueue")
+    twin = case.replace(f"implementation={names.REFERENCE}", f"implementation={names.KUEUE}")
     if twin != case and twin in cases:
         return twin
     if len(cases) > 1:
@@ -33,8 +35,8 @@ def ratios_to_kueue(frame: pd.DataFrame, case: str, metrics: Iterable[str], valu
     """metric -> ours / Kueue's for a reference `case` (rows: metric, `value`, case, phase, implementation)."""
     if "implementation" not in frame.columns:
         return {}
-    mine = frame[(frame["case"] == case) & (frame["implementation"] == "reference")]
-    theirs = frame[(frame["implementation"] == "kueue") & frame["phase"].isin(set(mine["phase"]))]
+    mine = frame[(frame["case"] == case) & (frame["implementation"] == names.REFERENCE)]
+    theirs = frame[(frame["implementation"] == names.KUEUE) & frame["phase"].isin(set(mine["phase"]))]
     twin = kueue_case(theirs["case"], case)
     if mine.empty or twin is None:
         return {}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from harness import apiservice, kubeconfig, schedulerproc
-from harness.implementations import contract
+from harness.implementations import contract, names
 from harness.scenarios import base, sections
 from harness.toolchain import versions
 from scheduler import settings as scheduler_settings
@@ -25,7 +25,7 @@ from scheduler.publishing import strategies
 if TYPE_CHECKING:
     from harness.clusters import state
 
-NAME = "reference"
+NAME = names.REFERENCE
 RUNNER_FIELDS = ("enabled", "implementation")
 """Fields of the scheduler section the runner reads itself; every other one but another implementation's
 own reaches our process."""

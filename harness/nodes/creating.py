@@ -43,12 +43,6 @@ class ReadyReport:
     seconds: float
 
 
-def _session(creds: Credentials, concurrency: int) -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(ssl=creds.ssl_context(), limit=concurrency, keepalive_timeout=60)
-    headers = {"Content-Type": "application/json", **creds.headers()}
-    return aiohttp.ClientSession(connector=connector, headers=headers, timeout=aiohttp.ClientTimeout(total=60))
-
-
 async def _create_all(creds: Credentials, pools: list[NodePool], concurrency: int, progress: Progress) -> CreationReport:
     jobs = [(pool, index) for pool in pools for index in range(pool.count)]
     position = 0
@@ -75,7 +69,7 @@ async def _create_all(creds: Credentials, pools: list[NodePool], concurrency: in
                 progress("nodes", f"created {done}/{len(jobs)} ({done / max(elapsed, 1e-9):.0f} nodes/s)",
                          done == len(jobs))
 
-    async with _session(creds, concurrency) as session:
+    async with posting.session(creds, concurrency, timeout=60, accept_json=False) as session:
         await asyncio.gather(*(worker(session) for _ in range(concurrency)))
     return CreationReport(len(jobs), created, existed, time.monotonic() - started)
 
@@ -118,7 +112,7 @@ def wait_ready(creds: Credentials, expected: int, progress: Progress, timeout: f
 
     async def poll() -> ReadyReport:
         started = time.monotonic()
-        async with _session(creds, 4) as session:
+        async with posting.session(creds, 4, timeout=60, accept_json=False) as session:
             async def all_ready() -> ReadyReport:
                 ready, total = await _count_ready(session, creds, selector)
                 progress("nodes", f"ready {ready}/{expected}", ready >= expected)
@@ -138,7 +132,7 @@ def count_ready(creds: Credentials, selector: str) -> tuple[int, int]:
     """(ready, total) of the nodes matching selector, from one paginated LIST through kube-apiserver."""
 
     async def count() -> tuple[int, int]:
-        async with _session(creds, 1) as session:
+        async with posting.session(creds, 1, timeout=60, accept_json=False) as session:
             return await _count_ready(session, creds, selector)
 
     return asyncio.run(count())

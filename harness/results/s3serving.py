@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.clusters import ports
 from harness.progress import LineProgress
 from harness.toolchain import building
+from scheduler import listening
 
 ACCESS, SECRET = "kqbench-local", "kqbench-local-secret"
 """The local server's root credentials: it listens on loopback only."""
@@ -29,7 +29,7 @@ class Server:
 
     def address(self, bucket: str, prefix: str = "objects") -> str:
         """A KQBENCH_STORE address of bucket on this server."""
-        return f"s3+http://{ports.LOOPBACK}:{self.port}/{bucket}/{prefix}"
+        return f"s3+http://{listening.LOOPBACK}:{self.port}/{bucket}/{prefix}"
 
 
 def environment() -> dict[str, str]:
@@ -44,14 +44,14 @@ def serving(root: Path, buckets: tuple[str, ...] = ("runs",), log: Path | None =
     from tenacity import Retrying, retry_if_not_exception_type, stop_after_delay, wait_fixed
 
     binary = building.ensure_versitygw(LineProgress(interval=10.0))
-    [port] = ports.pick_free(1)
+    [port] = listening.pick_free(1)
     root.mkdir(parents=True, exist_ok=True)
     log = log or root.parent / f"versitygw-{port}.log"
     with log.open("w") as sink:
-        process = subprocess.Popen([str(binary), "--access", ACCESS, "--secret", SECRET, "--port", f"{ports.LOOPBACK}:{port}",
+        process = subprocess.Popen([str(binary), "--access", ACCESS, "--secret", SECRET, "--port", f"{listening.LOOPBACK}:{port}",
                                     "posix", str(root)], stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            client = minio.Minio(f"{ports.LOOPBACK}:{port}", ACCESS, SECRET, secure=False)
+            client = minio.Minio(f"{listening.LOOPBACK}:{port}", ACCESS, SECRET, secure=False)
             for attempt in Retrying(stop=stop_after_delay(START_SECONDS), wait=wait_fixed(0.2), reraise=True,
                                     retry=retry_if_not_exception_type(RuntimeError)):
                 with attempt:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from harness.drivers import registry
-from harness.implementations import registry as implementations
+from harness.implementations import names, registry as implementations
 from harness.scenarios import sections
 
 PHASE_KINDS = registry.drivers().kinds
@@ -28,7 +28,7 @@ class SchedulerSection(*reversed(implementations.scheduler_fields()), sections.S
     (written flat under `scheduler:`); every field but the runner's and another implementation's own is a
     setting of its process."""
 
-    implementation: Implementation = "reference"
+    implementation: Implementation = names.REFERENCE
     """Which scheduler (harness.implementations.registry)."""
 
     @model_validator(mode="after")

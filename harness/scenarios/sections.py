@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from harness.clusters import spec as clusterspecs
+from harness.implementations import names
 from harness.nodes import pools as nodepools, topologies
 from harness.scenarios import base
 from loadtests import settings as load_settings
@@ -273,7 +274,7 @@ class SchedulerFields(_Model):
 
     enabled: bool = True
     """False: no scheduler and no queue objects (list/watch scenarios measure the apiserver alone)."""
-    implementation: str = "reference"
+    implementation: str = names.REFERENCE
     """Which scheduler (harness.implementations.registry: models.SchedulerSection names the choices)."""
     strategy: Strategy = _PROCESS.strategy
     """How users learn their queue position (scheduler.publishing.strategies)."""

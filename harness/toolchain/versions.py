@@ -30,6 +30,10 @@ class Pins:
     """(reference scheduler setting, first Kueue version whose default turns it on)."""
     versitygw: str = ""
     """The results store's S3 server the integration tests start."""
+    kueue_tas_placement_from: str = ""
+    """The Kueue version the reference scheduler's topology-aware placement is ported from."""
+    kueue_perf_configs: tuple[tuple[str, str], ...] = ()
+    """(Kueue scheduler performance configuration, the Kueue version it was ported from)."""
 
 
 def load_pins() -> Pins:
@@ -45,6 +49,8 @@ def load_pins() -> Pins:
         kueue_known=tuple(data["kueue"]["known"]),
         kueue_reference_from=tuple(data["kueue"].get("reference", {}).items()),
         versitygw=data["versitygw"]["version"],
+        kueue_tas_placement_from=data["kueue"]["tas_placement_from"],
+        kueue_perf_configs=tuple(data["kueue"]["perf_configs"].items()),
     )
 
 

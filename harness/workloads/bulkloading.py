@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -118,14 +117,11 @@ def count(creds: Credentials, namespace: str, selector: str, page: int = PAGE) -
     """Workloads of the namespace matching selector, from one paginated metadata-only LIST."""
     total, token = 0, ""
     while True:
-        request = urllib.request.Request(creds.server + list_path(namespace, selector, page, token),
-                                         headers={**creds.headers(), "Accept": METADATA_ACCEPT})
-        try:
-            with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=60.0) as response:
-                listed = json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            raise KqbenchError(f"listing Workloads in {namespace} failed: HTTP {error.code} "
-                               f"{error.read()[:200]!r}") from None
+        status, body = rest.get(creds, list_path(namespace, selector, page, token), timeout=60.0,
+                                accept=METADATA_ACCEPT)
+        if not 200 <= status < 300:
+            raise KqbenchError(f"listing Workloads in {namespace} failed: HTTP {status} {body[:200]!r}")
+        listed = json.loads(body)
         total += len(listed.get("items") or ())
         token = listed["metadata"].get("continue") or ""
         if not token:

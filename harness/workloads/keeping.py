@@ -13,13 +13,11 @@ so finishing is at most that late and `stop()` never waits on an open stream for
 from __future__ import annotations
 
 import datetime as dt
-import json
 import secrets
 import threading
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 
 from harness import rest
@@ -92,10 +90,7 @@ class Keeper:
     def _watch(self) -> None:
         path = self._path(watch="1", allowWatchBookmarks="true", timeoutSeconds=str(WATCH_SECONDS),
                           resourceVersion=self._version)
-        request = urllib.request.Request(self.creds.server + path, headers=self.creds.headers())
-        with urllib.request.urlopen(request, context=self.creds.ssl_context(), timeout=WATCH_SECONDS + 30) as response:
-            for line in response:
-                self._event(json.loads(line))
+        rest.watch(self.creds, path, self._event, timeout=WATCH_SECONDS + 30)
 
     def _event(self, event: dict) -> None:
         obj = event.get("object") or {}

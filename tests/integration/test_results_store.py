@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.clusters import ports
 from harness.results import keeping, manifests, s3serving, storing
+from scheduler import listening
 from tests.integration.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -103,10 +103,10 @@ def test_bad_objects_and_manifests_are_refused_in_one_line(s3_server, tmp_path):
 
 
 def test_an_unreachable_store_is_said_in_one_line_and_the_folder_stays_untouched(tmp_path):
-    [port] = ports.pick_free(1)  # nothing listens there
+    [port] = listening.pick_free(1)  # nothing listens there
     folder = _run_folder(tmp_path)
     before = _digests(folder)
-    result = run_cli("results", "push", str(folder), env=_env(f"s3+http://{ports.LOOPBACK}:{port}/{BUCKET}"), timeout=120)
+    result = run_cli("results", "push", str(folder), env=_env(f"s3+http://{listening.LOOPBACK}:{port}/{BUCKET}"), timeout=120)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "cannot be reached" in result.stderr and "KQBENCH_STORE" in result.stderr
     assert _digests(folder) == before and not (folder / manifests.FILE_NAME).exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the benchmark's modules, imported by name as it does
 import scheduler_cluster_figures as figs  # noqa: E402
+from harness.implementations import names  # noqa: E402
 
 
 def _as_written(data: dict) -> str:
@@ -38,8 +39,8 @@ def main(folders: list[str]) -> int:
         if "ratios" not in data or _as_written(data) != text:
             print(f"{path}: not a scheduler-cluster summary as the benchmark writes it", file=sys.stderr)
             return 1
-        ours = _result(folder, "reference")
-        peers = list(data.get("by_peer") or ["kueue"])
+        ours = _result(folder, names.REFERENCE)
+        peers = list(data.get("by_peer") or [names.KUEUE])
         found = {peer: figs.ratios(ours, _result(folder, peer)) for peer in peers}
         before = json.dumps({"ratios": data["ratios"], "by_peer": data.get("by_peer")})
         data["ratios"] = found[peers[0]]

@@ -22,7 +22,7 @@ from scheduler.publishing import strategies
 def run(context: contract.PhaseContext) -> None:
     phase = context.phase
     section = context.scenario.scheduler
-    if section.implementation != "reference":
+    if section.implementation != reference.NAME:
         raise KqbenchError("the capacity search restarts the reference scheduler between steps: "
                            f"set scheduler.implementation to reference (got {section.implementation!r})")
     name = tabulating.design(section.strategy, section.no_client_limit)

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import PositiveFloat, PositiveInt
 
+from harness.implementations import names
 from harness.scenarios import base, sections
 
 
@@ -24,7 +25,7 @@ class JobsPhase(base.Model):
     def check_scenario(self, scenario: sections.ScenarioFields) -> str | None:
         if not scenario.cluster.jobs:
             return "kind jobs needs a cluster that runs Jobs: set cluster.jobs: true"
-        if scenario.scheduler.implementation == "reference" and not scenario.scheduler.manage_jobs:
+        if scenario.scheduler.implementation == names.REFERENCE and not scenario.scheduler.manage_jobs:
             return "kind jobs needs the reference scheduler to queue Jobs: drop scheduler.manage_jobs: false"
         for index, mix in enumerate(scenario.load.mix):
             if mix.count is None or mix.per_second is None:

@@ -18,11 +18,9 @@ from pathlib import Path
 import yaml
 
 from harness.drivers.kueuebaseline import figures
-from harness.toolchain import gomodules
+from harness.toolchain import gomodules, versions
 
 CONFIGS = "test/performance/scheduler/configs"
-CONFIG_VERSIONS = {"baseline": "v0.17.0", "tas": "v0.17.0", "large-scale": "v0.19.2"}
-"""The Kueue module each configuration was ported from (v0.17.0's has no large-scale)."""
 _MEAN = re.compile(r"(?:mean=|Average value )([0-9][0-9_.]*)|#\s*([0-9][0-9_.]*)\s*/\s*[0-9][0-9_.]*\s*/")
 """A mean in a comment: `mean=...`, `Average value ...`, or first of `# mean / stddev / CV%` (the TAS files)."""
 
@@ -86,10 +84,15 @@ def reference(config: str, bounds: tuple[Bound, ...]) -> figures.KueueReference:
                                   {b.metric: (b.limit, b.upper) for b in bounds})
 
 
+def config_version(config: str) -> str:
+    """The Kueue module version ``config`` was ported from (harness/versions.toml [kueue.perf_configs])."""
+    return dict(versions.load_pins().kueue_perf_configs)[config]
+
+
 def shipped(config: str, module_dir: Callable[[str, str], Path]) -> tuple[Bound, ...]:
     """The bounds of ``config`` from the module it was ported from; none when that module is not in the
     Go module cache (the toolchain fetches it when it builds Kueue)."""
-    module = module_dir(gomodules.KUEUE_MODULE, CONFIG_VERSIONS[config])
+    module = module_dir(gomodules.KUEUE_MODULE, config_version(config))
     path = module / CONFIGS / config / "rangespec.yaml"
     return parse(path.read_text()) if path.is_file() else ()
 

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from harness.drivers import contract
 from harness.drivers.kueuebaseline import summarising, tabulating
+from harness.implementations import names
 
 TITLE = "kueue-baseline: admissions over time and time to admission per class (first case of each implementation)"
 CLASSES = ("small", "medium", "large")
@@ -32,8 +33,8 @@ def ratio_table(frame: pd.DataFrame) -> pd.DataFrame:
     if not {"implementation", "case"} <= set(frame.columns):
         return pd.DataFrame()
     rows = []
-    kueue = frame[frame["implementation"] == "kueue"].drop_duplicates("metric").set_index("metric")["kqbench"]
-    for case in frame.loc[frame["implementation"] == "reference", "case"].unique():
+    kueue = frame[frame["implementation"] == names.KUEUE].drop_duplicates("metric").set_index("metric")["kqbench"]
+    for case in frame.loc[frame["implementation"] == names.REFERENCE, "case"].unique():
         ours = frame[frame["case"] == case].drop_duplicates("metric").set_index("metric")["kqbench"]
         rows += [{"case": case, "metric": m, "ours": ours.get(m), "kueue": kueue.get(m), "ours_over_kueue": r}
                  for m, r in summarising.ratios_to_kueue(frame, case).items()]

@@ -42,7 +42,7 @@ def run(context: contract.PhaseContext) -> None:
     if not context.phase.rangespec:
         say(f"    kueue-baseline: rangespec off (the shape is not Kueue's {config}): no verdicts")
     elif not bounds:
-        say(f"    kueue-baseline: no rangespec for {config} (Kueue {rangespecs.CONFIG_VERSIONS[config]} not in the "
+        say(f"    kueue-baseline: no rangespec for {config} (Kueue {rangespecs.config_version(config)} not in the "
             "Go module cache): no verdicts")
     frame = tabulating.figures_frame(figures, api_metrics, extras, rangespecs.reference(config, bounds))
     classes = tabulating.classes_frame(figures)

@@ -19,6 +19,8 @@ import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from scheduler import listening
+
 NAMESPACE = "kueue-system"
 NAME_PREFIX = "kueue-"
 WEBHOOK_SERVICE = "kueue-webhook-service"
@@ -188,10 +190,10 @@ def configuration(shipped: dict, settings: ManagerSettings) -> dict:
     config = {k: v for k, v in shipped.items() if k not in ("leaderElection",)}
     config |= {
         "namespace": NAMESPACE,
-        "health": {"healthProbeBindAddress": f"127.0.0.1:{ports.health}"},
-        "metrics": {**shipped.get("metrics", {}), "bindAddress": f"127.0.0.1:{ports.metrics}"},
-        "webhook": {"host": "127.0.0.1", "port": ports.webhook, "certDir": settings.cert_dir},
-        "visibilityServer": {"bindAddress": "127.0.0.1", "bindPort": ports.visibility},
+        "health": {"healthProbeBindAddress": f"{listening.LOOPBACK}:{ports.health}"},
+        "metrics": {**shipped.get("metrics", {}), "bindAddress": f"{listening.LOOPBACK}:{ports.metrics}"},
+        "webhook": {"host": listening.LOOPBACK, "port": ports.webhook, "certDir": settings.cert_dir},
+        "visibilityServer": {"bindAddress": listening.LOOPBACK, "bindPort": ports.visibility},
         "leaderElection": {"leaderElect": False},
         # On, with a Secret kqbench fills: Kueue then injects the CA into its CRDs itself, and with it
         # off Kueue insists on metrics certificates under the fixed /etc/kueue/metrics/certs.

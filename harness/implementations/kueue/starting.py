@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import kubeconfig
-from harness.clusters import ports as portpicking, processes, state
+from harness.clusters import processes, state
 from harness.errors import KqbenchError
 from harness.implementations import contract
 from harness.implementations.kueue import installing, manifests, readiness
 from harness.scenarios import sections
 from harness.toolchain import building, layout
+from scheduler import listening, settings as scheduler_settings
 
 
 LOG_TAIL_LINES = 15
@@ -42,11 +43,11 @@ class KueueProcess:
 
     @property
     def metrics_url(self) -> str:
-        return f"https://127.0.0.1:{self.ports.metrics}/metrics"
+        return f"https://{listening.LOOPBACK}:{self.ports.metrics}/metrics"
 
     @property
     def readyz_url(self) -> str:
-        return f"http://127.0.0.1:{self.ports.health}/readyz"
+        return f"http://{listening.LOOPBACK}:{self.ports.health}/readyz"
 
     def pid(self) -> int | None:
         return self.process.pid
@@ -90,17 +91,18 @@ def running_on(info: state.ClusterInfo) -> list[int]:
 
 
 def pick_ports() -> manifests.Ports:
-    webhook, visibility, metrics, health = portpicking.pick_free(4)
+    webhook, visibility, metrics, health = listening.pick_free(4)
     return manifests.Ports(webhook=webhook, visibility=visibility, metrics=metrics, health=health)
 
 
 def install_api(info: state.ClusterInfo, webhook_port: int = 0, kueue: layout.KueueBuild | None = None) -> None:
     """Only Kueue's CRDs (for queues and Workloads created before the manager starts)."""
     kueue = kueue or building.locate_kueue()
-    installing.install_crds(kubeconfig.load(info.kubeconfig), kueue, webhook_port or portpicking.pick_free(1)[0])
+    installing.install_crds(kubeconfig.load(info.kubeconfig), kueue, webhook_port or listening.pick_free(1)[0])
 
 
-def start(info: state.ClusterInfo, qps: float | None = 50.0, burst: int = 100, log_dir: Path | None = None,
+def start(info: state.ClusterInfo, qps: float | None = scheduler_settings.CLIENT_QPS,
+          burst: int = scheduler_settings.CLIENT_BURST, log_dir: Path | None = None,
           ready_timeout: float = READY_TIMEOUT_SECONDS, kueue: layout.KueueBuild | None = None,
           ports: manifests.Ports | None = None, concurrency: Mapping[str, int] | None = None,
           log_level: int | None = None, fair_sharing: tuple[str, ...] | None = None,

@@ -10,6 +10,7 @@ import yaml
 from harness.clusters import kind, ports, spec as specs, state
 from harness.nodes import pools
 from harness.progress import LineProgress
+from scheduler import listening
 
 
 def test_node_manifest_carries_kwok_annotation_capacity_and_labels():
@@ -87,10 +88,10 @@ def test_busy_port_is_refused_and_free_ports_are_distinct():
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         busy = sock.getsockname()[1]
-        assert not ports.is_free(busy)
+        assert not listening.is_free(busy)
         with pytest.raises(ports.PortInUseError, match=f"port {busy}"):
             ports.require_free(busy, "kube-apiserver")
-    picked = ports.pick_free(6)
+    picked = listening.pick_free(6)
     assert len(set(picked)) == 6
 
 

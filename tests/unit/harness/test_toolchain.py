@@ -136,6 +136,24 @@ def test_every_known_kueue_version_is_a_version_and_the_default_is_one_of_them()
     assert versions.kueue_version(pins.kueue_known[-1].lstrip("v")) == pins.kueue_known[-1]
 
 
+def test_what_was_ported_from_kueue_names_a_known_version_and_every_config_the_driver_accepts():
+    # the versions are read where they are used (a rangespec at the end of a run, the agreement's default):
+    # a version dropped from `known`, or a config the phase accepts but versions.toml does not name, would
+    # fail only there
+    from typing import get_args
+
+    from harness.drivers.kueuebaseline import phases, rangespecs
+
+    pins = versions.load_pins()
+    assert pins.kueue_tas_placement_from in pins.kueue_known
+    configs = dict(pins.kueue_perf_configs)
+    assert set(configs.values()) <= set(pins.kueue_known)
+    accepted = get_args(phases.KueueBaselinePhase.model_fields["kueue_config"].annotation)
+    assert set(accepted) == set(configs)
+    assert {config: rangespecs.config_version(config) for config in accepted} == configs
+    assert configs == {"baseline": "v0.17.0", "tas": "v0.17.0", "large-scale": "v0.19.2"}
+
+
 def test_a_kueue_version_not_in_versions_toml_is_refused_with_the_known_ones():
     pins = versions.load_pins()
     with pytest.raises(versions.VersionError) as error:
