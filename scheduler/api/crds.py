@@ -33,6 +33,26 @@ _CONDITIONS = {
 }
 
 
+# A Workload's conditions bounded as in Kueue's CRD (at most 16; type and status short), which keeps the
+# estimated cost of the rules that read them (_WORKLOAD_RULES) within the apiserver's budget.
+_WORKLOAD_CONDITIONS = {
+    **_CONDITIONS, "maxItems": 16,
+    "items": {**_CONDITIONS["items"], "properties": {
+        **_CONDITIONS["items"]["properties"],
+        "type": {**_STRING, "maxLength": 316}, "status": {**_STRING, "enum": ["True", "False", "Unknown"]}}},
+}
+# Kueue's rule, word for word (apis/kueue/v1beta2/workload_types.go, v0.17.0 and v0.19.2 alike); its other
+# immutability rules (queueName, priorityClassRef, podSets while reserved) are not copied.
+_WORKLOAD_RULES = [{
+    "rule": "((has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, "
+            "c.type == 'Admitted' && c.status == 'True')) && (has(self.status) && has(self.status.conditions) "
+            "&& self.status.conditions.exists(c, c.type == 'Admitted' && c.status == 'True')))"
+            "?((has(oldSelf.spec.maximumExecutionTimeSeconds)?oldSelf.spec.maximumExecutionTimeSeconds:0) ==  "
+            "(has(self.spec.maximumExecutionTimeSeconds)?self.spec.maximumExecutionTimeSeconds:0)):true",
+    "message": "maximumExecutionTimeSeconds is immutable while workload quota reserved",
+}]
+
+
 def _object(properties: dict | None = None, **extra) -> dict:
     return {**_OPEN, "properties": properties or {}, **extra}
 
@@ -110,6 +130,8 @@ class Kind:
     status: dict
     columns: tuple[tuple[str, str, str], ...] = ()
     """Printer columns (name, type, JSONPath)."""
+    rules: tuple[dict, ...] = ()
+    """CEL validation rules on the whole object (x-kubernetes-validations at the schema's root)."""
 
 
 KINDS = (
@@ -154,12 +176,16 @@ KINDS = (
          _object(), _object()),
     Kind("Workload", "workloads", True, ("wl",),
          _object({"queueName": _STRING, "priority": _INT, "priorityClassName": _STRING,
-                  "priorityClassSource": _STRING, "active": {"type": "boolean"}, "podSets": _array(_POD_SET)}),
-         _object({"admission": _ADMISSION, "conditions": _CONDITIONS, "requeueState": _OPEN,
+                  "priorityClassSource": _STRING, "active": {"type": "boolean"}, "podSets": _array(_POD_SET),
+                  # as Kueue's CRD (a kubebuilder Minimum=1 marker; no webhook checks it)
+                  "maximumExecutionTimeSeconds": {**_INT, "minimum": 1}}),
+         _object({"admission": _ADMISSION, "conditions": _WORKLOAD_CONDITIONS, "requeueState": _OPEN,
+                  "accumulatedPastExecutionTimeSeconds": _INT,
                   "positionInClusterQueue": {"type": "integer", "format": "int64"},
                   "positionInLocalQueue": {"type": "integer", "format": "int64"}}),
          (("Queue", "string", ".spec.queueName"), ("Admitted by", "string", ".status.admission.clusterQueue"),
-          ("Age", "date", ".metadata.creationTimestamp"))),
+          ("Age", "date", ".metadata.creationTimestamp")),
+         tuple(_WORKLOAD_RULES)),
 )
 
 
@@ -173,6 +199,8 @@ def crd(kind: Kind) -> dict:
     if kind.kind == "WorkloadPriorityClass":
         # Like PriorityClass, the value sits at the top level, not under spec.
         schema["properties"].update({"value": _INT, "description": _STRING})
+    if kind.rules:
+        schema["x-kubernetes-validations"] = list(kind.rules)
     version = {
         "name": VERSION, "served": True, "storage": True,
         "schema": {"openAPIV3Schema": schema},

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 import orjson
 
 from scheduler.api import groups
-from scheduler.controller import informing, metering, statuses, topologyfeeding, workqueues
-from scheduler.core import activation, conversion, draining, queuestatus, scheduling
+from scheduler.controller import deadlines, informing, metering, statuses, topologyfeeding, workqueues
+from scheduler.core import activation, conversion, draining, executiontime, queuestatus, scheduling
 from scheduler.core.decisions import (
     CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt, describe,
 )
 from scheduler.core.queues import QueueManager
-from scheduler.core.workloads import Admission, Workload
+from scheduler.core.workloads import Workload
 from scheduler.kube import client as kube
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,11 @@ BASE = groups.PATH
 PATHS = {"namespaces": "/api/v1/namespaces"}
 """Resources outside Kueue's group; the others are under ``BASE``."""
 FIELD_MANAGER = statuses.FIELD_MANAGER
+EXECUTION_FIELD_MANAGER = "kqbench-scheduler-execution-time"
+"""Writes DeactivationTarget=True for an exceeded maximum execution time (a merge patch, not an apply)."""
+APPLY_PATCH = "application/apply-patch+yaml"
+EXECUTION_RETRY_SECONDS = 1.0
+"""How long after a failed DeactivationTarget write (or one waiting for another write) it is tried again."""
 DEFAULT_MAX_UNWRITTEN = 256
 
 
@@ -72,47 +77,8 @@ class ControllerSettings:
     the API gains nothing: on a small machine it takes CPU the writes need."""
 
 
-_condition = statuses.condition
-
-
 def _workload_path(namespace: str, name: str) -> str:
     return f"{BASE}/namespaces/{namespace}/workloads/{name}"
-
-
-def admission_status(workload: Workload, admission: Admission, now: float, hostname_prefix_runs: bool = False) -> dict:
-    """The apply configuration that admits a workload; an Evicted one is no longer (Kueue's
-    SetQuotaReservation turns Evicted and Preempted False). ``hostname_prefix_runs``: the topology
-    assignment in Kueue v0.19's encoding (topologyconversion.assignment_to_dict)."""
-    cq = admission.cluster_queue
-    conditions = [
-        _condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
-        _condition("Admitted", True, "Admitted", "The workload is admitted", now),
-    ]
-    if workload.evicted:
-        conditions += [_condition(kind, False, "QuotaReserved", "Previously evicted", now) for kind in ("Evicted", "Preempted")]
-    return {
-        "apiVersion": GROUP_VERSION, "kind": "Workload",
-        "metadata": {"name": workload.name, "namespace": workload.namespace},
-        "status": {"admission": conversion.admission_to_dict(admission, hostname_prefix_runs),
-                   "conditions": conditions},
-    }
-
-
-def eviction_status(workload: Workload, preemptor: Workload, now: float, reason: str = "InClusterQueue",
-                    hold: bool = False) -> dict:
-    """The apply configuration that evicts a workload; omitting admission removes it (we owned it).
-    ``reason``: why it was chosen (Kueue's Preempted condition reasons: InClusterQueue, InCohortReclamation, ...).
-    ``hold``: Evicted and Preempted only, applied under ``EVICTION_FIELD_MANAGER``: the quota stays held."""
-    message = f"Preempted to accommodate {preemptor.namespace}/{preemptor.name}"
-    conditions = [_condition("Evicted", True, "Preempted", message, now), _condition("Preempted", True, reason, message, now)]
-    if not hold:
-        conditions = [_condition("QuotaReserved", False, "Preempted", message, now),
-                      _condition("Admitted", False, "Preempted", message, now), *conditions]
-    return {
-        "apiVersion": GROUP_VERSION, "kind": "Workload",
-        "metadata": {"name": workload.name, "namespace": workload.namespace},
-        "status": {"conditions": conditions},
-    }
 
 
 def next_slow_down(previous: float, bounds: tuple[float, float]) -> float:
@@ -172,8 +138,13 @@ class Controller:
         self._queue_conditions: dict[str, list[dict]] = {}
         # Workloads with a stop/resume/drain status write in flight: one at a time each.
         self._status_writes_in_flight: set[tuple[str, str]] = set()
+        # Workloads whose event called for a write while another of theirs was in flight: that write's
+        # response is judged again as an event would be (the event raced ahead of the response).
+        self._changed_in_flight: set[tuple[str, str]] = set()
         # Workloads evicted by a HoldAndDrain stop, until their queue resumes and they are marked Requeued.
         self._held_by_stop: dict[tuple[str, str], Workload] = {}
+        # Admitted, active Workloads with a maximum execution time, at their deadlines: (decoded, object).
+        self._executing: deadlines.Deadlines[tuple[Workload, dict]] = deadlines.Deadlines()
         self._unwritten = 0
         # The heads the last cycle turned away, with why (written when write_pending_reasons is on).
         self._turned_away: list[tuple[Workload, str]] = []
@@ -284,9 +255,13 @@ class Controller:
             self._held_by_stop[workload.key] = workload
         else:
             self._held_by_stop.pop(workload.key, None)
+        self._time_execution(workload, obj)
         change = activation.change_for(workload)
         # Never from a write's own response: what that write could not change, writing again won't.
-        if change is not None and not from_write:
+        if change is activation.Change.DEACTIVATE and not from_write:
+            body = statuses.deactivation_spec(meta.get("resourceVersion", ""))
+            self._patch_once(workload, "", body, FIELD_MANAGER, statuses.MERGE_PATCH, None)
+        elif change is not None and not from_write:
             body = statuses.activation_status(workload, change, statuses.conditions_of(obj), self.clock())
             requeue = change is activation.Change.REACTIVATE
             evicted_from = workload.admission.cluster_queue if workload.admission is not None else None
@@ -321,6 +296,7 @@ class Controller:
 
     def _forget_workload(self, key: tuple[str, str], obj: dict) -> None:
         self._known_workloads.pop(key, None)
+        self._executing.disarm(key)
         self._not_reserved.pop(key, None)
         self._held_by_stop.pop(key, None)
         self.manager.delete_workload(key)
@@ -364,10 +340,10 @@ class Controller:
         path = _workload_path(workload.namespace, workload.name)
         async with self._writes:
             try:
+                body = statuses.admission_status(workload, decision.admission, now,
+                                                 self.manager.tas_hostname_prefix_encoding)
                 result = await self.client.request(
-                    "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true",
-                    admission_status(workload, decision.admission, now, self.manager.tas_hostname_prefix_encoding),
-                    "application/apply-patch+yaml")
+                    "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body, APPLY_PATCH)
             except kube.FAILURES as error:
                 self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                 self.manager.cancel_admission(workload.key)
@@ -394,7 +370,7 @@ class Controller:
                 try:
                     result = await self.client.request(
                         "PATCH", f"{path}/status?fieldManager={manager}&force=true",
-                        eviction_status(target, preemptor, now, reason, hold), "application/apply-patch+yaml")
+                        statuses.preemption_status(target, preemptor, now, reason, hold), APPLY_PATCH)
                 except kube.FAILURES as error:
                     self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                     return
@@ -408,31 +384,83 @@ class Controller:
 
     def _write_status_once(self, workload: Workload, body: dict, requeue: bool, evicted_from: str | None) -> None:
         """Start a stop/resume/drain status write unless one for this workload is in flight."""
-        if workload.key in self._status_writes_in_flight:
-            return
-        self._status_writes_in_flight.add(workload.key)
         manager = statuses.REQUEUE_FIELD_MANAGER if requeue else FIELD_MANAGER
-        self._spawn(self._write_status(workload, body, manager, evicted_from))
+        self._patch_once(workload, "/status", body, manager, APPLY_PATCH, evicted_from)
 
-    async def _write_status(self, workload: Workload, body: dict, manager: str, evicted_from: str | None) -> None:
-        """Apply ``body``; the response is fed back like an eviction's. ``evicted_from``: the
-        ClusterQueue an eviction takes the workload out of, for the metric."""
+    def _patch_once(self, workload: Workload, subresource: str, body: dict, manager: str, content_type: str,
+                    evicted_from: str | None) -> bool:
+        """Start a write of the Workload (``subresource``: "/status" or "") unless one is in flight."""
+        if workload.key in self._status_writes_in_flight:
+            self._changed_in_flight.add(workload.key)
+            return False
+        self._status_writes_in_flight.add(workload.key)
+        self._spawn(self._write_status(workload, body, manager, evicted_from, subresource, content_type))
+        return True
+
+    async def _write_status(self, workload: Workload, body: dict, manager: str, evicted_from: str | None,
+                            subresource: str = "/status", content_type: str = APPLY_PATCH) -> bool:
+        """Patch ``body`` (an apply configuration by default); the response is fed back like an eviction's.
+        ``evicted_from``: the ClusterQueue an eviction takes the workload out of, for the metric. Whether
+        it was written."""
         path = _workload_path(workload.namespace, workload.name)
+        force = "&force=true" if content_type == APPLY_PATCH else ""
         try:
             async with self._writes:
                 try:
                     result = await self.client.request(
-                        "PATCH", f"{path}/status?fieldManager={manager}&force=true", body,
-                        "application/apply-patch+yaml")
+                        "PATCH", f"{path}{subresource}?fieldManager={manager}{force}", body, content_type)
                 except kube.FAILURES as error:
-                    self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
-                    return
+                    resource = "workloads/status" if subresource else "workloads"
+                    self.metrics.write_failures.labels(resource, kube.failure_code(error)).inc()
+                    return False
         finally:
             self._status_writes_in_flight.discard(workload.key)
         if evicted_from is not None:
             self.metrics.evicted_total.labels(evicted_from).inc()
-        self._apply_workload(result, from_write=True)
+        raced = workload.key in self._changed_in_flight
+        self._changed_in_flight.discard(workload.key)
+        self._apply_workload(result, from_write=not raced)
         self._touch()
+        return True
+
+    # -- maximum execution time -------------------------------------------------------------
+    def _time_execution(self, workload: Workload, obj: dict) -> None:
+        """Arm the deadline of an admitted, active Workload with an execution time limit; disarm any other."""
+        due = executiontime.deadline(workload) if workload.active else None
+        if due is None or workload.deactivation_target is not None:
+            self._executing.disarm(workload.key)
+        elif self._executing.arm(workload.key, due, (workload, obj)):
+            self.changed.set()  # the cycle loop's wait may have to end sooner
+
+    def next_execution_deadline(self) -> float | None:
+        """The earliest armed execution deadline (POSIX seconds), None when none is."""
+        return self._executing.next_due()
+
+    def mark_exceeded(self, now: float) -> int:
+        """Start the DeactivationTarget write of every Workload whose execution time ran out by ``now``
+        (Kueue's reconcileMaxExecutionTime); returns how many were started."""
+        started = 0
+        for workload, obj in self._executing.pop_due(now):
+            if not executiontime.exceeded(workload, now):
+                continue
+            if workload.key in self._status_writes_in_flight:
+                self._executing.arm(workload.key, now + EXECUTION_RETRY_SECONDS, (workload, obj))
+                continue
+            self._status_writes_in_flight.add(workload.key)
+            self._spawn(self._write_exceeded(workload, obj, now))
+            started += 1
+        return started
+
+    async def _write_exceeded(self, workload: Workload, obj: dict, now: float) -> None:
+        """The write; tried again a little later when it failed and no newer object came meanwhile (a
+        conflict means one is on its way, and it arms the deadline again if it still has one)."""
+        version = obj["metadata"].get("resourceVersion", "")
+        body = statuses.exceeded_status(statuses.conditions_of(obj), version, now)
+        written = await self._write_status(workload, body, EXECUTION_FIELD_MANAGER, None, "/status",
+                                           statuses.MERGE_PATCH)
+        known = self._known_workloads.get(workload.key)
+        if not written and known is not None and known["metadata"].get("resourceVersion") == version:
+            self._executing.arm(workload.key, self.clock() + EXECUTION_RETRY_SECONDS, (workload, obj))
 
     def _pending_body(self, workload: Workload, message: str, now: float) -> dict | None:
         """Why a workload was turned away, as a status write; None when its QuotaReserved condition says
@@ -541,6 +569,7 @@ class Controller:
         while not stop.is_set():
             self.changed.clear()
             now = self.clock()
+            self.mark_exceeded(now)
             self.manager.retry_parked(now)  # parked workloads whose batched retry is due come back first
             caught_up = self._unwritten < self.settings.max_unwritten
             started = time.perf_counter()
@@ -553,9 +582,10 @@ class Controller:
                 await asyncio.sleep(max(rest, 0.0) + slow_down)  # also lets writes and events run between cycles
                 continue
             self.manager.retry_parked(now)  # times the retries this cycle's changes asked for
-            due = self.manager.next_retry_at()
-            wait = self.settings.idle_wait_seconds if due is None else min(self.settings.idle_wait_seconds,
-                                                                          max(0.0, due - now))
+            wait = self.settings.idle_wait_seconds
+            for due in (self.manager.next_retry_at(), self.next_execution_deadline()):
+                if due is not None:
+                    wait = min(wait, max(0.0, due - now))
             try:
                 await asyncio.wait_for(self.changed.wait(), timeout=wait)
             except asyncio.TimeoutError:

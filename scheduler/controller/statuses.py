@@ -1,9 +1,10 @@
-"""Status bodies the controller applies for activation changes and queue status (pure).
+"""Status bodies the controller writes for admissions, evictions, activation changes and queue status (pure).
 
 Every body is a server-side apply configuration for the status subresource under the
-controller's field manager: what it lists is what the scheduler owns afterwards, and a field it
-owned but leaves out is removed (that is how an eviction clears ``status.admission``). Hence two
-applies of one Workload under one manager must not race: the last would undo the other.
+controller's field manager (but for the two merge patches of an exceeded execution time): what it
+lists is what the scheduler owns afterwards, and a field it owned but leaves out is removed (that
+is how an eviction clears ``status.admission``). Hence two applies of one Workload under one
+manager must not race: the last would undo the other.
 Conditions keep their ``lastTransitionTime`` while their status stays the same, as
 ``meta.SetStatusCondition`` does in Kueue.
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 import time
 
 from scheduler.api import groups
-from scheduler.core import activation, queuestatus
+from scheduler.core import activation, conversion, executiontime, queuestatus
 from scheduler.core.quantities import format_quantity
-from scheduler.core.workloads import Workload
+from scheduler.core.workloads import Admission, Workload
 
 GROUP_VERSION = groups.API_VERSION
 FIELD_MANAGER = "kqbench-scheduler"
@@ -26,6 +27,8 @@ EVICTION_FIELD_MANAGER = "kqbench-scheduler-eviction"
 the main manager, that body would remove the admission and the QuotaReserved condition the main one owns."""
 """Owns only the QuotaReserved=False condition of a workload turned away: applied under the main
 manager, that one-condition body would remove the other conditions the main manager owns."""
+MERGE_PATCH = "application/merge-patch+json"
+ACCUMULATED = "accumulatedPastExecutionTimeSeconds"
 
 
 def rfc3339(seconds: float) -> str:
@@ -56,16 +59,84 @@ def _workload_body(workload: Workload, status: dict) -> dict:
             "metadata": {"name": workload.name, "namespace": workload.namespace}, "status": status}
 
 
+def with_accumulated(status: dict, seconds: int | None) -> dict:
+    """``status`` carrying accumulatedPastExecutionTimeSeconds when there is one: every apply under the main
+    manager must, or it removes the value an earlier one wrote."""
+    if seconds is not None:
+        status[ACCUMULATED] = seconds
+    return status
+
+
 def eviction_status(workload: Workload, reason: str, message: str, previous: list[dict], now: float) -> dict:
     """Evicted with ``reason`` and the quota reservation cleared in the same write, as the job
-    reconciler would (a bare Workload has none): omitting status.admission removes it under apply."""
+    reconciler would (a bare Workload has none): omitting status.admission removes it under apply.
+    The seconds it was admitted are added to its accumulated execution time (Kueue's SyncAdmittedCondition
+    as Admitted turns False); a DeactivationTarget for an exceeded limit stays (executiontime)."""
     conditions = [
         condition("Evicted", True, reason, message, now),
         condition("QuotaReserved", False, "Pending", message, now),
         condition("Admitted", False, "NoReservation", "The workload has no reservation", now),
         condition("Requeued", False, reason, message, now),
     ]
-    return _workload_body(workload, {"conditions": [keep_transition(c, previous) for c in conditions]})
+    if executiontime.kept_after_eviction(workload):
+        conditions.append(deactivation_target(workload.deactivation_target, now))  # type: ignore[arg-type]
+    status = {"conditions": [keep_transition(c, previous) for c in conditions]}
+    return _workload_body(workload, with_accumulated(status, executiontime.accumulated_after_release(workload, now)))
+
+
+def deactivation_target(target: tuple[str, str], now: float) -> dict:
+    """DeactivationTarget=True with (reason, message), as pkg/workload SetDeactivationTarget writes it."""
+    return condition(executiontime.DEACTIVATION_TARGET, True, target[0], target[1], now)
+
+
+def exceeded_status(previous: list[dict], resource_version: str, now: float) -> dict:
+    """A JSON merge patch of the status: DeactivationTarget=True (MaximumExecutionTimeExceeded) added to the
+    conditions and the accumulated execution time removed, in one write, as reconcileMaxExecutionTime does.
+    A merge patch because apply cannot remove a field another manager owns; only onto ``resource_version``
+    (the conditions list is replaced whole, so a change since must not be overwritten)."""
+    target = deactivation_target((executiontime.EXCEEDED, executiontime.EXCEEDED_MESSAGE), now)
+    conditions = [c for c in previous if c.get("type") != executiontime.DEACTIVATION_TARGET] + [target]
+    return {"metadata": {"resourceVersion": resource_version},
+            "status": {"conditions": conditions, ACCUMULATED: None}}
+
+
+def deactivation_spec(resource_version: str) -> dict:
+    """A JSON merge patch of the Workload (not its status) setting spec.active to false, onto
+    ``resource_version`` as Kueue's Update of the object it read."""
+    return {"metadata": {"resourceVersion": resource_version}, "spec": {"active": False}}
+
+
+def admission_status(workload: Workload, admission: Admission, now: float, hostname_prefix_runs: bool = False) -> dict:
+    """The apply configuration that admits a workload; an Evicted one is no longer (Kueue's
+    SetQuotaReservation turns Evicted and Preempted False). ``hostname_prefix_runs``: the topology
+    assignment in Kueue v0.19's encoding (topologyconversion.assignment_to_dict)."""
+    cq = admission.cluster_queue
+    conditions = [
+        condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
+        condition("Admitted", True, "Admitted", "The workload is admitted", now),
+    ]
+    if workload.evicted:
+        conditions += [condition(kind, False, "QuotaReserved", "Previously evicted", now)
+                       for kind in ("Evicted", "Preempted")]
+    status = {"admission": conversion.admission_to_dict(admission, hostname_prefix_runs), "conditions": conditions}
+    return _workload_body(workload, with_accumulated(status, workload.accumulated_execution_seconds))
+
+
+def preemption_status(workload: Workload, preemptor: Workload, now: float, reason: str = "InClusterQueue",
+                      hold: bool = False) -> dict:
+    """The apply configuration that evicts a workload; omitting admission removes it (we owned it).
+    ``reason``: why it was chosen (Kueue's Preempted condition reasons: InClusterQueue, InCohortReclamation, ...).
+    ``hold``: Evicted and Preempted only, applied under ``EVICTION_FIELD_MANAGER``: the quota stays held.
+    Otherwise the seconds it was admitted are added to its accumulated execution time, as Admitted turns False."""
+    message = f"Preempted to accommodate {preemptor.namespace}/{preemptor.name}"
+    conditions = [condition("Evicted", True, "Preempted", message, now),
+                  condition("Preempted", True, reason, message, now)]
+    status: dict = {"conditions": conditions}
+    if not hold:
+        status["conditions"] = [condition("QuotaReserved", False, "Preempted", message, now),
+                                condition("Admitted", False, "Preempted", message, now), *conditions]
+        with_accumulated(status, executiontime.accumulated_after_release(workload, now))
+    return _workload_body(workload, status)
 
 
 def requeued_status(workload: Workload, reason: str, message: str, now: float) -> dict:
@@ -86,14 +157,15 @@ def pending_status(workload: Workload, message: str, previous: list[dict], resou
 
 
 def activation_status(workload: Workload, change: activation.Change, previous: list[dict], now: float) -> dict:
-    """The apply configuration for a stop (deactivation) or resume (reactivation) of a Workload."""
-    message = activation.DEACTIVATED_MESSAGE
+    """The apply configuration for a stop (deactivation) or resume (reactivation) of a Workload
+    (not for ``Change.DEACTIVATE``, a write of its spec: ``deactivation_spec``)."""
     if change is activation.Change.REACTIVATE:
         return requeued_status(workload, activation.REACTIVATED, activation.REACTIVATED_MESSAGE, now)
+    reason, message = activation.eviction_reason(workload)
     if change is activation.Change.EVICT_ADMITTED:
-        return eviction_status(workload, activation.DEACTIVATED, message, previous, now)
-    evicted = keep_transition(condition("Evicted", True, activation.DEACTIVATED, message, now), previous)
-    return _workload_body(workload, {"conditions": [evicted]})
+        return eviction_status(workload, reason, message, previous, now)
+    evicted = keep_transition(condition("Evicted", True, reason, message, now), previous)
+    return _workload_body(workload, with_accumulated({"conditions": [evicted]}, workload.accumulated_execution_seconds))
 
 
 def queue_status(kind: str, name: str, namespace: str | None, status: queuestatus.QueueStatus,

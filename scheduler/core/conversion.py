@@ -245,6 +245,16 @@ def _held_requeue_reason(condition: Obj | None) -> str:
     return sys.intern(condition.get("reason") or "")
 
 
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _deactivation_target(condition: Obj | None) -> tuple[str, str] | None:
+    if not _is_true(condition):
+        return None
+    return (sys.intern(condition.get("reason") or ""), condition.get("message") or "")  # type: ignore[union-attr]
+
+
 class WorkloadDecoder:
     """Turns Workload dicts into ``Workload`` objects, sharing repeated parts."""
 
@@ -296,6 +306,9 @@ class WorkloadDecoder:
             requeue_held_by=_held_requeue_reason(conditions.get("Requeued")),
             admission=admission,
             admitted_at=admitted_at,
+            max_execution_seconds=int(spec.get("maximumExecutionTimeSeconds") or 0),
+            accumulated_execution_seconds=_optional_int(status.get("accumulatedPastExecutionTimeSeconds")),
+            deactivation_target=_deactivation_target(conditions.get("DeactivationTarget")),
         )
 
     def _quantity(self, value: Any) -> int:

@@ -246,8 +246,8 @@ class QueueManager:
         sticky_in = ""
         if old is not None:
             if _same_for_queueing(old, workload):
-                if old.admission is not None and workload.admitted_at and workload.admitted_at != old.admitted_at:
-                    self._take_reservation_time(old, workload.admitted_at)
+                if old.admission is not None and _echo_differs(old, workload):
+                    self._take_echo(old, workload)
                 return
             # A pending workload's update keeps it sticky (Kueue's PushOrUpdate); its last flavor
             # search is forgotten (a new workload.Info).
@@ -271,12 +271,16 @@ class QueueManager:
 
     update_workload = add_workload
 
-    def _take_reservation_time(self, old: Workload, admitted_at: float) -> None:
+    def _take_echo(self, old: Workload, new: Workload) -> None:
         """The API's echo of an admission replaces the exact time it was decided at with the whole
         second the API keeps, as Kueue's cache replaces the assumed Workload with the informer's object:
         from then on, preemption candidates reserved in one second are ordered by UID
-        (pkg/scheduler/preemption/common/ordering.go, CandidatesOrdering)."""
-        updated = dataclasses.replace(old, admitted_at=admitted_at)
+        (pkg/scheduler/preemption/common/ordering.go, CandidatesOrdering). Its execution time fields are
+        taken too (an eviction writes the accumulated time on from them)."""
+        updated = dataclasses.replace(
+            old, admitted_at=new.admitted_at or old.admitted_at, max_execution_seconds=new.max_execution_seconds,
+            accumulated_execution_seconds=new.accumulated_execution_seconds,
+            deactivation_target=new.deactivation_target)
         self._workloads[old.key] = updated
         self.cache.replace_workload(updated)
 
@@ -322,7 +326,7 @@ class QueueManager:
         if workload is None or workload.admission is not None:
             return
         self._forget(workload, release_quota=False)
-        # The exact time until the API's echo brings the whole second (_take_reservation_time): Kueue
+        # The exact time until the API's echo brings the whole second (_take_echo): Kueue
         # orders preemption candidates by its cache's QuotaReserved time, so a preemption before the echo
         # picks the most recent of one second's admissions (tests/integration/test_agreement_cases.py,
         # seed 102) and one after it falls to the UID.
@@ -463,6 +467,16 @@ class QueueManager:
         workloads are retried."""
         self.pending_lists.allocatable_changed(cluster_queues)
         self.retries.capacity_changed(cluster_queues)
+
+
+def _echo_differs(old: Workload, new: Workload) -> bool:
+    """An admitted workload's object changed in what no queue reads but evictions and timers do."""
+    return (
+        (bool(new.admitted_at) and new.admitted_at != old.admitted_at)
+        or old.max_execution_seconds != new.max_execution_seconds
+        or old.accumulated_execution_seconds != new.accumulated_execution_seconds
+        or old.deactivation_target != new.deactivation_target
+    )
 
 
 def _same_for_queueing(old: Workload, new: Workload) -> bool:

@@ -38,6 +38,9 @@ class RequeuingTimestamp(enum.Enum):
 # Requeued=True (resumed workload, restarted queue). Kueue holds any Requeued=False workload; the
 # backoff reasons it releases itself (PodsReadyTimeout, AdmissionCheck) are not modelled here.
 REQUEUE_HOLDING_REASONS = frozenset({"Deactivated", "ClusterQueueStopped", "LocalQueueStopped"})
+# A deactivation with a cause (DeactivatedDueToMaximumExecutionTimeExceeded) holds too; Kueue never marks it
+# Requeued=True (it reactivates only reason Deactivated), and neither does this scheduler.
+REQUEUE_HOLDING_PREFIX = "DeactivatedDueTo"
 
 # Eviction reasons that move the queue-order timestamp under RequeuingTimestamp.EVICTION.
 REQUEUE_AT_EVICTION_REASONS = frozenset({"PodsReadyTimeout", "AdmissionCheck"})
@@ -116,8 +119,15 @@ class Workload:
     # LocalQueueStopped hold the requeue until the workload or its queue is resumed.
     requeue_held_by: str = ""
     admission: Admission | None = None
-    # When quota was reserved (POSIX seconds); orders preemption candidates.
+    # When quota was reserved (POSIX seconds); orders preemption candidates. Without admission checks Kueue
+    # turns Admitted True in the same write, so it is also when the execution time started counting.
     admitted_at: float = 0.0
+    # spec.maximumExecutionTimeSeconds (0: no limit) and status.accumulatedPastExecutionTimeSeconds (None:
+    # absent), the seconds it was admitted before (see scheduler.core.executiontime).
+    max_execution_seconds: int = 0
+    accumulated_execution_seconds: int | None = None
+    # (reason, message) of a DeactivationTarget=True condition: Kueue deactivates such a Workload.
+    deactivation_target: tuple[str, str] | None = None
     key: WorkloadKey = field(init=False)
     order_key: OrderKey = field(init=False)
 
@@ -130,7 +140,8 @@ class Workload:
     @property
     def requeue_held(self) -> bool:
         """Pending but not admissible until its Requeued condition turns True."""
-        return self.requeue_held_by in REQUEUE_HOLDING_REASONS
+        held = self.requeue_held_by
+        return held in REQUEUE_HOLDING_REASONS or held.startswith(REQUEUE_HOLDING_PREFIX)
 
     @property
     def local_queue(self) -> tuple[str, str]:

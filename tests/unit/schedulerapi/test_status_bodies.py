@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from scheduler.controller import controlling, statuses
+from scheduler.controller import statuses
 from scheduler.core import activation, queuestatus
 from scheduler.core.activation import Change
 from scheduler.core.workloads import Workload
@@ -91,11 +91,11 @@ def test_a_turned_away_workload_gets_only_its_quota_reserved_condition_onto_the_
 
 def test_a_preemption_that_holds_the_quota_writes_only_evicted_and_preempted_under_its_own_manager():
     preemptor = Workload("ns", "p", "u2", "lq", 9, 0.0, ())
-    held = controlling.eviction_status(WORKLOAD, preemptor, NOW, "InCohortReclamation", hold=True)
+    held = statuses.preemption_status(WORKLOAD, preemptor, NOW, "InCohortReclamation", hold=True)
     assert {t: (c["status"], c["reason"]) for t, c in _by_type(held).items()} == {
         "Evicted": ("True", "Preempted"), "Preempted": ("True", "InCohortReclamation")}
     assert statuses.EVICTION_FIELD_MANAGER not in (statuses.FIELD_MANAGER, statuses.REQUEUE_FIELD_MANAGER)
-    cleared = controlling.eviction_status(WORKLOAD, preemptor, NOW, "InCohortReclamation")
+    cleared = statuses.preemption_status(WORKLOAD, preemptor, NOW, "InCohortReclamation")
     assert _by_type(cleared)["QuotaReserved"]["status"] == "False" and "admission" not in cleared["status"]
 
 
@@ -103,8 +103,8 @@ def test_admitting_an_evicted_workload_turns_evicted_and_preempted_false_as_kueu
     from scheduler.core.workloads import Admission
 
     admission = Admission("cq", ())
-    fresh = _by_type(controlling.admission_status(WORKLOAD, admission, NOW))
+    fresh = _by_type(statuses.admission_status(WORKLOAD, admission, NOW))
     assert list(fresh) == ["QuotaReserved", "Admitted"]
-    again = _by_type(controlling.admission_status(dataclasses.replace(WORKLOAD, evicted=True), admission, NOW))
+    again = _by_type(statuses.admission_status(dataclasses.replace(WORKLOAD, evicted=True), admission, NOW))
     assert {t: c["status"] for t, c in again.items()} == {
         "QuotaReserved": "True", "Admitted": "True", "Evicted": "False", "Preempted": "False"}
