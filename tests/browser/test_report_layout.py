@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.drivers import registry
 from harness.reporting import rendering
 from tests.browser import chromium
 from tests.unit.reporting import builders
@@ -35,7 +36,7 @@ def above_the_fold(measured: dict) -> list[str]:
 @pytest.fixture
 def report(tmp_path):
     folder = builders.RunBuilder().write(tmp_path / "run")
-    return rendering.render([folder], folder / "report.html")
+    return rendering.render([folder], folder / "report.html", registry.drivers())
 
 
 def test_verdict_and_pivot_are_visible_without_scrolling(report, tmp_path):
@@ -69,6 +70,6 @@ def test_a_wide_sweep_still_fits_the_width(tmp_path):
                                             {"scheduler.no_client_limit": True},
                                             {"scheduler.qps": 500, "scheduler.burst": 1000}])]
     folder = builders.RunBuilder(designs=designs).write(tmp_path / "run")
-    report = rendering.render([folder], folder / "report.html")
+    report = rendering.render([folder], folder / "report.html", registry.drivers())
     measured = chromium.boxes(report, SELECTORS, WIDTH, HEIGHT, tmp_path)
     assert above_the_fold(measured) == []
