@@ -5,7 +5,7 @@ The plugin is run as kubectl runs it (found on PATH as `kubectl-kueue`), and wha
 back: positions from the visibility API, queue counts and the Active condition from the queue
 statuses, and `stop`/`resume` taking effect on the scheduler's decisions. Where Kueue differs on bare
 Workloads (it marks an admitted one Evicted but keeps its admission: clearing it is left to the
-owner job's reconciler, and a bare Workload has none) the test says so.
+owner job's reconciler, and a bare Workload has none) the test asserts what Kueue does instead.
 """
 
 from __future__ import annotations
@@ -200,7 +200,13 @@ def test_stop_and_resume_workload_take_effect(kueue_cluster):
 def test_resumed_admitted_workload_queues_again(kueue_cluster):
     kk, creds = kueue_cluster
     if not kk.reference:
-        pytest.skip("Kueue kept the stopped bare Workload's admission, so there is nothing to requeue")
+        # Kueue kept the stopped bare Workload's admission: resumed, it is admitted as it was, with nothing to requeue.
+        assert (_workload(creds, "w0").get("status") or {}).get("admission")
+        kk.run("resume", "workload", "w0")
+        assert ko.wait_for(lambda: _workload(creds, "w0")["spec"].get("active", True), timeout=30)
+        assert (_workload(creds, "w0").get("status") or {}).get("admission") and _statuses(kk)["w0"] == "ADMITTED"
+        assert _positions(kk)["w0"] == ""
+        return
     # Resumed, w0 queues again by priority; the queue is full (w1, w2), so it waits at the front.
     kk.run("resume", "workload", "w0")
     expected = {"w0": "0", "w1": "", "w2": "", "w3": "0", "w4": "1", "w5": "1"}
@@ -230,10 +236,29 @@ def _admitted(creds) -> set[str]:
     return {w["metadata"]["name"] for w in ko.listed(creds, "workloads") if (w.get("status") or {}).get("admission")}
 
 
+def _drained_keep_their_admission(kk, creds, stop: tuple[str, ...], reason: str, resume: tuple[str, ...],
+                                  admitted: set[str]) -> None:
+    """Kueue on bare Workloads: a drain marks the admitted ones Evicted but keeps their admission (clearing it
+    is the owner job's reconciler's, and a bare Workload has none), where ours releases it."""
+    assert admitted, "the queue holds admitted Workloads to drain"
+    # One evicted before (w0, stopped while admitted) keeps that Evicted condition: Kueue does not set it anew.
+    evicted_before = {n: _conditions(_workload(creds, n))["Evicted"] for n in admitted
+                      if _conditions(_workload(creds, n)).get("Evicted", ("",))[0] == "True"}
+    kk.run(*stop)
+    for name in admitted:
+        assert ko.wait_for(lambda name=name: _conditions(_workload(creds, name)).get("Evicted", ("",))[0] == "True",
+                           timeout=30), _workload(creds, name)
+        assert _conditions(_workload(creds, name))["Evicted"] == evicted_before.get(name, ("True", reason))
+        assert (_workload(creds, name).get("status") or {}).get("admission"), f"{name}'s admission is kept"
+    kk.run(*resume)
+
+
 def test_stop_clusterqueue_drains_and_resume_requeues(kueue_cluster):
     kk, creds = kueue_cluster
     if not kk.reference:
-        pytest.skip("Kueue marks a drained bare Workload Evicted but keeps its admission (no job reconciler)")
+        _drained_keep_their_admission(kk, creds, ("stop", "clusterqueue", "cq"), "ClusterQueueStopped",
+                                      ("resume", "clusterqueue", "cq"), _admitted(creds))
+        return
     # Now: w1 stopped; w0 and w2 admitted; w3, w4, w5 pending.
     assert ko.wait_for(lambda: _admitted(creds) == {"w0", "w2"}, timeout=30), _admitted(creds)
     kk.run("stop", "clusterqueue", "cq")  # HoldAndDrain: the admitted ones are evicted too
@@ -258,7 +283,10 @@ def test_stop_clusterqueue_drains_and_resume_requeues(kueue_cluster):
 def test_stop_localqueue_drains_only_its_workloads(kueue_cluster):
     kk, creds = kueue_cluster
     if not kk.reference:
-        pytest.skip("Kueue marks a drained bare Workload Evicted but keeps its admission (no job reconciler)")
+        _drained_keep_their_admission(kk, creds, ("stop", "localqueue", "lq-a"), "LocalQueueStopped",
+                                      ("resume", "localqueue", "lq-a"),
+                                      {n for n in _admitted(creds) if _queue_of(n) == "lq-a"})
+        return
     from_lq_a = {n for n in _admitted(creds) if _queue_of(n) == "lq-a"}
     kk.run("stop", "localqueue", "lq-a")  # lq-a's admitted ones go; lq-b's w3 and w5 take the quota
     assert ko.wait_for(lambda: _admitted(creds) == {"w3", "w5"}, timeout=30), _admitted(creds)
