@@ -54,15 +54,20 @@ def _by_type(conditions):
     return {c["type"]: c for c in conditions}
 
 
+def _controller(api, now: list[float]) -> controlling.Controller:
+    """A controller over one 2-CPU ClusterQueue and its LocalQueue team/lq, on the clock now[0]."""
+    manager = QueueManager()
+    manager.add_resource_flavor(kinds.ResourceFlavor("default"))
+    manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "2"})).obj())
+    manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
+    return controlling.Controller(api, manager, metering.SchedulerMetrics(), clock=lambda: now[0])
+
+
 def test_an_exceeded_limit_is_targeted_then_deactivated_then_evicted_with_kueues_reasons():
     async def scenario():
         now = [ADMITTED_AT]
-        manager = QueueManager()
-        manager.add_resource_flavor(kinds.ResourceFlavor("default"))
-        manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "2"})).obj())
-        manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
         api = FakeApi()
-        controller = controlling.Controller(api, manager, metering.SchedulerMetrics(), clock=lambda: now[0])
+        controller = _controller(api, now)
         on_list, on_event = controller.informer_handlers()["workloads"]
         on_list([_admitted(5)])
         # 5 s allowed, 2 used before: due 3 s after this admission.
@@ -108,7 +113,7 @@ def test_an_exceeded_limit_is_targeted_then_deactivated_then_evicted_with_kueues
         del evicted["status"]["admission"]
         api.answers.append(evicted)
         on_event("MODIFIED", stopped)
-        assert manager.cache.admitted(KEY) is None
+        assert controller.manager.cache.admitted(KEY) is None
         await controller.settle()
         method, path, body, content_type = api.requests[-1]
         assert content_type == "application/apply-patch+yaml" and "fieldManager=kqbench-scheduler&" in path
@@ -228,12 +233,8 @@ class GatedApi(FakeApi):
 def test_the_watch_bringing_the_target_before_the_writes_response_still_deactivates():
     async def scenario():
         now = [ADMITTED_AT]
-        manager = QueueManager()
-        manager.add_resource_flavor(kinds.ResourceFlavor("default"))
-        manager.add_cluster_queue(ClusterQueueBuilder("cq").flavors(("default", {"cpu": "2"})).obj())
-        manager.add_local_queue(kinds.LocalQueue("team", "lq", "cq"))
         api = GatedApi()
-        controller = controlling.Controller(api, manager, metering.SchedulerMetrics(), clock=lambda: now[0])
+        controller = _controller(api, now)
         on_list, on_event = controller.informer_handlers()["workloads"]
         on_list([_admitted(5)])
         now[0] = ADMITTED_AT + 3.4
