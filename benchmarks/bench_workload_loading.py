@@ -31,6 +31,7 @@ from harness.clusters import bringup, spec as specs, state
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.results import runs
+from harness.scenarios import schedulers
 from harness.workloads import bulkloading, storing
 from loadtests import workloads
 
@@ -112,7 +113,7 @@ def main() -> None:
     results = {}
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], progress)
-        scheduler = schedulerproc.start(info, Path(tempfile.mkdtemp(prefix="bench-wl-")))
+        scheduler = schedulers.start(info, Path(tempfile.mkdtemp(prefix="bench-wl-"))).process
         rest.apply(kubeconfig.load(info.kubeconfig), f"{GROUP_PATH}/resourceflavors/default",
                    {"apiVersion": workloads.API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": "default"}})
         for path, count in (("posts", args.posts), ("bulk", args.bulk)):

@@ -6,6 +6,7 @@ disturbs the other's timing (pyperf's manager/worker split).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 import subprocess
@@ -14,19 +15,11 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from harness import apiservice, kubeconfig, waiting
 from harness.clusters import processes, state
 from harness.errors import KqbenchError
-from scheduler import listening, settings as scheduler_settings
+from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
-
-
-def metric_sum(text: str, name: str, **labels: str) -> float:
-    """Sum of a metric's samples whose labels include `labels` (from Prometheus text)."""
-    return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
-               if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()))
 
 
 @dataclass
@@ -49,6 +42,14 @@ class SchedulerProcess:
     def stop(self, grace_seconds: float = 15.0) -> int:
         """SIGTERM, wait, then SIGKILL; returns the exit code."""
         return processes.terminate(self.process, grace_seconds)
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The last lines of its log (what a failure quotes)."""
+        try:
+            with self.log_path.open(errors="replace") as handle:
+                return "".join(collections.deque(handle, maxlen=lines)).rstrip()
+        except OSError:
+            return ""
 
     def kill(self) -> None:
         """Die without cleaning up (the restart test's crash)."""
@@ -75,16 +76,23 @@ def serving_files(info: state.ClusterInfo) -> apiservice.ServingFiles:
 MODULE_ARGS = ("-m", "scheduler")
 
 
-def command_of(settings: scheduler_settings.SchedulerSettings, extra_args: tuple[str, ...] = ()) -> list[str]:
-    """The command line that runs the reference scheduler with these settings."""
-    return [sys.executable, *MODULE_ARGS, *scheduler_settings.to_args(settings), *extra_args]
+def command_of(settings: scheduler_settings.SchedulerSettings) -> list[str]:
+    """The command line that runs the reference scheduler with these settings: all of them as one record."""
+    return [sys.executable, *MODULE_ARGS, scheduler_settings.RECORD_FLAG, scheduler_settings.to_record(settings)]
 
 
 def is_scheduler_on(argv: list[str], kubeconfig_path: str) -> bool:
     """Whether a command line (as `command_of` writes it) runs the reference scheduler on this kubeconfig."""
     pairs = list(zip(argv, argv[1:]))
-    return MODULE_ARGS in pairs and (("--kubeconfig", kubeconfig_path) in pairs
-                                     or f"--kubeconfig={kubeconfig_path}" in argv)
+    if MODULE_ARGS not in pairs:
+        return False
+    for flag, record in pairs:
+        if flag == scheduler_settings.RECORD_FLAG:
+            try:
+                return scheduler_settings.from_record(record).kubeconfig == kubeconfig_path
+            except (TypeError, ValueError):
+                return False
+    return False
 
 
 def running_on(info: state.ClusterInfo) -> list[int]:
@@ -94,15 +102,16 @@ def running_on(info: state.ClusterInfo) -> list[int]:
             if is_scheduler_on(process.info.get("cmdline") or [], info.kubeconfig)]
 
 
-def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path, ready_timeout: float = 60.0,
-           extra_args: tuple[str, ...] = ()) -> SchedulerProcess:
+def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path,
+           ready_timeout: float = 60.0) -> SchedulerProcess:
     """Start `python -m scheduler` with these settings, wait until /readyz answers (needs a metrics port).
-    The scheduler stops by itself when this process dies, however it dies (scheduler.parentwatching)."""
+    The scheduler stops by itself when this process dies, however it dies (scheduler.parentwatching).
+    Its one caller is harness.implementations.reference, which makes the settings from a scenario section."""
     if not settings.metrics_port:
         raise KqbenchError("the scheduler needs a metrics port: its readiness is read from /readyz")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     settings = dataclasses.replace(settings, parent_pid=os.getpid())
-    command = command_of(settings, extra_args)
+    command = command_of(settings)
     with log_path.open("a") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://{scheduler_settings.BIND}:{settings.metrics_port}"
@@ -129,20 +138,3 @@ def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path, ready
 
 def log_path_of(info: state.ClusterInfo, log_dir: Path | None = None) -> Path:
     return (log_dir or state.state_root() / "logs") / f"scheduler-{info.name}.log"
-
-
-def start(info: state.ClusterInfo, log_dir: Path | None = None, *, visibility_port: int = 0, metrics_port: int = 0,
-          register: bool = True, ready_timeout: float = 60.0, extra_args: tuple[str, ...] = (),
-          **fields) -> SchedulerProcess:
-    """Install the API pieces and launch `python -m scheduler` with SchedulerSettings(**fields), the
-    process's own defaults for the rest. Ports 0: free ones; `register` False keeps the APIService as
-    it is (a second scheduler behind the same port); `extra_args` override. The one way the reference
-    scheduler starts: harness.implementations.reference starts a scenario's through it."""
-    settings = scheduler_settings.SchedulerSettings(kubeconfig=info.kubeconfig, **fields)
-    free = iter(port for port in listening.pick_free(3) if port not in (visibility_port, metrics_port))
-    visibility_port = visibility_port or next(free)
-    metrics_port = metrics_port or next(free)
-    files = install(info, settings.strategy, visibility_port) if register else serving_files(info)
-    settings = dataclasses.replace(settings, visibility_port=visibility_port, metrics_port=metrics_port,
-                                   tls_cert=str(files.cert), tls_key=str(files.key))
-    return launch(settings, log_path_of(info, log_dir), ready_timeout, extra_args)

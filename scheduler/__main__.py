@@ -1,6 +1,7 @@
-"""`python -m scheduler`: the reference scheduler as a process of its own (the harness starts it so).
+"""`python -m scheduler --settings JSON`: the reference scheduler as a process of its own.
 
-Its options are scheduler.settings' command-line form, the one the harness writes with `to_args`.
+Its one starter is harness.implementations.reference (by hand: `kqbench scheduler run`), which
+writes every setting as one record (scheduler.settings.to_record).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from scheduler.controller import controlling, jobreconciling, metering, topology
 from scheduler.core.queues import QueueManager
 from scheduler.publishing import metering as publish_metering, publishers, strategies
 from scheduler.kube import client as kube, kubeconfig
-from scheduler.settings import BIND, SchedulerSettings
+from scheduler.settings import BIND, SchedulerSettings, named_for
 from scheduler.visibility import authn, authz, pagecache, serving
 
 log = logging.getLogger("kqbench.scheduler")
@@ -46,23 +46,14 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
     runners: list[web.AppRunner] = []
     try:
         strategy = strategies.get(settings.strategy)
-        manager = QueueManager(positions=strategy.core_positions, fair_sharing=settings.core_fair_sharing(),
-                               admission_fair_sharing=settings.core_admission_fair_sharing(),
-                               preserve_scan_progress=settings.preserve_scan_progress,
-                               preemption_ignores_pods=settings.preemption_ignores_pods,
-                               scheduling_equivalence_hashing=settings.scheduling_equivalence_hashing,
-                               tas_recompute_in_cycle=settings.tas_recompute_in_cycle,
-                               tas_hostname_prefix_encoding=settings.tas_hostname_prefix_encoding,
-                               requeue_batch_seconds=settings.requeue_batch_seconds)
+        manager = QueueManager(**named_for(QueueManager, settings, positions=strategy.core_positions,
+                                           fair_sharing=settings.core_fair_sharing(),
+                                           admission_fair_sharing=settings.core_admission_fair_sharing()))
         publisher = publishers.create(strategy.name, manager.pending_lists, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,
                                             settings=controlling.ControllerSettings(
-                                                max_unwritten=settings.max_unwritten,
-                                                write_pending_reasons=settings.write_pending_reasons,
-                                                hold_evicted_quota=settings.hold_evicted_quota,
-                                                log_cycles=settings.log_cycles,
-                                                min_cycle_seconds=settings.min_cycle_seconds))
+                                                **named_for(controlling.ControllerSettings, settings)))
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
             await runner.setup()

@@ -1,14 +1,15 @@
-"""The scheduler process's settings, and their one command-line form.
+"""The scheduler process's settings, and the one record that carries them to the process.
 
-`python -m scheduler` parses its arguments with `command`; whoever starts the process (the
-harness, by hand) writes them with `to_args`. Both sides are made from one option table (`_OPTIONS`:
-each setting's flag, place and help, once), so a setting cannot reach one and not the other:
-`parse_args(to_args(s)) == s` is tested for every field.
+`python -m scheduler --settings JSON` reads them whole (`from_record`); its one starter
+(harness.implementations.reference) writes them with `to_record`. A setting is a field here and
+nothing else on the way: `from_record(to_record(s)) == s` is tested for every field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import inspect
+import json
 from dataclasses import dataclass, field
 
 import click
@@ -31,6 +32,25 @@ CLIENT_QPS, CLIENT_BURST = 50.0, 100
 starter that sets none (the reference scheduler, Kueue's manager, the benchmarks) takes it from here."""
 MAX_MIN_CYCLE_SECONDS = 10.0
 """A slower pace than this is no scheduler's we compare with (Kueue's cycles take milliseconds to a second)."""
+
+
+REFERENCE_ONLY = "reference_only"
+"""The metadata key of a setting only the reference scheduler reads (see `reference_only`)."""
+
+
+def reference_only(ge: float | None = None, le: float | None = None) -> dict:
+    """Field metadata of a setting only the reference scheduler reads, which a scenario sets by its name,
+    with its bounds (the scenario's validation and the process's). One that follows a Kueue default
+    which changed between versions is also named in harness/versions.toml; the scenario's None then
+    means the run's Kueue version's."""
+    return {REFERENCE_ONLY: {name: value for name, value in (("ge", ge), ("le", le)) if value is not None}}
+
+
+def named_for(reader, settings: "SchedulerSettings", **given) -> dict:
+    """The keyword arguments of `reader` (a class or function) from the settings named as its parameters,
+    `given` first: a setting reaches the part that reads it by its name, with no list to keep."""
+    names = inspect.signature(reader).parameters
+    return {**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings) if f.name in names}, **given}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,41 +95,52 @@ class SchedulerSettings:
     """admissionFairSharing.usageSamplingInterval (Kueue's default: 5 min)."""
     resource_weights: tuple[tuple[str, float], ...] = ()
     """admissionFairSharing.resourceWeights as (resource, weight) pairs (unlisted: 1)."""
-    min_cycle_seconds: float = 0.0
-    """Each cycle takes at least this long (controlling.ControllerSettings.min_cycle_seconds)."""
-    requeue_batch_seconds: float = REQUEUE_BATCH_SECONDS
-    """How long after a release of quota the parked workloads of its cohort come back (Kueue's
-    requeueBatchPeriod, 1 s; parkedretries.ParkedRetries.batch_seconds)."""
-    hold_evicted_quota: bool = False
-    """An eviction leaves the quota held until someone else releases it, as Kueue leaves a bare Workload
-    (controlling.ControllerSettings.hold_evicted_quota)."""
-    preserve_scan_progress: bool = False
+    # -- the settings only the reference scheduler reads: a scenario's `scheduler:` section sets each by its
+    # name (harness.implementations.reference makes its fields from these), and the part of the scheduler
+    # that reads one takes it by its name (`named_for`): adding one is its line here and its use.
+    min_cycle_seconds: float = field(default=0.0, metadata=reference_only(ge=0, le=MAX_MIN_CYCLE_SECONDS))
+    """Each scheduling cycle takes at least this long. Runs the same decisions at another scheduler's pace
+    (e.g. Kueue's measured cycle time at that size) to tell a difference of decisions from one of pace;
+    0: as fast as it can (its design)."""
+    requeue_batch_seconds: float = field(default=REQUEUE_BATCH_SECONDS,
+                                         metadata=reference_only(ge=0, le=MAX_MIN_CYCLE_SECONDS))
+    """How long after a release of quota the parked Workloads of its cohort come back (Kueue's
+    requeueBatchPeriod, 1 s). Another value tells how much the eviction count of a run depends on how
+    often parked heads are tried again."""
+    write_pending_reasons: bool = field(default=False, metadata=reference_only())
+    """Write why on every head a cycle turns away, one write after another before the next cycle, as Kueue
+    does (true: Kueue's pace at Kueue's write cost; false: the reference scheduler's design, which writes
+    nothing to a Workload that merely waits)."""
+    hold_evicted_quota: bool = field(default=False, metadata=reference_only())
+    """An eviction leaves the Workload's quota held until something else releases it (a job's controller;
+    for bare Workloads the kueue-baseline generator and the agreement runner), as Kueue does (false: the
+    eviction write clears the reservation at once, the reference scheduler's design)."""
+    preserve_scan_progress: bool = field(default=False, metadata=reference_only())
     """Kueue's FlavorFungibilityPreserveScanProgress (beta, on by default from Kueue v0.19): a head skipped
     because another took its quota keeps its flavor search, and a search one cycle old outlives a change of
     allocatable quota (off: Kueue v0.17's reset)."""
-    preemption_ignores_pods: bool = False
+    preemption_ignores_pods: bool = field(default=False, metadata=reference_only())
     """Kueue v0.19's preemption search reads the preemptor's request without the `pods` resource (v0.17's
     flavor assignment wrote `pods` into the request it shared with the search; v0.19 copies it first,
     pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors): which targets it takes and the reason it
     gives them follow (off: Kueue v0.17's)."""
-    scheduling_equivalence_hashing: bool = False
+    scheduling_equivalence_hashing: bool = field(default=False, metadata=reference_only())
     """Kueue's SchedulingEquivalenceHashing (beta, on by default from Kueue v0.18): a BestEffortFIFO head set
     aside as inadmissible (no fit, or no preemption candidates) sets aside every pending Workload of the same
     shape (priority and pod sets) with it, and those that arrive until the queue's next retry (off: Kueue
     v0.17's one at a time)."""
-    tas_recompute_in_cycle: bool = False
+    tas_recompute_in_cycle: bool = field(default=False, metadata=reference_only())
     """Kueue's TASRecomputeAssignmentWithinSchedulingCycle (beta, on by default from Kueue v0.19): a head whose
     quota fits but whose nodes an earlier entry of the cycle took is placed again in the same cycle (off:
     Kueue v0.17's skip, "Workload no longer fits after processing another workload")."""
-    tas_hostname_prefix_encoding: bool = False
+    tas_hostname_prefix_encoding: bool = field(default=False, metadata=reference_only())
     """Kueue's TASAssignmentsEncodingByHostnamePrefix (beta, on by default from Kueue v0.19): a topology
     assignment written as a slice per run of hosts sharing a name prefix when that is smaller (off: Kueue
     v0.17's one compact slice)."""
-    log_cycles: bool = False
-    """Log every decision of every cycle, one line each (controlling.ControllerSettings.log_cycles)."""
-    write_pending_reasons: bool = False
-    """Write why on every head a cycle turns away, before the next cycle, as Kueue does
-    (controlling.ControllerSettings.write_pending_reasons): Kueue's pace, at Kueue's write cost."""
+    log_cycles: bool = field(default=False, metadata=reference_only())
+    """Log every decision of every cycle, one line each, to read beside Kueue's cycle log
+    (`kueue_log_level: 3`), and each preempting head's cohort as the cycle left it; costs time per cycle,
+    so never for headline figures."""
 
     def __post_init__(self) -> None:
         if tuple(self.fair_sharing_strategies) not in FAIR_SHARING_STRATEGY_SETS:
@@ -119,16 +150,15 @@ class SchedulerSettings:
         strategies.get(self.strategy)
         if self.authorization not in AUTHORIZATIONS:
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
-        if not 0 <= self.min_cycle_seconds <= MAX_MIN_CYCLE_SECONDS:
-            raise ValueError(f"--min-cycle-seconds must be between 0 and {MAX_MIN_CYCLE_SECONDS:g} "
-                             f"(got {self.min_cycle_seconds})")
-        if not 0 <= self.requeue_batch_seconds <= MAX_MIN_CYCLE_SECONDS:
-            raise ValueError(f"--requeue-batch-seconds must be between 0 and {MAX_MIN_CYCLE_SECONDS:g} "
-                             f"(got {self.requeue_batch_seconds})")
+        for setting in dataclasses.fields(self):
+            bounds = setting.metadata.get(REFERENCE_ONLY) or {}
+            value = getattr(self, setting.name)
+            if bounds and not bounds.get("ge", value) <= value <= bounds.get("le", value):
+                raise ValueError(f"{setting.name} must be between {bounds['ge']:g} and {bounds['le']:g} (got {value})")
         if self.max_unwritten < 1:
-            raise ValueError(f"--max-unwritten must be >= 1 (got {self.max_unwritten})")
+            raise ValueError(f"max_unwritten must be >= 1 (got {self.max_unwritten})")
         if self.visibility_port and strategies.get(self.strategy).visibility_api and not (self.tls_cert and self.tls_key):
-            raise ValueError("the visibility server needs --tls-cert and --tls-key")
+            raise ValueError("the visibility server needs tls_cert and tls_key")
 
     def core_fair_sharing(self) -> kinds.FairSharing:
         """The core's view of the fair-sharing settings."""
@@ -142,206 +172,51 @@ class SchedulerSettings:
                                           self.usage_sampling_interval_seconds, tuple(self.resource_weights))
 
 
-def resource_weights_of(text: str) -> tuple[tuple[str, float], ...]:
-    """``cpu=0,nvidia.com/gpu=2`` as (resource, weight) pairs; ValueError names a bad item."""
-    pairs = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        resource, sep, weight = item.partition("=")
-        try:
-            pairs.append((resource.strip(), float(weight)))
-        except ValueError:
-            sep = ""
-        if not sep or not resource.strip():
-            raise ValueError(f"resource weight {item!r}: use RESOURCE=WEIGHT, e.g. nvidia.com/gpu=2")
-    return tuple(pairs)
+RECORD_FLAG = "--settings"
+"""The child's one option: its whole SchedulerSettings as one JSON record (`to_record`)."""
 
 
-def resource_weights_text(weights: tuple[tuple[str, float], ...]) -> str:
-    """The inverse of resource_weights_of."""
-    return ",".join(f"{resource}={weight!r}" for resource, weight in weights)
+def to_record(settings: SchedulerSettings) -> str:
+    """The settings as the one JSON record `python -m scheduler --settings` reads back (`from_record`)."""
+    return json.dumps(dataclasses.asdict(settings), sort_keys=True, separators=(",", ":"))
 
 
-@dataclass(frozen=True, slots=True)
-class _Option:
-    """One setting's command-line form: written by `to_args`, declared to click and read back from it."""
-
-    flag: str
-    path: str
-    """Where the setting lives ("publish.topn": a field of the nested PublishSettings)."""
-    help: str
-    kind: object = str
-    """A click type for `flag VALUE`; bool: `flag` alone sets the setting to `when_given`."""
-    when_given: bool = True
-    to_text: Callable[[object], str] = str
-    of_text: Callable[[str], object] = lambda value: value
-    none_flag: str = ""
-    """A flag that stands for None (which `flag VALUE` cannot say), with its help."""
-    none_help: str = ""
-    required: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.flag.removeprefix("--").replace("-", "_")
-
-
-def _strategies_of(text: str) -> tuple[str, ...]:
-    return tuple(s for s in text.split(",") if s)
-
-
-_OPTIONS = (
-    _Option("--kubeconfig", "kubeconfig", "Kubeconfig of the cluster to schedule on.", required=True),
-    _Option("--strategy", "strategy", "How users learn their queue position.", click.Choice(list(strategies.STRATEGIES))),
-    _Option("--topn", "publish.topn", f"cq-status-topn: head size (1-{strategies.MAX_TOPN}).", int),
-    _Option("--topn-interval", "publish.topn_interval_seconds", "cq-status-topn: refresh seconds.", float, to_text=repr),
-    _Option("--single-object-interval", "publish.single_object_interval_seconds",
-            "single-object: rewrite at most every this many seconds.", float, to_text=repr),
-    _Option("--status-min-interval", "publish.min_interval_seconds",
-            "status-field: recompute positions at most every this many seconds.", float, to_text=repr),
-    _Option("--qps", "qps", "Client write QPS (Kueue's default).", float, to_text=repr, none_flag="--no-client-limit",
-            none_help="No client-side QPS limit on writes."),
-    _Option("--burst", "burst", "Client write burst.", int),
-    _Option("--visibility-port", "visibility_port", f"HTTPS port of the visibility API on {BIND} (0: off).", int),
-    _Option("--metrics-port", "metrics_port", f"HTTP port of /metrics on {BIND} (0: off).", int),
-    _Option("--tls-cert", "tls_cert", "Serving certificate of the visibility API."),
-    _Option("--tls-key", "tls_key", "Its key."),
-    _Option("--authorization", "authorization", "delegate (SubjectAccessReview) | off", click.Choice(AUTHORIZATIONS)),
-    _Option("--max-unwritten", "max_unwritten",
-            "Admissions decided ahead of their status writes before the cycle loop waits.", int),
-    _Option("--no-page-cache", "page_cache", "Encode every visibility page per request (no cache of unchanged pages).",
-            bool, when_given=False),
-    _Option("--manage-jobs", "manage_jobs",
-            "Queue suspended batch/v1 Jobs that carry kueue.x-k8s.io/queue-name through Workloads.", bool),
-    _Option("--fair-sharing", "fair_sharing",
-            "Kueue's fairSharing: order by dominant resource share, preempt by the strategies.", bool),
-    _Option("--fair-sharing-strategies", "fair_sharing_strategies",
-            "Kueue's fairSharing.preemptionStrategies, comma-separated.", to_text=",".join, of_text=_strategies_of),
-    _Option("--admission-fair-sharing", "admission_fair_sharing",
-            "Kueue's admissionFairSharing: order by LocalQueue usage where a ClusterQueue asks for it.", bool),
-    _Option("--usage-half-life-seconds", "usage_half_life_seconds", "admissionFairSharing.usageHalfLifeTime.", float,
-            to_text=repr),
-    _Option("--usage-sampling-interval-seconds", "usage_sampling_interval_seconds",
-            "admissionFairSharing.usageSamplingInterval.", float, to_text=repr),
-    _Option("--resource-weights", "resource_weights", "admissionFairSharing.resourceWeights, RESOURCE=WEIGHT,...",
-            to_text=resource_weights_text, of_text=resource_weights_of),
-    _Option("--write-pending-reasons", "write_pending_reasons",
-            "Write QuotaReserved=False with the reason on every head a cycle turns away, one write after another "
-            "before the next cycle, as Kueue does (default: only for a namespace mismatch or an inactive "
-            "ClusterQueue).", bool),
-    _Option("--hold-evicted-quota", "hold_evicted_quota",
-            "An eviction marks the Workload Evicted and leaves its admission and quota until someone else "
-            "releases them (a job's controller), as Kueue leaves a bare Workload (default: the eviction write "
-            "clears the reservation itself).", bool),
-    _Option("--preserve-scan-progress", "preserve_scan_progress",
-            "Kueue's FlavorFungibilityPreserveScanProgress (on from Kueue v0.19): a head skipped for contention goes "
-            "on with the next flavor, and a flavor search one cycle old outlives a quota change.", bool),
-    _Option("--preemption-ignores-pods", "preemption_ignores_pods",
-            "Kueue v0.19's preemption search: the preemptor's request without the pods resource.", bool),
-    _Option("--scheduling-equivalence-hashing", "scheduling_equivalence_hashing",
-            "Kueue's SchedulingEquivalenceHashing (on from Kueue v0.18): a BestEffortFIFO head set aside as "
-            "inadmissible sets aside every pending Workload of its shape until the next retry.", bool),
-    _Option("--tas-recompute-in-cycle", "tas_recompute_in_cycle",
-            "Kueue's TASRecomputeAssignmentWithinSchedulingCycle (on from Kueue v0.19): a head whose nodes an "
-            "earlier entry of the cycle took is placed again in that cycle.", bool),
-    _Option("--tas-hostname-prefix-encoding", "tas_hostname_prefix_encoding",
-            "Kueue's TASAssignmentsEncodingByHostnamePrefix (on from Kueue v0.19): topology assignments written "
-            "a slice per run of hosts sharing a name prefix when that is smaller.", bool),
-    _Option("--log-cycles", "log_cycles", "Log every decision of every scheduling cycle (one INFO line each).", bool),
-    _Option("--min-cycle-seconds", "min_cycle_seconds",
-            "Each scheduling cycle takes at least this long (another scheduler's pace; 0: as fast as it can).", float,
-            to_text=repr),
-    _Option("--requeue-batch-seconds", "requeue_batch_seconds",
-            "How long after a release of quota the parked workloads of its cohort come back (Kueue's 1 s batch).",
-            float, to_text=repr),
-    _Option("--parent-pid", "parent_pid", "Stop once this process is no longer the parent (its starter died); 0: no watch.",
-            int),
-)
-"""Every setting's one command-line form (a unit test walks the settings: none is left out)."""
-
-
-def flag_of(setting: str) -> str:
-    """The command-line flag of a SchedulerSettings field (ValueError for one that has none)."""
-    for option in _OPTIONS:
-        if option.path == setting:
-            return option.flag
-    raise ValueError(f"no scheduler setting {setting!r}")
-
-
-def _get(settings: SchedulerSettings, path: str):
-    value: object = settings
-    for part in path.split("."):
-        value = getattr(value, part)
-    return value
-
-
-def to_args(settings: SchedulerSettings) -> list[str]:
-    """The `python -m scheduler` arguments that parse back into `settings`."""
-    args: list[str] = []
-    for option in _OPTIONS:
-        value = _get(settings, option.path)
-        if option.kind is bool:
-            args += [option.flag] if value == option.when_given else []
-        elif value is None and option.none_flag:
-            args.append(option.none_flag)
-        else:
-            args += [option.flag, option.to_text(value)]
-    return args
-
-
-def _options(function):
-    defaults = SchedulerSettings(kubeconfig="")
-    declared = []
-    for option in _OPTIONS:
-        if option.kind is bool:
-            declared.append(click.option(option.flag, option.name, is_flag=True, help=option.help))
-            continue
-        if option.none_flag:
-            declared.append(click.option(option.none_flag, is_flag=True, help=option.none_help))
-        if option.required:
-            declared.append(click.option(option.flag, option.name, type=option.kind, required=True, help=option.help))
-            continue
-        default = _get(defaults, option.path)
-        text = default if default is None or option.kind is not str else option.to_text(default)
-        declared.append(click.option(option.flag, option.name, type=option.kind, default=text, show_default=bool(text),
-                                     help=option.help))
-    for made in reversed(declared):
-        function = made(function)
-    return function
-
-
-def from_options(**options) -> SchedulerSettings:
-    """The settings of parsed options; ValueError names what is wrong."""
-    fields: dict[str, dict] = {"": {}, "publish": {}}
-    for option in _OPTIONS:
-        given = options[option.name]
-        if option.kind is bool:
-            value = option.when_given if given else not option.when_given
-        elif option.none_flag and options[option.none_flag.removeprefix("--").replace("-", "_")]:
-            value = None
-        else:
-            value = option.of_text(given) if option.kind is str else given
-        group, _, name = option.path.rpartition(".")
-        fields[group][name] = value
-    return SchedulerSettings(**fields[""], publish=strategies.PublishSettings(**fields["publish"]))
+def from_record(text: str) -> SchedulerSettings:
+    """The settings of a record written by `to_record`; ValueError names what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"the settings record is not JSON ({error}): write it with scheduler.settings.to_record") from None
+    if not isinstance(data, dict):
+        raise ValueError("the settings record is not a JSON object: write it with scheduler.settings.to_record")
+    known = {f.name for f in dataclasses.fields(SchedulerSettings)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"the settings record names no setting {', '.join(unknown)} "
+                         f"(settings: {', '.join(sorted(known))})")
+    if "kubeconfig" not in data:
+        raise ValueError("the settings record has no kubeconfig: name the cluster to schedule on")
+    publish = strategies.PublishSettings(**data.pop("publish", {}))
+    # JSON has lists where the settings keep tuples (hashable, frozen)
+    for name in ("fair_sharing_strategies", "resource_weights"):
+        if name in data:
+            data[name] = tuple(tuple(item) if isinstance(item, list) else item for item in data[name])
+    return SchedulerSettings(**data, publish=publish)
 
 
 def command(run):
-    """The click command of `python -m scheduler`: parses, then calls run(settings)."""
+    """The click command of `python -m scheduler`: reads the one record, then calls run(settings)."""
 
     @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-    @_options
-    def main(**options) -> None:
+    @click.option(RECORD_FLAG, "record", required=True, metavar="JSON",
+                  help="Every setting as one JSON record (scheduler.settings.to_record). By hand, start the "
+                       "scheduler with `kqbench scheduler run`, whose options are a scenario's scheduler section.")
+    def main(record: str) -> None:
         """Run the reference scheduler: controller, visibility API and /metrics."""
         try:
-            settings = from_options(**options)
-        except ValueError as error:
+            settings = from_record(record)
+        except (TypeError, ValueError) as error:
             raise click.UsageError(str(error)) from None
         run(settings)
 
     return main
-
-
-def parse_args(args: list[str]) -> SchedulerSettings:
-    """What `python -m scheduler ARGS` would run with (for tests and callers that check a command line)."""
-    parsed: list[SchedulerSettings] = []
-    command(parsed.append).main(args, prog_name="scheduler", standalone_mode=False)
-    return parsed[0]

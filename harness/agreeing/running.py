@@ -24,17 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import apiservice, kubeconfig, schedulerproc
+from harness import apiservice, kubeconfig
 from harness.agreeing import cases, decisions, driving, observing, rendering
 from harness.clusters import bringup, spec as specs
-from harness.implementations import names
+from harness.implementations import contract, names
 from harness.implementations.kueue import starting
 from harness.metrics import sampling
 from harness.nodes import pools
 from harness.progress import LineProgress
-from harness.toolchain import building, versions
-from harness.toolchain.layout import KueueBuild
-from scheduler import settings as scheduler_settings
+from harness.toolchain import building
 
 IMPLEMENTATIONS = (names.REFERENCE, names.KUEUE)
 SETTLE_QUIET_SECONDS = 5.0
@@ -69,6 +67,10 @@ class Outcome:
     failure: str | None = None
 
 
+StartScheduler = Callable[..., contract.SchedulerHandle]
+"""(cluster, log_dir, **scheduler section fields) -> a running scheduler: harness.scenarios.schedulers.start."""
+
+
 @dataclass
 class Scheduler:
     stop: Callable[[], object]
@@ -82,21 +84,22 @@ def fair_sharing_of(case: cases.Case) -> tuple[str, ...] | None:
     return None if case.fairSharing is None else tuple(case.fairSharing.preemptionStrategies)
 
 
-def run_batch(implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
+def run_batch(start: StartScheduler, implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
               say: Callable[[str], None] = print, kueue: KueueOptions = KueueOptions()) -> dict[str, Outcome]:
     """Every case of ``batch`` (prefix -> case) through every epoch on a new cluster ``name`` (one per
-    fair-sharing setting among the cases, one after the other)."""
+    fair-sharing setting among the cases, one after the other); ``start`` starts the scheduler from
+    section fields (harness.scenarios.schedulers.start, handed down by the caller)."""
     settings: dict[tuple[str, ...] | None, dict[str, cases.Case]] = {}
     for prefix, case in batch.items():
         settings.setdefault(fair_sharing_of(case), {})[prefix] = case
     outcomes: dict[str, Outcome] = {}
     for n, (fair_sharing, part) in enumerate(settings.items()):
-        outcomes |= _run_part(implementation, part, log_dir, name if n == 0 else f"{name}-{n}", fair_sharing, say,
-                              kueue)
+        outcomes |= _run_part(start, implementation, part, log_dir, name if n == 0 else f"{name}-{n}", fair_sharing,
+                              say, kueue)
     return outcomes
 
 
-def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
+def _run_part(start: StartScheduler, implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
               fair_sharing: tuple[str, ...] | None, say: Callable[[str], None],
               kueue: KueueOptions) -> dict[str, Outcome]:
     outcomes = {prefix: Outcome() for prefix in batch}
@@ -105,13 +108,12 @@ def _run_part(implementation: str, batch: dict[str, cases.Case], log_dir: Path, 
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=2)], LineProgress(interval=30.0))
         creds = kubeconfig.load(info.kubeconfig)
-        build = building.locate_kueue(version=kueue.version) if implementation == "kueue" else None
-        if build is not None:
-            starting.install_api(info, kueue=build)
+        if implementation == names.KUEUE:
+            starting.install_api(info, kueue=building.locate_kueue(version=kueue.version))
         else:
             apiservice.install_crds(creds)
         driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
-        scheduler = _start(info, log_dir, fair_sharing, build, kueue)
+        scheduler = _start(start, info, log_dir, implementation, fair_sharing, kueue)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
         epochs = max(len(case.epochs) for case in batch.values())
@@ -182,26 +184,15 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
     return [[rendering.workload(a[i], p) for p, a in arriving.items() if i < len(a)] for i in range(depth)]
 
 
-def _start(info, log_dir: Path, fair_sharing: tuple[str, ...] | None,
-           build: KueueBuild | None, kueue: KueueOptions) -> Scheduler:
-    if build is not None:  # Kueue, of that build
-        handle = starting.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, fair_sharing=fair_sharing,
-                                kueue=build, log_level=kueue.log_level)
-        return Scheduler(handle.stop, handle.alive, handle.log_tail, handle.pid)
-    # The reference scheduler decides as the Kueue of the run: its defaults for that version.
-    options = ("--hold-evicted-quota",)
-    options += tuple(scheduler_settings.flag_of(setting)
-                     for setting, on in versions.reference_settings(kueue.version).items() if on)
-    if kueue.log_level is not None and kueue.log_level >= CYCLE_LOG_LEVEL:  # both sides' cycles, to read side by side
-        options += (scheduler_settings.flag_of("log_cycles"),)
+def _start(start: StartScheduler, info, log_dir: Path, implementation: str, fair_sharing: tuple[str, ...] | None,
+           kueue: KueueOptions) -> Scheduler:
+    """One section for both implementations (each reads its own fields): the reference scheduler decides as
+    the run's Kueue version does (the Kueue defaults that version ships) and holds an evicted Workload's
+    quota as Kueue holds a bare Workload's; at Kueue's cycle log level it logs its own cycles too."""
+    fields = dict(implementation=implementation, qps=CLIENT_QPS, burst=CLIENT_BURST, kueue_version=kueue.version,
+                  kueue_log_level=kueue.log_level, hold_evicted_quota=True,
+                  log_cycles=kueue.log_level is not None and kueue.log_level >= CYCLE_LOG_LEVEL)
     if fair_sharing is not None:
-        options += ("--fair-sharing", "--fair-sharing-strategies", ",".join(fair_sharing))
-    process = schedulerproc.start(info, qps=CLIENT_QPS, burst=CLIENT_BURST, log_dir=log_dir, extra_args=options)
-    return Scheduler(process.stop, process.alive, lambda: _tail(process.log_path), process.pid)
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
+        fields |= dict(fair_sharing=True, fair_sharing_strategies=",".join(fair_sharing))
+    handle = start(info, log_dir, **fields)
+    return Scheduler(handle.stop, handle.alive, handle.log_tail, handle.pid)

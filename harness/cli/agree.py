@@ -17,6 +17,7 @@ from harness.errors import KqbenchError
 from harness.implementations import names
 from harness.progress import LineProgress
 from harness.results import runs, storing
+from harness.scenarios import schedulers
 from harness.toolchain import building, versions
 
 DEFAULT_OUT = Path("results") / "agreement" / "runs"
@@ -89,7 +90,7 @@ def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, s
             "versions": _versions(kueue.version), "machine": runs.machine(), "started": runs.now_iso()}, indent=2) + "\n")
 
     def run_batch(impl, batch, name):
-        return running.run_batch(impl, batch, log_dir, name, say=click.echo, kueue=kueue)
+        return running.run_batch(schedulers.start, impl, batch, log_dir, name, say=click.echo, kueue=kueue)
 
     def record(results: list[differential.CaseResult]) -> dict:
         summary = differential.summarize(results, implementations)

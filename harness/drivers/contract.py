@@ -25,6 +25,7 @@ PhaseContext, what a run function gets (one object, so that adding a field break
   Scenario), `phase_name` (the key in `phases:`), `phase` (its typed model), `out_dir` (a folder of
   the phase's own for raw files);
 - `scheduler`: the running scheduler (`pid()`, `metrics_url()`, `metrics_endpoint()`, `alive()`), None when the scenario runs none;
+- `restart_scheduler(metrics_port)`: a fresh scheduler of the same section (its implementation's restart);
 - `mark_phase(name)`: starts a measured sub-phase (e.g. `capacity/step-3`); the measurements split
   their per-phase numbers at every mark, and the driver's tables should say the same name;
 - `watch_process(component, pid)`: the measurements sample this process from now on (a driver that
@@ -133,6 +134,9 @@ class PhaseContext:
     """The phase's model: one of the driver's own `phases`."""
     out_dir: Path
     scheduler: implementations.SchedulerHandle | None = None
+    restart_scheduler: Callable[[int], implementations.SchedulerHandle] | None = None
+    """A new scheduler of the scenario's section, the previous one stopped, its /metrics on this port (its
+    implementation's restart; its log in out_dir); None when the run starts no scheduler."""
     mark_phase: Callable[[str], None] = lambda name: None
     watch_process: Callable[[str, int], None] = lambda component, pid: None
     say: Callable[[str], None] = print

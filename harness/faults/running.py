@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness import kubeconfig, rest, schedulerproc
+from harness import kubeconfig, rest
 from harness.clusters import kwok, processes, state
 from harness.faults import injecting, recovering
-from harness.metrics import catalog, scraping
+from harness.metrics import catalog, samples, scraping
 
 """The admissions counter of each scheduler implementation's /metrics, by its source name."""
 _COMPONENT = {"restart-apiserver": ("kube-apiserver", signal.SIGTERM), "kill-etcd": ("etcd", signal.SIGKILL)}
@@ -165,7 +165,7 @@ class Injector:
         baseline: list[float] = [0.0] if fresh else []
 
         def probe() -> bool:
-            value = schedulerproc.metric_sum(scraping.fetch(target, 2.0), metric)
+            value = samples.metric_sum(scraping.fetch(target, 2.0), metric)
             if not baseline or value < baseline[0]:  # first reading, or the counter restarted
                 baseline[:] = [value]
                 return False

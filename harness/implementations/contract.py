@@ -2,7 +2,9 @@
 implementation imports (`registry`, the list, imports the implementations).
 
 An implementation starts its scheduler from the scenario's scheduler section (installing the Kueue
-API it needs; the fields only it reads are its own model, which the section is assembled from), one way for the runner and `kqbench scheduler run` alike, says which position
+API it needs; the fields only it reads are its own model, which the section is assembled from), one way
+for the runner, `kqbench scheduler run`, the differential tester and the tests alike
+(harness.scenarios.schedulers makes the section from keyword fields), says which position
 strategies it can publish, and finds its schedulers already running on a cluster.
 A running scheduler is a SchedulerHandle: its pid (sampled by the measurements), its /metrics
 endpoint (scraped into the run's tables under the implementation's own source name), the client-side
@@ -65,6 +67,9 @@ class SchedulerHandle(Protocol):
     def alive(self) -> bool:
         """Whether it still runs."""
 
+    def log_tail(self, lines: int = 30) -> str:
+        """The last lines of its log (what a failure quotes); empty when it writes none here."""
+
     def stop(self) -> object:
         """Stop it; safe to call twice."""
 
@@ -72,6 +77,13 @@ class SchedulerHandle(Protocol):
 class Starter(Protocol):
     def __call__(self, cluster: state.ClusterInfo, scheduler: sections.SchedulerFields, log_dir: Path) -> SchedulerHandle:
         """Install what the strategy needs (CRDs, APIService) and start the scheduler; KqbenchError if it can't."""
+
+
+class Restarter(Protocol):
+    def __call__(self, cluster: state.ClusterInfo, scheduler: sections.SchedulerFields, log_dir: Path,
+                 metrics_port: int) -> SchedulerHandle:
+        """Start a new scheduler of the section (the previous one stopped) whose /metrics is on this port, where
+        the run's collector scrapes (0: a free one); ready to serve as start() leaves it."""
 
 
 class Needs(Protocol):
@@ -101,4 +113,6 @@ class Implementation:
     """The scenario's scheduler fields only it reads (a model on harness.scenarios.base): the section is
     assembled from every implementation's and the fields they share."""
     needs: Needs = needs_nothing
+    restart: Restarter | None = None
+    """Its start on a given /metrics port (a capacity search's fresh scheduler per step); None: it has none."""
     """What it starts that the toolchain builds (a scenario needs its cluster's control plane and this)."""

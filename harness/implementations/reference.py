@@ -2,24 +2,31 @@
 
 `fields_of` is the one translation from a scenario's scheduler section to the process's settings:
 every field of the section that names a scheduler setting goes through it (a unit test walks the
-section's fields: the shared ones and `ReferenceFields`, those only this scheduler reads), and `python -m scheduler` reads it back from the same command line. `start` and
-`restart` (a capacity search's new scheduler behind the same /metrics port) both go through
-harness.schedulerproc.start, as the tests and benchmarks do.
+section's fields: the shared ones and `ReferenceFields`, those only this scheduler reads), and
+`python -m scheduler` reads them back as one record. `start` and `restart` (a capacity search's new
+scheduler behind the same /metrics port) are the only ways the process starts: the runner, the
+differential tester, the tests and the benchmarks all come through them with a scheduler section.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import inspect
+import textwrap
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pydantic
 from pydantic import Field, model_validator
 
 from harness import apiservice, kubeconfig, schedulerproc
 from harness.implementations import contract, names
 from harness.scenarios import base, sections
 from harness.toolchain import versions
-from scheduler import settings as scheduler_settings
+from scheduler import listening, settings as scheduler_settings
 from scheduler.publishing import strategies
 
 if TYPE_CHECKING:
@@ -32,57 +39,7 @@ own reaches our process."""
 _PROCESS = scheduler_settings.SchedulerSettings(kubeconfig="")
 
 
-class ReferenceFields(base.Model):
-    """The scenario's scheduler fields only the reference scheduler reads (the section is assembled from them)."""
-
-    min_cycle_seconds: float = Field(_PROCESS.min_cycle_seconds, ge=0, le=scheduler_settings.MAX_MIN_CYCLE_SECONDS)
-    """Reference scheduler only: each scheduling cycle takes at least this long. Runs the same decisions
-    at another scheduler's pace (e.g. Kueue's measured cycle time at that size) to tell a difference of
-    decisions from one of pace; 0: as fast as it can (its design)."""
-    requeue_batch_seconds: float = Field(_PROCESS.requeue_batch_seconds, ge=0,
-                                         le=scheduler_settings.MAX_MIN_CYCLE_SECONDS)
-    """Reference scheduler only: how long after a release of quota the parked Workloads of its cohort come
-    back (Kueue's requeueBatchPeriod, 1 s). Another value tells how much the eviction count of a run
-    depends on how often parked heads are tried again."""
-    write_pending_reasons: bool = _PROCESS.write_pending_reasons
-    """Reference scheduler only: write why on every head a cycle turns away, one write after another
-    before the next cycle, as Kueue does (true: Kueue's pace at Kueue's write cost; false: the reference
-    scheduler's design, which writes nothing to a Workload that merely waits)."""
-
-    hold_evicted_quota: bool = _PROCESS.hold_evicted_quota
-    """Reference scheduler only: an eviction leaves the Workload's quota held until something else releases
-    it (a job's controller; for bare Workloads the kueue-baseline generator and the agreement runner), as
-    Kueue does (false: the eviction write clears the reservation at once, the reference scheduler's design)."""
-
-    preserve_scan_progress: bool | None = None
-    """Reference scheduler only: Kueue's FlavorFungibilityPreserveScanProgress (a head skipped for contention
-    goes on with its next flavor). None: as the run's Kueue version decides (scheduler.kueue_version, its
-    default in harness/versions.toml: on from v0.19)."""
-
-    preemption_ignores_pods: bool | None = None
-    """Reference scheduler only: Kueue v0.19's preemption search, which reads the preemptor's request
-    without the `pods` resource. None: as the run's Kueue version decides (on from v0.19)."""
-
-    scheduling_equivalence_hashing: bool | None = None
-    """Reference scheduler only: Kueue's SchedulingEquivalenceHashing (a BestEffortFIFO head set aside as
-    inadmissible sets aside every pending Workload of its shape). None: as the run's Kueue version decides
-    (on from v0.18)."""
-
-    tas_recompute_in_cycle: bool | None = None
-    """Reference scheduler only: Kueue's TASRecomputeAssignmentWithinSchedulingCycle (a head whose nodes an
-    earlier entry of the cycle took is placed again in that cycle). None: as the run's Kueue version decides
-    (on from v0.19)."""
-
-    tas_hostname_prefix_encoding: bool | None = None
-    """Reference scheduler only: Kueue's TASAssignmentsEncodingByHostnamePrefix (topology assignments written a
-    slice per run of hosts sharing a name prefix when smaller). None: as the run's Kueue version decides (on
-    from v0.19)."""
-
-    log_cycles: bool = _PROCESS.log_cycles
-    """Reference scheduler only: log every decision of every cycle, one line each, to read beside Kueue's
-    cycle log (`kueue_log_level: 3`), and each preempting head's cohort as the cycle left it; costs time per
-    cycle, so never for headline figures."""
-
+class _ReferenceBase(base.Model):
     @model_validator(mode="before")
     @classmethod
     def _client_limits_are_its_own_defaults(cls, data: Any) -> Any:
@@ -93,33 +50,61 @@ class ReferenceFields(base.Model):
         return data
 
 
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstring under each annotated attribute of a class (as pydantic's use_attribute_docstrings reads them)."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    return {node.target.id: " ".join(after.value.value.split())
+            for node, after in zip(body, body[1:])
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)}
+
+
+def _reference_fields() -> type[base.Model]:
+    """The scenario's fields of every setting only the reference scheduler reads (scheduler.settings marks
+    them `reference_only`): same name, type, default, bounds and docstring. One that follows a Kueue
+    default of harness/versions.toml is None by default: then the run's Kueue version decides."""
+    docs = _attribute_docs(scheduler_settings.SchedulerSettings)
+    types = typing.get_type_hints(scheduler_settings.SchedulerSettings)
+    by_version = versions.reference_settings(None)
+    fields: dict[str, Any] = {}
+    for setting in dataclasses.fields(scheduler_settings.SchedulerSettings):
+        bounds = setting.metadata.get(scheduler_settings.REFERENCE_ONLY)
+        if bounds is None:
+            continue
+        help_text = f"Reference scheduler only: {docs.get(setting.name, '')}"
+        if setting.name in by_version:
+            fields[setting.name] = (types[setting.name] | None, Field(None, description=(
+                f"{help_text} None: as the run's Kueue version decides (scheduler.kueue_version, harness/versions.toml)."),
+                **bounds))
+        else:
+            fields[setting.name] = (types[setting.name], Field(setting.default, description=help_text, **bounds))
+    return pydantic.create_model("ReferenceFields", __base__=_ReferenceBase, __module__=__name__, **fields)
+
+
+ReferenceFields = _reference_fields()
+"""The scenario's scheduler fields only the reference scheduler reads (the section is assembled from them)."""
+
+
+_SETTINGS = frozenset(f.name for f in dataclasses.fields(scheduler_settings.SchedulerSettings))
+_PUBLISH = {"status_min_interval_seconds": "min_interval_seconds",
+            "single_object_interval_seconds": "single_object_interval_seconds",
+            "top_n": "topn", "refresh_seconds": "topn_interval_seconds"}
+"""The section's publishing fields and the PublishSettings fields they set (the strategies' own record)."""
+
+
 def fields_of(section: sections.SchedulerFields) -> dict:
     """The process's settings (SchedulerSettings fields) from the scenario's scheduler section (and, for the
-    Kueue defaults the reference scheduler follows, harness/versions.toml)."""
-    publish = strategies.PublishSettings(min_interval_seconds=section.status_min_interval_seconds,
-                                         single_object_interval_seconds=section.single_object_interval_seconds,
-                                         topn=section.top_n, topn_interval_seconds=section.refresh_seconds)
-    return dict(strategy=section.strategy, publish=publish, qps=None if section.no_client_limit else section.qps,
-                burst=section.burst, authorization=section.authorization, max_unwritten=section.max_unwritten,
-                page_cache=section.page_cache, manage_jobs=section.manage_jobs, fair_sharing=section.fair_sharing,
-                fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
-                min_cycle_seconds=section.min_cycle_seconds, requeue_batch_seconds=section.requeue_batch_seconds,
-                write_pending_reasons=section.write_pending_reasons,
-                hold_evicted_quota=section.hold_evicted_quota,
-                preserve_scan_progress=_as_kueue(section.preserve_scan_progress, "preserve_scan_progress",
-                                                 section.kueue_version),
-                preemption_ignores_pods=_as_kueue(section.preemption_ignores_pods, "preemption_ignores_pods",
-                                                  section.kueue_version),
-                scheduling_equivalence_hashing=_as_kueue(section.scheduling_equivalence_hashing,
-                                                         "scheduling_equivalence_hashing", section.kueue_version),
-                tas_recompute_in_cycle=_as_kueue(section.tas_recompute_in_cycle, "tas_recompute_in_cycle",
-                                                 section.kueue_version),
-                tas_hostname_prefix_encoding=_as_kueue(section.tas_hostname_prefix_encoding,
-                                                       "tas_hostname_prefix_encoding", section.kueue_version),
-                log_cycles=section.log_cycles, admission_fair_sharing=section.admission_fair_sharing,
-                usage_half_life_seconds=section.usage_half_life_seconds,
-                usage_sampling_interval_seconds=section.usage_sampling_interval_seconds,
-                resource_weights=tuple(section.resource_weights.items()))
+    Kueue defaults the reference scheduler follows, harness/versions.toml). A section field named as a
+    setting is that setting; only those whose form differs are translated here."""
+    given = section.model_dump()
+    fields = {name: value for name, value in given.items() if name in _SETTINGS}
+    fields |= {name: _as_kueue(value, name, section.kueue_version) for name, value in fields.items()
+               if name in versions.reference_settings(None)}
+    return fields | dict(
+        publish=strategies.PublishSettings(**{setting: given[name] for name, setting in _PUBLISH.items()}),
+        qps=None if section.no_client_limit else section.qps,
+        fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),
+        resource_weights=tuple(section.resource_weights.items()))
 
 
 def _as_kueue(value: bool | None, setting: str, kueue_version: str | None) -> bool:
@@ -146,23 +131,36 @@ class ReferenceScheduler:
     def alive(self) -> bool:
         return self.process.alive()
 
+    def log_tail(self, lines: int = 30) -> str:
+        return self.process.log_tail(lines)
+
     def stop(self) -> None:
         self.process.stop()
+
+
+def settings_of(cluster: state.ClusterInfo, section: sections.SchedulerFields, visibility_port: int,
+                metrics_port: int, files: apiservice.ServingFiles) -> scheduler_settings.SchedulerSettings:
+    """Everything the process runs with: the section's settings and where it listens on this cluster."""
+    return scheduler_settings.SchedulerSettings(
+        kubeconfig=cluster.kubeconfig, visibility_port=visibility_port, metrics_port=metrics_port,
+        tls_cert=str(files.cert), tls_key=str(files.key), **fields_of(section))
 
 
 def start(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir: Path,
           metrics_port: int = 0) -> ReferenceScheduler:
     """CRDs, the APIService when the strategy serves the visibility API, then `python -m scheduler`
-    (`metrics_port` 0: a free one)."""
-    fields = fields_of(section)
-    return ReferenceScheduler(schedulerproc.start(cluster, log_dir, metrics_port=metrics_port, **fields),
-                              contract.ClientLimits(fields["qps"], fields["burst"]))
+    (`metrics_port` 0: a free one). The one way the reference scheduler starts."""
+    visibility_port, free = listening.pick_free(2)
+    settings = settings_of(cluster, section, visibility_port, metrics_port or free,
+                           schedulerproc.install(cluster, section.strategy, visibility_port))
+    return ReferenceScheduler(schedulerproc.launch(settings, schedulerproc.log_path_of(cluster, log_dir)),
+                              contract.ClientLimits(settings.qps, settings.burst))
 
 
 def restart(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir: Path,
             metrics_port: int) -> ReferenceScheduler:
-    """start() on the /metrics port the run's collector scrapes; for the visibility strategies, once
-    kube-apiserver reaches the new visibility port (registered anew)."""
+    """start() on the /metrics port the run's collector scrapes (or a free one for 0); for the visibility
+    strategies, once kube-apiserver reaches the new visibility port (registered anew)."""
     handle = start(cluster, section, log_dir, metrics_port)
     if strategies.get(section.strategy).visibility_api:
         try:
@@ -173,5 +171,6 @@ def restart(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_d
     return handle
 
 
-IMPLEMENTATION = contract.Implementation(name=NAME, start=start, strategies=tuple(strategies.STRATEGIES),
+IMPLEMENTATION = contract.Implementation(name=NAME, start=start, restart=restart,
+                                         strategies=tuple(strategies.STRATEGIES),
                                          running=schedulerproc.running_on, scheduler_fields=ReferenceFields)

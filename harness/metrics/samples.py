@@ -28,6 +28,12 @@ class Scrape:
     error: str | None = None
 
 
+def metric_sum(text: str, name: str, **labels: str) -> float:
+    """Sum of a metric's samples whose labels include `labels` (from Prometheus text)."""
+    return sum(sample.value for family in parser.text_string_to_metric_families(text) for sample in family.samples
+               if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()))
+
+
 def labels_of(mapping: dict[str, str], drop: tuple[str, ...] = ()) -> Labels:
     return tuple(sorted((k, v) for k, v in mapping.items() if k not in drop))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness import apiservice, calibrating, kubeconfig
 from harness.clusters import state
+from harness.errors import KqbenchError
 from harness.drivers import contract, registry
 from harness.implementations import registry as implementations
 from harness.running import hooks
@@ -22,6 +23,15 @@ from harness.scenarios import models, queueobjects, sections
 
 def start_scheduler(cluster: state.ClusterInfo, scheduler: models.SchedulerSection, log_dir: Path) -> hooks.SchedulerHandle:
     return implementations.get(scheduler.implementation).start(cluster, scheduler, log_dir)
+
+
+def restart_scheduler(cluster: state.ClusterInfo, scheduler: models.SchedulerSection, log_dir: Path,
+                      metrics_port: int) -> hooks.SchedulerHandle:
+    restart = implementations.get(scheduler.implementation).restart
+    if restart is None:
+        raise KqbenchError(f"scheduler implementation {scheduler.implementation} cannot be restarted by a phase: "
+                           f"use one that can ({', '.join(n for n, i in implementations.implementations().items() if i.restart)})")
+    return restart(cluster, scheduler, log_dir, metrics_port)
 
 
 def install_queues(cluster: state.ClusterInfo, queues: sections.QueuesSection) -> None:
@@ -88,7 +98,7 @@ def fault_injector(context: contract.PhaseContext, planned: list, check) -> hook
 
 
 def default_hooks() -> hooks.Hooks:
-    return hooks.Hooks(scheduler=start_scheduler, measurements=CollectorMeasurements, drivers=registry.drivers(),
+    return hooks.Hooks(scheduler=start_scheduler, restart_scheduler=restart_scheduler, measurements=CollectorMeasurements, drivers=registry.drivers(),
                        install_queues=install_queues, invariants=invariant_checker, faults=fault_injector,
                        calibrate=calibrating.measure)
 

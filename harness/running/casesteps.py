@@ -8,6 +8,8 @@ starts and run newest-first, also on error and Ctrl-C (harness.running.phases). 
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -151,8 +153,12 @@ class CaseRun:
         self.mark_phase(phase_name)
         if self.hooks.drivers is None:
             return
+        out_dir = self.case_dir / phase_name
+        restart = self.hooks.restart_scheduler
         context = contract.PhaseContext(cluster=self.st.info, scenario=self.scenario, phase_name=phase_name,
-                                        phase=phase, out_dir=self.case_dir / phase_name, scheduler=self.st.scheduler,
+                                        phase=phase, out_dir=out_dir, scheduler=self.st.scheduler,
+                                        restart_scheduler=None if restart is None or self.st.scheduler is None else
+                                        functools.partial(restart, self.st.info, self.scenario.scheduler, out_dir),
                                         mark_phase=self.mark_phase, watch_process=self.watch_process, say=self.say,
                                         emit=self.emit, on_teardown=self.engine.on_teardown)
         faults = self.start_faults(phase_name, context)

@@ -78,6 +78,8 @@ class Hooks:
     """The pieces a run uses; None leaves that piece out (the run says so in its record)."""
 
     scheduler: SchedulerStarter | None = None
+    restart_scheduler: implementations.Restarter | None = None
+    """Its implementation's restart (a phase that wants a fresh scheduler: PhaseContext.restart_scheduler)."""
     measurements: MeasurementsFactory | None = None
     drivers: driverregistry.Registry | None = None
     """Who runs each phase kind; None: phases only mark their time (the measurements still split at them)."""

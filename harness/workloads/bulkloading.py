@@ -19,11 +19,11 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 
-from harness import bulkserving, etcdwriting, kubeconfig, rest, schedulerproc, waiting
+from harness import bulkserving, etcdwriting, kubeconfig, rest, waiting
 from harness.clusters import kwok, state
 from harness.errors import KqbenchError
 from harness.kubeconfig import Credentials
-from harness.metrics import catalog
+from harness.metrics import catalog, samples
 from harness.workloads import storing
 from loadtests import workloads
 
@@ -142,7 +142,7 @@ def scheduler_pending(metrics_url: str, cluster_queue: str | None = None) -> flo
     with urllib.request.urlopen(metrics_url, timeout=10.0) as response:
         text = response.read().decode()
     labels = {"cluster_queue": cluster_queue} if cluster_queue else {}
-    return schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER], **labels)
+    return samples.metric_sum(text, catalog.PENDING[catalog.SCHEDULER], **labels)
 
 
 def wait_pending(read: Callable[[], float], expected: int, progress: Progress, timeout: float,

@@ -7,7 +7,7 @@ import time
 import orjson
 
 from harness import posting, rest
-from harness.schedulerproc import metric_sum  # noqa: F401  (the tests reach it as ko.metric_sum)
+from harness.metrics.samples import metric_sum  # noqa: F401  (the tests reach it as ko.metric_sum)
 
 BASE = "/apis/kueue.x-k8s.io/v1beta2"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
-from harness.implementations.kueue import manifests, starting
+from harness.implementations.kueue import starting
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.toolchain import building
 
 from .conftest import unique_name
@@ -86,11 +87,12 @@ def decide(implementation: str, log_dir: Path) -> tuple[list[str], set[str], lis
         creds = kubeconfig.load(info.kubeconfig)
         if implementation == "kueue":
             starting.install_api(info)
-            handle = starting.start(info, log_dir=log_dir, admission_fair_sharing=manifests.AdmissionFairSharing(
-                HALF_LIFE_SECONDS, SAMPLING_SECONDS))
+            handle = schedulers.start(info, log_dir, implementation="kueue", qps=50, burst=100,
+                                      admission_fair_sharing=True, usage_half_life_seconds=HALF_LIFE_SECONDS,
+                                      usage_sampling_interval_seconds=SAMPLING_SECONDS)
         else:
             apiservice.install_crds(creds)
-            handle = schedulerproc.start(info, strategy="aggregated-indexed", log_dir=log_dir,
+            handle = schedulers.start(info, log_dir, strategy="aggregated-indexed",
                                          admission_fair_sharing=True, usage_half_life_seconds=HALF_LIFE_SECONDS,
                                          usage_sampling_interval_seconds=SAMPLING_SECONDS)
         create(creds, queue_objects())

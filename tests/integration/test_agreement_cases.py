@@ -15,6 +15,7 @@ import pytest
 
 from harness.agreeing import cases, comparing, generating, rendering, running
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.toolchain import building, versions
 
 from .conftest import unique_name
@@ -60,7 +61,7 @@ def outcomes(binaries, state_dir, tmp_path_factory):
         batch = {rendering.prefix_of(i): case for i, (v, _, case) in enumerate(CASES) if v == version}
         kueue = running.KueueOptions(version=version)
         found[version] = {
-            impl: running.run_batch(impl, batch, logs, unique_name(f"agree-test-{impl[:3]}"), say=print, kueue=kueue)
+            impl: running.run_batch(schedulers.start, impl, batch, logs, unique_name(f"agree-test-{impl[:3]}"), say=print, kueue=kueue)
             for impl in running.IMPLEMENTATIONS}
     return found
 

@@ -8,10 +8,11 @@ import subprocess
 
 import pytest
 
-from harness import apiservice, etcdwriting, kubeconfig, rest, schedulerproc
+from harness import apiservice, etcdwriting, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.workloads import bulkloading, storing
 
 from .conftest import leftover_processes, run_cli, unique_name
@@ -42,7 +43,7 @@ def loaded(binaries, state_dir, tmp_path_factory):
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
-        scheduler = schedulerproc.start(info, tmp_path_factory.mktemp("logs"))
+        scheduler = schedulers.start(info, tmp_path_factory.mktemp("logs")).process
         bulkloading.ensure_namespace(creds, NAMESPACE)
         create(creds, [flavor("default"), cluster_queue(0), local_queue("lq", "cq", NAMESPACE)])
         result = run_cli("cluster", "load-workloads", "--name", name, "--count", str(COUNT), "--queue", "lq",
@@ -139,7 +140,7 @@ def test_loaded_before_anything_watches_them_with_kube_apiserver_stopped(binarie
         again = storing.Batch(count=1, queue="lq", namespace=NAMESPACE, prefix="a")
         with pytest.raises(etcdwriting.NamesExist):
             bulkloading.load_at_start(info, [again], LineProgress(interval=10.0), timeout=120)
-        scheduler = schedulerproc.start(info, tmp_path)
+        scheduler = schedulers.start(info, tmp_path).process
         assert wait_for(lambda: bulkloading.scheduler_pending(scheduler.metrics_url, "cq") >= 301, timeout=60)
     finally:
         if scheduler:

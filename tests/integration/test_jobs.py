@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, kwokconfig, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from scheduler.core import conditions, jobs as corejobs
 
 from . import kueue_objects as ko
@@ -81,7 +82,7 @@ def cluster(binaries, state_dir):
                              LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
-        handle = schedulerproc.start(info, qps=None, extra_args=("--manage-jobs",))
+        handle = schedulers.start(info, no_client_limit=True, manage_jobs=True).process
         yield creds, handle
     finally:
         if handle:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import apiservice, kubeconfig, schedulerproc
+from harness import apiservice, kubeconfig
 from harness.clusters import bringup, spec as specs
-from harness.implementations.kueue import starting
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.toolchain import layout, versions
 
 from . import kueue_objects as ko
@@ -56,15 +56,14 @@ def kueue_cluster(request, binaries, state_dir, tmp_path_factory):
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
         if implementation == "kueue":
-            handle = starting.start(info, qps=50, burst=100, log_dir=tmp_path_factory.mktemp("kueue"),
-                                    kueue=layout.KueueBuild.in_cache(versions.load_pins().kueue))
+            handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue", qps=50, burst=100)
         else:
             apiservice.install_crds(creds)
         ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"),
                           ko.local_queue("lq-a", "cq"), ko.local_queue("lq-b", "cq")])
         ko.create(creds, [ko.workload(n, _queue_of(n), p, 1) for n, p in PRIORITIES.items()])
         if implementation == "reference":
-            handle = schedulerproc.start(info, qps=None)
+            handle = schedulers.start(info, no_client_limit=True)
             apiservice.wait_available(creds)
         env = {**os.environ, "KUBECONFIG": info.kubeconfig,
                "PATH": f"{plugin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}

@@ -6,10 +6,11 @@ import dataclasses
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from loadtests import running, settings as load_settings
 
 from .conftest import leftover_processes, unique_name
@@ -45,7 +46,7 @@ def scheduled_cluster(binaries, state_dir, tmp_path_factory):
     try:
         info, _report = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=3)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
-        handle = schedulerproc.start(info, strategy="aggregated-indexed", log_dir=tmp_path_factory.mktemp("sched"))
+        handle = schedulers.start(info, tmp_path_factory.mktemp("sched"), strategy="aggregated-indexed")
         apiservice.wait_available(creds)
         queues(creds)
         yield info, creds

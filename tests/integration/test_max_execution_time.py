@@ -17,11 +17,11 @@ import time
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
-from harness.implementations.kueue import starting
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.toolchain import building, versions
 
 from . import kueue_objects as ko
@@ -53,10 +53,12 @@ def queue_of_two(request, binaries, state_dir, tmp_path_factory):
         creds = kubeconfig.load(info.kubeconfig)
         if implementation == "reference":
             apiservice.install_crds(creds)
-            handle = schedulerproc.start(info, qps=None)
+            handle = schedulers.start(info, no_client_limit=True)
         else:
-            kueue = building.ensure_kueue(LineProgress(interval=10.0), version=implementation.removeprefix("kueue-"))
-            handle = starting.start(info, qps=50, burst=100, log_dir=tmp_path_factory.mktemp("kueue"), kueue=kueue)
+            version = implementation.removeprefix("kueue-")
+            building.ensure_kueue(LineProgress(interval=10.0), version=version)
+            handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue",
+                                      kueue_version=version, qps=50, burst=100)
         ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"), ko.local_queue("lq", "cq")])
         yield implementation, creds
     finally:

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.toolchain import building
 
 from .conftest import unique_name
@@ -116,9 +117,9 @@ def run(implementation: str, log_dir: Path) -> list[dict]:
             create(creds, [workload(wl, lq, 0, 1, namespace=ns)])
             time.sleep(1.1)
         if implementation == "kueue":
-            handle = starting.start(info, log_dir=log_dir)
+            handle = schedulers.start(info, log_dir, implementation="kueue", qps=50, burst=100)
         else:
-            handle = schedulerproc.start(info, strategy="aggregated-indexed", log_dir=log_dir)
+            handle = schedulers.start(info, log_dir, strategy="aggregated-indexed")
         steps = [settled(creds)]
         finished = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
                     "metadata": {"name": "w-in", "namespace": "ns-in"},

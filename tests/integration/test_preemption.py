@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness import apiservice, kubeconfig, schedulerproc
+from harness import apiservice, kubeconfig
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 
 from . import kueue_objects as ko
 from .conftest import unique_name
@@ -30,7 +31,7 @@ def test_higher_priority_evicts_exactly_what_it_needs_once(binaries, state_dir):
         ko.create(creds, [ko.flavor(), ko.local_queue("lq", "cq"),
                           ko.cluster_queue("cq", 6, cohort="solo", preemption={"withinClusterQueue": "LowerPriority"})])
         ko.create(creds, [ko.workload(f"low-{i}", "lq", 0, 1) for i in range(6)])
-        handle = schedulerproc.start(info, qps=None)
+        handle = schedulers.start(info, no_client_limit=True).process
 
         def admitted(prefix):
             return [w for w in ko.listed(creds, "workloads")

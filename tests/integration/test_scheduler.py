@@ -17,6 +17,7 @@ from harness import apiservice, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, spec as specs, state
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from scheduler.core import conversion, scheduling
 from scheduler.core.decisions import Admit
 from scheduler.core.queues import QueueManager
@@ -128,7 +129,7 @@ def admitted_run(cluster):
     from_start = core_admissions(creds)
     # Slow writes (10/s, no burst) so that the kill lands in the middle of the admissions; the cycle
     # loop may decide at most 5 admissions ahead of those writes.
-    first = schedulerproc.start(info, qps=10, burst=1, extra_args=("--max-unwritten", "5"))
+    first = schedulers.start(info, qps=10, burst=1, max_unwritten=5).process
     second = None
     try:
         apiservice.wait_available(creds)
@@ -140,7 +141,7 @@ def admitted_run(cluster):
         first.kill()
         before_restart = settled_admissions(creds)
         expected = set(core_admissions(creds))
-        second = schedulerproc.start(info, qps=None, register=False, visibility_port=first.visibility_port)
+        second = schedulers.restart(info, no_client_limit=True).process
         assert wait_for(lambda: len(admitted_in_api(creds)) >= len(expected), timeout=120)
         time.sleep(2)  # anything extra would show up now
         yield AdmittedRun(info, creds, from_start, before_restart, expected, second)

@@ -8,10 +8,11 @@ import subprocess
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 
 from . import kueue_objects as ko
 from .conftest import unique_name
@@ -47,7 +48,7 @@ def running(cluster, request):
     """The scheduler with the strategy of the test's parameter, stopped afterwards."""
     info, creds = cluster
     strategy, extra = request.param
-    handle = schedulerproc.start(info, strategy=strategy, extra_args=extra)
+    handle = schedulers.start(info, strategy=strategy, **extra).process
     try:
         assert ko.wait_for(lambda: sum((w.get("status") or {}).get("admission") is not None
                                        for w in ko.listed(creds, "workloads")) >= PENDING_QUOTA, timeout=60)
@@ -61,7 +62,7 @@ def writes(handle, resource=None) -> float:
     return ko.metric_sum(handle.metrics_text(), "kqbench_positions_writes_total", **labels)
 
 
-@pytest.mark.parametrize("running", [("status-field", ())], indirect=True)
+@pytest.mark.parametrize("running", [("status-field", {})], indirect=True)
 def test_status_field_puts_positions_on_every_pending_workload(running):
     _, creds, handle = running
     order = expected_order(creds)
@@ -82,7 +83,7 @@ def test_status_field_puts_positions_on_every_pending_workload(running):
     assert ko.metric_sum(handle.metrics_text(), "kqbench_positions_staleness_seconds_count") >= len(order)
 
 
-@pytest.mark.parametrize("running", [("single-object", ("--single-object-interval", "0.5"))], indirect=True)
+@pytest.mark.parametrize("running", [("single-object", {"single_object_interval_seconds": 0.5})], indirect=True)
 def test_single_object_holds_the_whole_ordered_list(running):
     _, creds, handle = running
     order = [w["metadata"]["name"] for w in expected_order(creds)]
@@ -98,7 +99,7 @@ def test_single_object_holds_the_whole_ordered_list(running):
     assert ko.metric_sum(handle.metrics_text(), "kqbench_positions_largest_object_bytes") > len(order) * 50
 
 
-@pytest.mark.parametrize("running", [("cq-status-topn", ("--topn", "10", "--topn-interval", "1"))], indirect=True)
+@pytest.mark.parametrize("running", [("cq-status-topn", {"top_n": 10, "refresh_seconds": 1})], indirect=True)
 def test_cq_status_topn_lists_the_head_only(running):
     _, creds, handle = running
     order = [w["metadata"]["name"] for w in expected_order(creds)]
@@ -114,7 +115,7 @@ def test_cq_status_topn_lists_the_head_only(running):
     assert writes(handle) < 20
 
 
-@pytest.mark.parametrize("running", [("aggregated-snapshot", ()), ("aggregated-indexed", ())], indirect=True)
+@pytest.mark.parametrize("running", [("aggregated-snapshot", {}), ("aggregated-indexed", {})], indirect=True)
 def test_aggregated_strategies_answer_through_the_apiserver_and_write_nothing(running, binaries):
     info, creds, handle = running
     apiservice.wait_available(creds)
@@ -130,7 +131,7 @@ def test_aggregated_strategies_answer_through_the_apiserver_and_write_nothing(ru
     assert served >= 1
 
 
-@pytest.mark.parametrize("running", [("single-object", ("--single-object-interval", "1"))], indirect=True)
+@pytest.mark.parametrize("running", [("single-object", {"single_object_interval_seconds": 1})], indirect=True)
 def test_single_object_past_etcd_limit_records_the_failure_and_admission_goes_on(running):
     _, creds, handle = running
     ko.create(creds, [ko.cluster_queue("big", 0, cohort="big"), ko.local_queue("lq-big", "big")])

@@ -8,10 +8,11 @@ import collections
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.nodes import pools, topologies as nodetopologies
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from scheduler.core import topologyconversion
 
 from .conftest import unique_name
@@ -88,7 +89,7 @@ def test_pod_sets_land_in_one_rack_or_block_and_one_no_rack_holds_stays_pending(
     create(creds, [tas_workload("rack-6", 6, required=nodetopologies.RACK_LABEL),
                    tas_workload("block-12", 12, required=nodetopologies.BLOCK_LABEL),
                    tas_workload("rack-9", 9, required=nodetopologies.RACK_LABEL)])
-    scheduler = schedulerproc.start(info, extra_args=("--write-pending-reasons",))
+    scheduler = schedulers.start(info, write_pending_reasons=True).process
     try:
         assert wait_for(lambda: _admission(creds, "rack-6") and _admission(creds, "block-12"), timeout=60)
         nodes = {n["metadata"]["name"]: n["metadata"]["labels"] for n in rest.get_json(creds, "/api/v1/nodes")["items"]}
@@ -121,7 +122,7 @@ def test_a_flavor_whose_topology_levels_no_node_has_gets_a_warning_event(cluster
     # The fields `kubectl describe resourceflavor tas-nowhere` selects its events by.
     selector = ("involvedObject.kind=ResourceFlavor,involvedObject.name=tas-nowhere,"
                 f"involvedObject.uid={uid}")
-    scheduler = schedulerproc.start(info)
+    scheduler = schedulers.start(info).process
     try:
         events = wait_for(lambda: rest.get_json(creds, f"/api/v1/events?fieldSelector={selector}")["items"],
                           timeout=30)

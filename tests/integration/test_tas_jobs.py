@@ -9,10 +9,11 @@ import collections
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, kwokconfig, spec as specs
 from harness.nodes import pools, topologies as nodetopologies
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from scheduler.api import groups
 from scheduler.core import conditions, jobs as corejobs, topologyconversion
 
@@ -62,7 +63,7 @@ def cluster(binaries, state_dir):
         cq = ko.cluster_queue("cq-tas", 32)
         cq["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "tas"
         ko.create(creds, [flavor, cq, ko.local_queue("lq-tas", "cq-tas")])
-        handle = schedulerproc.start(info, qps=None, extra_args=("--manage-jobs",))
+        handle = schedulers.start(info, no_client_limit=True, manage_jobs=True).process
         yield creds, handle
     finally:
         if handle:

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
+from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.nodes import pools, topologies as nodetopologies
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.toolchain import building
 from scheduler.core import topologyconversion
 
@@ -124,9 +125,9 @@ def decide(implementation: str, log_dir: Path) -> tuple[dict[str, object], list[
             create(creds, [workload, *FULL_RACKS[i:i + 1]])
             time.sleep(1.1)
         if implementation == "kueue":
-            handle = starting.start(info, log_dir=log_dir)
+            handle = schedulers.start(info, log_dir, implementation="kueue", qps=50, burst=100)
         else:
-            handle = schedulerproc.start(info, log_dir=log_dir, extra_args=("--write-pending-reasons",))
+            handle = schedulers.start(info, log_dir, write_pending_reasons=True)
         time.sleep(3.0)
         assert not any(isinstance(v, tuple) for v in _decisions(creds).values()), "admitted without its flavor"
         create(creds, [place_flavor, preempt_flavor])

@@ -23,6 +23,7 @@ from harness.clusters import bringup, kwok, spec as specs, state
 from harness.invariants import checking, reading
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from tests import hostile_requests as hostile
 
 from .conftest import unique_name
@@ -66,7 +67,7 @@ def served(binaries, state_dir):
         create(creds, [flavor("default"), *(cluster_queue(cq, 2, cohort="") for cq in CQS),
                        *(local_queue(lq, cq, namespace) for (namespace, lq), cq in zip(LQS, CQS)),
                        *(workload(f"w-{i}", LQS[i % 2][1], i % 3, 5, namespace=LQS[i % 2][0]) for i in range(20))])
-        scheduler = schedulerproc.start(info)
+        scheduler = schedulers.start(info).process
         apiservice.wait_available(creds)
         folder = kwok.pki_dir(info.name)
         proxy = ssl.create_default_context()

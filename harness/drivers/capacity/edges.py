@@ -12,7 +12,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from harness import kubeconfig, rest, schedulerproc, waiting
+from harness import kubeconfig, rest, waiting
 from harness.clusters import state
 from harness.drivers.capacity import stepping
 from harness.errors import KqbenchError
@@ -98,7 +98,7 @@ class ClusterEdges:
 
     def _start(self) -> None:
         self.scheduler = None  # stopped by reset: a failed start leaves none to stop twice
-        self.scheduler = self._start_scheduler(self.cluster, self.scenario.scheduler, self.out_dir, self.metrics_port)
+        self.scheduler = self._start_scheduler(self.metrics_port)
         self.restarts += 1
         if self.scheduler.pid():  # the run's process samples follow the new scheduler
             self._watch_process("scheduler", self.scheduler.pid())
@@ -148,8 +148,8 @@ class ClusterEdges:
         text = self._metrics_text()
         if text is None:
             raise OSError("the scheduler's /metrics did not answer")  # wait_pending retries until its timeout
-        return (schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
-                + schedulerproc.metric_sum(text, catalog.HOLDING[catalog.SCHEDULER]))
+        return (samples.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
+                + samples.metric_sum(text, catalog.HOLDING[catalog.SCHEDULER]))
 
     def _stop_keeper(self) -> None:
         if self.keeper is not None:
@@ -179,7 +179,7 @@ class ClusterEdges:
 
     def pending(self) -> float | None:
         text = self._metrics_text()
-        return None if text is None else schedulerproc.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
+        return None if text is None else samples.metric_sum(text, catalog.PENDING[catalog.SCHEDULER])
 
     def _metrics_text(self) -> str | None:
         """The scheduler's /metrics now (None when there is none or it does not answer)."""

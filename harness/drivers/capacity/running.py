@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.drivers import contract
 from harness.drivers.capacity import edges as clusteredges, searching, stepping, tabulating
 from harness.errors import KqbenchError
-from harness.implementations import reference
+from harness.implementations import names
 from harness.load import planning, results
 from scheduler.publishing import strategies
 
@@ -22,7 +22,7 @@ from scheduler.publishing import strategies
 def run(context: contract.PhaseContext) -> None:
     phase = context.phase
     section = context.scenario.scheduler
-    if section.implementation != reference.NAME:
+    if section.implementation != names.REFERENCE or context.restart_scheduler is None:
         raise KqbenchError("the capacity search restarts the reference scheduler between steps: "
                            f"set scheduler.implementation to reference (got {section.implementation!r})")
     name = tabulating.design(section.strategy, section.no_client_limit)
@@ -31,7 +31,7 @@ def run(context: contract.PhaseContext) -> None:
     context.emit(tabulating.PLANS, tabulating.plan_row(name, section.strategy, limit, phase.vary, plan,
                                                        phase.hold_seconds, phase.thresholds))
     world = clusteredges.ClusterEdges(context.cluster, context.scenario, context.scheduler, context.out_dir,
-                                      phase.reset_timeout_seconds, reference.restart, run_locust,
+                                      phase.reset_timeout_seconds, context.restart_scheduler, run_locust,
                                       context.watch_process, fill_timeout=phase.fill_timeout_seconds,
                                       say=context.say)
     settings = stepping.StepSettings(context.phase_name, phase.hold_seconds, phase.fill_timeout_seconds,

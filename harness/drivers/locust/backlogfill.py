@@ -12,11 +12,11 @@ import time
 
 import pandas as pd
 
-from harness import kubeconfig, schedulerproc, waiting
+from harness import kubeconfig, waiting
 from harness.drivers import contract
 from harness.errors import KqbenchError
 from harness.load import planning
-from harness.metrics import catalog, scraping
+from harness.metrics import catalog, samples, scraping
 from harness.progress import LineProgress
 from harness.workloads import backlog, bulkloading, keeping
 
@@ -63,8 +63,8 @@ def _wait_held(context: contract.PhaseContext, expected: int, keeper: keeping.Ke
 
     def held() -> bool:
         text = scraping.fetch(target, 10.0)
-        seen[0] = (schedulerproc.metric_sum(text, catalog.PENDING[endpoint.source])
-                   + schedulerproc.metric_sum(text, catalog.HOLDING[endpoint.source]) + keeper.ledger.finished)
+        seen[0] = (samples.metric_sum(text, catalog.PENDING[endpoint.source])
+                   + samples.metric_sum(text, catalog.HOLDING[endpoint.source]) + keeper.ledger.finished)
         progress("backlog", f"the scheduler holds {seen[0]:.0f}/{expected}", seen[0] >= expected)
         return seen[0] >= expected
 

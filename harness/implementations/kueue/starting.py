@@ -165,6 +165,9 @@ class SchedulerHandle:
     def alive(self) -> bool:
         return self.process.alive()
 
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        return self.process.log_tail(lines)
+
     def stop(self) -> None:
         self.process.stop()
 

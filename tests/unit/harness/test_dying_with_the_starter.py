@@ -156,7 +156,8 @@ def test_no_starter_pid_means_no_watch():
 def test_the_harness_passes_its_pid_to_the_scheduler_it_starts():
     settings = scheduler_settings.SchedulerSettings(kubeconfig="/k/kubeconfig.yaml", parent_pid=4242)
     argv = schedulerproc.command_of(settings)
-    assert scheduler_settings.parse_args(argv[3:]).parent_pid == 4242
+    assert argv[1:4] == ["-m", "scheduler", scheduler_settings.RECORD_FLAG]
+    assert scheduler_settings.from_record(argv[4]).parent_pid == 4242
 
 
 KUBECONFIG = "/state/kwok/clusters/c1/kubeconfig.yaml"
@@ -164,7 +165,7 @@ KUBECONFIG = "/state/kwok/clusters/c1/kubeconfig.yaml"
 
 @pytest.mark.parametrize("argv, reference, kueue", [
     (schedulerproc.command_of(scheduler_settings.SchedulerSettings(kubeconfig=KUBECONFIG)), True, False),
-    (["/venv/bin/python", "-m", "scheduler", f"--kubeconfig={KUBECONFIG}"], True, False),
+    (["/venv/bin/python", "-m", "scheduler", "--settings", "{not a record"], False, False),
     (schedulerproc.command_of(scheduler_settings.SchedulerSettings(kubeconfig=KUBECONFIG + ".other")), False, False),
     (starting.command_of(Path("/cache/kueue/v0.17.0/kueue"), Path("/c/config.yaml"), KUBECONFIG), False, True),
     (starting.command_of(Path("/cache/kueue/v0.17.0/kueue"), Path("/c/config.yaml"), "/other/kubeconfig"), False, False),
@@ -173,7 +174,7 @@ KUBECONFIG = "/state/kwok/clusters/c1/kubeconfig.yaml"
     (["/state/kwok/clusters/c1/bin/kwok-controller", f"--kubeconfig={KUBECONFIG}"], False, False),
     (["/usr/bin/vi", KUBECONFIG], False, False),
     ([], False, False),
-], ids=["reference", "reference-equals", "reference-elsewhere", "kueue", "kueue-elsewhere", "controller-manager",
+], ids=["reference", "reference-bad-record", "reference-elsewhere", "kueue", "kueue-elsewhere", "controller-manager",
         "kwok", "an-editor", "no-cmdline"])
 def test_schedulers_on_a_cluster_are_told_by_their_command_line(argv, reference, kueue):
     assert schedulerproc.is_scheduler_on(argv, KUBECONFIG) is reference

@@ -1,4 +1,4 @@
-"""The scheduler is started one way: scenario section -> process settings -> command line -> parsed back.
+"""The scheduler is started one way: scenario section -> process settings -> one record -> read back.
 
 The walks below fail for a field added to the scenario's scheduler section (or to the process's
 settings) that does not reach the process.
@@ -7,6 +7,7 @@ settings) that does not reach the process.
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 from pathlib import Path
 
@@ -49,10 +50,8 @@ def other_value(model, name: str):
 
 def process_settings(section: models.SchedulerSection) -> scheduler_settings.SchedulerSettings:
     """What `python -m scheduler` runs with when the runner starts this section (ports fixed)."""
-    settings = scheduler_settings.SchedulerSettings(kubeconfig=CLUSTER.kubeconfig, visibility_port=8443,
-                                                    metrics_port=9090, tls_cert=str(FILES.cert),
-                                                    tls_key=str(FILES.key), **reference.fields_of(section))
-    return scheduler_settings.parse_args(scheduler_settings.to_args(settings))
+    settings = reference.settings_of(CLUSTER, section, 8443, 9090, FILES)
+    return scheduler_settings.from_record(scheduler_settings.to_record(settings))
 
 
 OTHERS_FIELDS = tuple(f for i in implementations.implementations().values()
@@ -107,27 +106,42 @@ def _non_default(settings):
     return dataclasses.replace(settings, **changes)
 
 
-def test_the_command_line_carries_every_process_setting():
+def test_the_record_carries_every_process_setting():
     settings = _non_default(scheduler_settings.SchedulerSettings(kubeconfig="/k", tls_cert="c", tls_key="k"))
-    assert scheduler_settings.parse_args(scheduler_settings.to_args(settings)) == settings
+    assert scheduler_settings.from_record(scheduler_settings.to_record(settings)) == settings
     unlimited = dataclasses.replace(settings, qps=None)
-    assert scheduler_settings.parse_args(scheduler_settings.to_args(unlimited)).qps is None
+    assert scheduler_settings.from_record(scheduler_settings.to_record(unlimited)).qps is None
 
 
-def test_bad_settings_on_the_command_line_are_usage_errors():
-    import click
+def _run_with(*args: str) -> scheduler_settings.SchedulerSettings:
+    """What `python -m scheduler ARGS` would run with (parsed, not run)."""
+    parsed: list[scheduler_settings.SchedulerSettings] = []
+    scheduler_settings.command(parsed.append).main(list(args), prog_name="scheduler", standalone_mode=False)
+    return parsed[0]
 
-    with pytest.raises(click.MissingParameter, match="kubeconfig"):
-        scheduler_settings.parse_args(["--strategy", "status-field"])
+
+def test_the_process_reads_its_settings_from_the_one_record():
+    record = scheduler_settings.to_record(scheduler_settings.SchedulerSettings(kubeconfig="/k", max_unwritten=7))
+    assert _run_with("--settings", record).max_unwritten == 7
+
+
+def test_a_bad_record_is_a_usage_error_naming_what_is_wrong():
+    record = json.loads(scheduler_settings.to_record(scheduler_settings.SchedulerSettings(kubeconfig="/k")))
+    with pytest.raises(click.MissingParameter, match="record"):
+        _run_with()
+    with pytest.raises(click.UsageError, match="not JSON"):
+        _run_with("--settings", "{kubeconfig")
+    with pytest.raises(click.UsageError, match="no kubeconfig"):
+        _run_with("--settings", json.dumps({k: v for k, v in record.items() if k != "kubeconfig"}))
+    with pytest.raises(click.UsageError, match="names no setting topN"):
+        _run_with("--settings", json.dumps({**record, "topN": 3}))
     with pytest.raises(click.UsageError, match="topn must be between 1 and 4000"):
-        scheduler_settings.parse_args(["--kubeconfig", "/k", "--topn", "0"])
+        _run_with("--settings", json.dumps({**record, "publish": {**record["publish"], "topn": 0}}))
     with pytest.raises(click.UsageError, match=r"resourceWeights\[cpu\] must not be negative"):
-        scheduler_settings.parse_args(["--kubeconfig", "/k", "--resource-weights", "cpu=-1"])
-    with pytest.raises(click.UsageError, match="use RESOURCE=WEIGHT"):
-        scheduler_settings.parse_args(["--kubeconfig", "/k", "--resource-weights", "cpu"])
+        _run_with("--settings", json.dumps({**record, "resource_weights": [["cpu", -1]]}))
     with pytest.raises(click.UsageError, match="not a list Kueue accepts"):
-        scheduler_settings.parse_args(["--kubeconfig", "/k", "--fair-sharing-strategies",
-                                       "LessThanInitialShare,LessThanOrEqualToFinalShare"])
+        _run_with("--settings", json.dumps({**record, "fair_sharing_strategies":
+                                            ["LessThanInitialShare", "LessThanOrEqualToFinalShare"]}))
 
 
 def test_kqbench_scheduler_run_has_an_option_per_section_field():
@@ -206,8 +220,29 @@ def test_the_reference_scheduler_decides_as_the_runs_kueue_version_unless_told(k
         assert getattr(process_settings(section), setting) is expected, setting
 
 
-def test_every_setting_the_kueue_version_decides_has_a_flag():
+def test_every_setting_the_kueue_version_decides_is_a_process_setting_and_a_section_field():
     for setting in versions.reference_settings(None):
-        assert scheduler_settings.flag_of(setting).startswith("--")
-    with pytest.raises(ValueError, match="no scheduler setting"):
-        scheduler_settings.flag_of("no_such_setting")
+        assert setting in {f.name for f in dataclasses.fields(scheduler_settings.SchedulerSettings)}
+        assert models.SchedulerSection.model_fields[setting].default is None, setting
+
+
+def test_every_reference_only_setting_is_read_by_its_name():
+    """A setting marked reference_only reaches the scheduler's parts by name (scheduler.settings.named_for):
+    one that no part takes as a parameter would be a scenario field that changes nothing."""
+    import inspect
+
+    from scheduler.controller import controlling
+    from scheduler.core.queues import QueueManager
+
+    readers = set(inspect.signature(QueueManager).parameters) | set(inspect.signature(controlling.ControllerSettings).parameters)
+    marked = [f.name for f in dataclasses.fields(scheduler_settings.SchedulerSettings)
+              if scheduler_settings.REFERENCE_ONLY in f.metadata]
+    assert marked and set(marked) <= readers, sorted(set(marked) - readers)
+    assert set(marked) == set(reference.ReferenceFields.model_fields)
+
+
+def test_a_reference_only_setting_out_of_its_bounds_is_refused_by_the_scenario_and_the_process():
+    with pytest.raises(ValueError, match="less than or equal to 10"):
+        models.SchedulerSection(min_cycle_seconds=11)
+    with pytest.raises(ValueError, match=r"requeue_batch_seconds must be between 0 and 10 \(got -1\)"):
+        scheduler_settings.SchedulerSettings(kubeconfig="/k", requeue_batch_seconds=-1)
