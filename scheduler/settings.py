@@ -137,6 +137,10 @@ class SchedulerSettings:
     """Kueue's TASAssignmentsEncodingByHostnamePrefix (beta, on by default from Kueue v0.19): a topology
     assignment written as a slice per run of hosts sharing a name prefix when that is smaller (off: Kueue
     v0.17's one compact slice)."""
+    queue_status_workers: int = field(default=controlling.ControllerSettings().queue_status_workers,
+                                      metadata=reference_only(ge=1, le=100))
+    """ClusterQueue and LocalQueue status writes in flight at once, apart from the decisions' writes
+    (Kueue ships 5 workers for each of its two queue controllers, its groupKindConcurrency)."""
     log_cycles: bool = field(default=False, metadata=reference_only())
     """Log every decision of every cycle, one line each, to read beside Kueue's cycle log
     (`kueue_log_level: 3`), and each preempting head's cohort as the cycle left it; costs time per cycle,
