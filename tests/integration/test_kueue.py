@@ -16,7 +16,7 @@ from harness.errors import KqbenchError
 from harness.implementations.kueue import installing, starting
 from harness.nodes import pools
 from harness.progress import LineProgress
-from harness.scenarios import models
+from harness.scenarios import schedulers
 from harness.toolchain import building, layout, versions
 
 from .conftest import leftover_processes, run_cli, unique_name
@@ -49,7 +49,7 @@ def is_admitted(item) -> bool:
 
 def test_kueue_admits_and_serves_positions_through_the_apiserver(cluster, kueue_build, tmp_path):
     creds = kubeconfig.load(cluster.kubeconfig)
-    handle = starting.start(cluster, qps=50, burst=100, log_dir=tmp_path, kueue=kueue_build)
+    handle = schedulers.start(cluster, tmp_path, implementation="kueue", qps=50, burst=100).process
     try:
         assert apiservice.installed_implementation(creds) == "kueue"
         # 10 CPUs of quota; 30 one-CPU Workloads of three priorities: 10 admitted, 20 pending.
@@ -118,8 +118,8 @@ def test_another_kueue_version_admits_and_serves_positions_as_shipped(version, b
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=10)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
-        section = models.SchedulerSection(implementation="kueue", kueue_version=version, strategy="aggregated-snapshot")
-        handle = starting.start_scheduler(info, section, tmp_path)
+        handle = schedulers.start(info, tmp_path, implementation="kueue", kueue_version=version,
+                                  strategy="aggregated-snapshot")
         shipped = yaml.safe_load(layout.KueueBuild.in_cache(version).manager_config.read_text())["clientConnection"]
         written = yaml.safe_load(installing.files_for(info).config.read_text())["clientConnection"]
         assert written == {"qps": shipped["qps"], "burst": shipped["burst"]}
