@@ -20,8 +20,8 @@ import time
 
 import psutil
 
-from harness import kubeconfig, rest
 from harness.clusters import kwok, state
+from harness.kube import kubeconfig, rest
 from harness.nodes import bulkloading
 
 

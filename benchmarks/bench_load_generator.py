@@ -21,8 +21,8 @@ from pathlib import Path
 
 import psutil
 
-from harness import kubeconfig, rest
 from harness.clusters import bringup, spec as specs, state
+from harness.kube import kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from loadtests import running, settings as load_settings

@@ -35,11 +35,11 @@ import benchteardown
 import scheduler_cluster_figures as figs
 import scheduler_cluster_reading as reading
 
-from harness import apiservice, kubeconfig, posting, rest, waiting
 from harness.clusters import bringup, spec as specs, state
 from harness.implementations import names, registry as implementations
 from harness.errors import KqbenchError
 from harness.implementations.kueue import starting as kueue_starting
+from harness.kube import apiservice, kubeconfig, posting, rest, waiting
 from harness.metrics import etcdreading, sampling, summarising
 from harness.nodes import pools
 from harness.progress import LineProgress

@@ -32,10 +32,10 @@ from pathlib import Path
 import benchteardown
 import scheduler_cluster_figures as figs
 
-from harness import apiservice, kubeconfig, rest, waiting
 from harness.clusters import bringup, spec as specs, state
 from harness.implementations import registry as implementations
 from harness.implementations.kueue import starting as kueue_starting
+from harness.kube import apiservice, kubeconfig, rest, waiting
 from harness.metrics import etcdreading
 from harness.nodes import pools, topologies
 from harness.progress import LineProgress

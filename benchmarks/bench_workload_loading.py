@@ -2,7 +2,7 @@
 
 One kwok cluster (one node: the Workloads stay pending, nothing runs) with the reference scheduler
 started as the harness starts it, one LocalQueue per path whose ClusterQueue has no quota. Phase
-`posts`: COUNT Workloads POSTed through kube-apiserver (harness.posting, 48 in flight) into their own
+`posts`: COUNT Workloads POSTed through kube-apiserver (harness.kube.posting, 48 in flight) into their own
 namespace. Phase `bulk`: COUNT Workloads written into etcd (harness.workloads.bulkloading, what
 `kqbench cluster load-workloads` does) into another. Per phase, from its start: until the objects
 were written (the last POST answered / etcd's last transaction), until kube-apiserver served them all
@@ -26,8 +26,9 @@ from pathlib import Path
 import orjson
 import psutil
 
-from harness import kubeconfig, posting, rest, schedulerproc
 from harness.clusters import bringup, spec as specs, state
+from harness.implementations.reference import process as schedulerproc
+from harness.kube import kubeconfig, posting, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.results import runs

@@ -9,10 +9,11 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from harness import bareworkloads, rest
 from harness.agreeing import decisions, rendering
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.kube import rest
+from harness.kube.kubeconfig import Credentials
+from harness.workloads import bareworkloads
 
 WRITERS = 16
 FIELD_MANAGER = "kqbench-agreement"

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import tenacity
 
-from harness import rest, waiting
 from harness.agreeing import cases, decisions, rendering
-from harness.kubeconfig import Credentials
+from harness.kube import rest, waiting
+from harness.kube.kubeconfig import Credentials
 
 BASE = f"/apis/{rendering.GROUP_VERSION}"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"

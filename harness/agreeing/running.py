@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import apiservice, kubeconfig
 from harness.agreeing import cases, decisions, driving, observing, rendering
 from harness.clusters import bringup, spec as specs
 from harness.implementations import contract, names
 from harness.implementations.kueue import starting
+from harness.kube import apiservice, kubeconfig
 from harness.metrics import sampling
 from harness.nodes import pools
 from harness.progress import LineProgress

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 import yaml
 
-from harness import kubeconfig
 from harness.clusters import state
+from harness.kube import kubeconfig
 from loadtests import running, settings as load_settings
 from scheduler import listening
 

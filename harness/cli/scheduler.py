@@ -13,11 +13,12 @@ from pathlib import Path
 import click
 import pydantic
 
-from harness import apiservice, kubeconfig, schedulerproc
 from harness.cli import fieldoptions
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations import registry as implementations
+from harness.implementations.reference import process as schedulerproc
+from harness.kube import apiservice, kubeconfig
 from harness.scenarios import models
 
 

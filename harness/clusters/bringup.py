@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 
 import psutil
 
-from harness import kubeconfig, rest
 from harness.clusters import existing, kind, kwok, kwokconfig, processes, spec as specs, state
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig, rest
 from harness.nodes import bulkloading, creating, pools as nodepools
 from harness.toolchain import building, gomodules, layout, versions
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from harness import kubeconfig, rest
 from harness.clusters import state
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig, rest
 
 NAME = "existing"
 

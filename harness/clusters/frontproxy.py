@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import pki
+from harness.kube import pki
 
 CLIENT_NAME = "front-proxy-client"
 

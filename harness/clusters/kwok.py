@@ -16,9 +16,9 @@ from pathlib import Path
 import psutil
 import yaml
 
-from harness import kubeconfig, rest, waiting
 from harness.clusters import frontproxy, kwokconfig, ports as portpicking, processes, spec as specs, state
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig, rest, waiting
 from harness.toolchain import layout
 from scheduler import listening
 

@@ -13,7 +13,7 @@ A driver is one experiment in a folder of its own (`harness/drivers/<name>/`). I
 - `ratio_metrics`: prefixes of its metrics whose strategy ratios within one run the summary reports
   (ratios cancel the machine's speed: gates on them are far less noisy);
 - `calibrated_metrics`: names of its latency metrics whose ratio to the case's calibration (the
-  machine's own speed that day, `harness.calibrating`) the summary reports, for every design;
+  machine's own speed that day, `harness.running.calibrating`) the summary reports, for every design;
 - what the report asks of every driver, so that it names no experiment itself: `questions` (its
   verdict questions, answered from the summary), `figures()` (its per-design figures among the
   report's own), `perfdata(tables, run_id)` (its items of perfdata.json), `request_counts(tables)`

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness import kubeconfig, rest
 from harness.clusters import kwok, processes, state
 from harness.faults import injecting, recovering
+from harness.kube import kubeconfig, rest
 from harness.metrics import catalog, samples, scraping
 
 """The admissions counter of each scheduler implementation's /metrics, by its source name."""

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness import kubeconfig, rest
 from harness.errors import KqbenchError
 from harness.invariants import checking
+from harness.kube import kubeconfig, rest
 from scheduler.api import groups
 
 TABLE = "invariants"

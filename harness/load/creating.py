@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 import aiohttp
 
-from harness import waiting
+from harness.kube import waiting
 from harness.load import arrivals
 from scheduler.controller import informing
 from scheduler.kube import client as kube

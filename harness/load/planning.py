@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from harness import kubeconfig
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig
 from loadtests import running, settings as ls
 from scheduler.publishing import strategies
 

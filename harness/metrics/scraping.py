@@ -8,9 +8,9 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
-from harness import kubeconfig
 from harness.clusters import state
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig
 from harness.metrics import catalog
 
 

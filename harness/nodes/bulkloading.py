@@ -21,10 +21,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness import bulkserving, etcdwriting, kubeconfig
 from harness.clusters import kwok, kwokconfig, state
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.etcd import bulkserving, etcdwriting
+from harness.kube import kubeconfig
+from harness.kube.kubeconfig import Credentials
 from harness.nodes import creating, storing
 from harness.nodes.pools import POOL_LABEL, NodePool
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import aiohttp
 import orjson
 
-from harness import posting, waiting
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.kube import posting, waiting
+from harness.kube.kubeconfig import Credentials
 from harness.nodes.pools import NodePool
 
 Progress = Callable[..., None]

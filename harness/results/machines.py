@@ -6,7 +6,7 @@ cores or the kernel change. So `summary.json` records:
 - the **fingerprint**: CPU model, logical CPUs, memory and kernel, read from /proc (no tool, no
   network); `differences` says in a few words which of them two summaries do not share;
 - the **calibration**: the p50 of a fixed load on the apiserver's own path (GETs of one object it
-  always has, `harness.calibrating`), measured at the start of every case and summarised as the
+  always has, `harness.running.calibrating`), measured at the start of every case and summarised as the
   median over the cases. It tells a slow or busy day on one machine from a slow change of code, and
   it is what a calibrated comparison across machines would scale by.
 """

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import apiservice, calibrating, kubeconfig
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.drivers import contract, registry
 from harness.implementations import registry as implementations
-from harness.running import hooks
+from harness.kube import apiservice, kubeconfig
+from harness.running import calibrating, hooks
 from harness.scenarios import models, queueobjects, sections
 
 # -- scheduler ------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness import kubeconfig, rest
 from harness.clusters import state
+from harness.kube import kubeconfig, rest
 from harness.scenarios import sections
 from scheduler.api import groups
 

@@ -19,10 +19,11 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 
-from harness import bulkserving, etcdwriting, kubeconfig, rest, waiting
 from harness.clusters import kwok, state
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.etcd import bulkserving, etcdwriting
+from harness.kube import kubeconfig, rest, waiting
+from harness.kube.kubeconfig import Credentials
 from harness.metrics import catalog, samples
 from harness.workloads import storing
 from loadtests import workloads

@@ -20,8 +20,8 @@ import urllib.error
 import urllib.parse
 from collections.abc import Callable
 
-from harness import rest
-from harness.kubeconfig import Credentials
+from harness.kube import rest
+from harness.kube.kubeconfig import Credentials
 from harness.workloads import backlog
 from loadtests import workloads
 

@@ -6,7 +6,7 @@ import time
 
 import orjson
 
-from harness import posting, rest
+from harness.kube import posting, rest
 from harness.metrics.samples import metric_sum  # noqa: F401  (the tests reach it as ko.metric_sum)
 
 BASE = "/apis/kueue.x-k8s.io/v1beta2"

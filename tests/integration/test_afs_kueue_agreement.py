@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

@@ -11,8 +11,9 @@ import pytest
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness import etcdwriting, kubeconfig, rest, waiting
 from harness.clusters import bringup, kwokconfig, spec as specs, state
+from harness.etcd import etcdwriting
+from harness.kube import kubeconfig, rest, waiting
 from harness.metrics import scraping
 from harness.nodes import creating, pools
 from harness.progress import LineProgress

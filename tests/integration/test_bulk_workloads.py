@@ -8,8 +8,9 @@ import subprocess
 
 import pytest
 
-from harness import apiservice, etcdwriting, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
+from harness.etcd import etcdwriting
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

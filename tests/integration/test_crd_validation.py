@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from scheduler.api import groups

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import kubeconfig
 from harness.clusters import bringup, spec as specs
+from harness.kube import kubeconfig
 from harness.nodes import pools
 from harness.progress import LineProgress
 from loadtests import running, settings as load_settings

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, kwokconfig, spec as specs
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
 from harness.errors import KqbenchError
 from harness.implementations.kueue import installing, starting
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

@@ -21,8 +21,8 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from harness import kubeconfig
 from harness.clusters import bringup, spec as specs
+from harness.kube import kubeconfig
 from harness.metrics import samples, scraping
 from harness.nodes import pools
 from harness.progress import LineProgress
@@ -69,7 +69,7 @@ def load_cluster(binaries, state_dir):
         info, _report = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=3)], LineProgress(interval=10.0))
         creds = kubeconfig.load(info.kubeconfig)
         api_client = config.new_client_from_config(config_file=info.kubeconfig)
-        from harness import rest
+        from harness.kube import rest
 
         install_workload_crd(api_client, lambda path: rest.get(creds, path))
         yield info, creds, api_client

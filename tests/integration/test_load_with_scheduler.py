@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

@@ -13,8 +13,8 @@ import pandas as pd
 
 import pytest
 
-from harness import kubeconfig, rest
 from harness.clusters import bringup, spec as specs
+from harness.kube import kubeconfig, rest
 from harness.metrics import census, collector, etcdreading, frames
 from harness.nodes import pools
 from harness.progress import LineProgress

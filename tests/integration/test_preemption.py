@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness import apiservice, kubeconfig
 from harness.clusters import bringup, spec as specs
+from harness.kube import apiservice, kubeconfig
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest, schedulerproc
 from harness.clusters import bringup, spec as specs, state
+from harness.implementations.reference import process as schedulerproc
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

@@ -8,8 +8,8 @@ import collections
 
 import pytest
 
-from harness import apiservice, kubeconfig, rest
 from harness.clusters import bringup, spec as specs
+from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools, topologies as nodetopologies
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

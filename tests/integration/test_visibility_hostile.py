@@ -18,9 +18,10 @@ import psutil
 import pytest
 from hypothesis import given
 
-from harness import apiservice, kubeconfig, pki, rest, schedulerproc
 from harness.clusters import bringup, kwok, spec as specs, state
+from harness.implementations.reference import process as schedulerproc
 from harness.invariants import checking, reading
+from harness.kube import apiservice, kubeconfig, pki, rest
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers

@@ -12,10 +12,10 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from harness import kubeconfig, rest, waiting
 from harness.clusters import state
 from harness.drivers.capacity import stepping
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig, rest, waiting
 from harness.load import planning
 from harness.metrics import catalog, samples, sampling, scraping
 from harness.progress import LineProgress

@@ -6,9 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from harness import kubeconfig
 from harness.drivers import contract
 from harness.drivers.jobs import figures as figs, generating, placing, plans, tabulating
+from harness.kube import kubeconfig
 from harness.load import creating
 
 

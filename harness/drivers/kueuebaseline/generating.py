@@ -22,9 +22,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from harness import bareworkloads
 from harness.drivers.kueuebaseline import figures as figs, plans
 from harness.load import arrivals, creating
+from harness.workloads import bareworkloads
 from loadtests import settings as load_settings, workloads as wl
 from scheduler.controller import informing
 from scheduler.core import conditions, quantities

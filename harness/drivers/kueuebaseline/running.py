@@ -6,9 +6,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from harness import kubeconfig
 from harness.drivers import contract
 from harness.drivers.kueuebaseline import figures as figs, generating, rangespecs, tabulating
+from harness.kube import kubeconfig
 from harness.load import arrivals
 from harness.toolchain import building
 

@@ -12,9 +12,9 @@ import time
 
 import pandas as pd
 
-from harness import kubeconfig, waiting
 from harness.drivers import contract
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig, waiting
 from harness.load import planning
 from harness.metrics import catalog, samples, scraping
 from harness.progress import LineProgress

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from harness import kubeconfig
 from harness.clusters import spec as clusterspecs
 from harness.drivers import contract
 from harness.drivers.watchcache import phases as wcphases, populating
+from harness.kube import kubeconfig
 from harness.load import planning, results
 from harness.progress import LineProgress
 from loadtests import listgroups, settings as ls

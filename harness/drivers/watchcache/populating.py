@@ -1,6 +1,6 @@
 """Fill a cluster with N namespaces x M ConfigMaps of S bytes: the data the list experiments read.
 
-Concurrent POSTs over kept-alive connections (harness.posting). Objects are built
+Concurrent POSTs over kept-alive connections (harness.kube.posting). Objects are built
 by pure functions so their shape and size are unit-tested without a server.
 """
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from harness import posting
-from harness.kubeconfig import Credentials
+from harness.kube import posting
+from harness.kube.kubeconfig import Credentials
 from loadtests import listgroups
 
 NAMESPACE_PREFIX = "kqb-list"

@@ -1,7 +1,7 @@
 """Putting Kueue's API on a cluster: its CRDs, certificates, Services, Secret and APIServices.
 
 The manager runs on 127.0.0.1, outside any pod, so kqbench does what a kubelet and kustomize would:
-it generates the certificates (harness.pki), writes the webhook pair where the manager reads it, and
+it generates the certificates (harness.kube.pki), writes the webhook pair where the manager reads it, and
 points ExternalName Services at localhost. Kueue's CRDs and the reference scheduler's carry the same
 names with different schemas: a cluster holds one set or the other, never both
 (`apiservice.apply_crds` labels them and refuses to mix).
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import yaml
 
-from harness import apiservice, pki, rest
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations.kueue import manifests
-from harness.kubeconfig import Credentials
+from harness.kube import apiservice, pki, rest
+from harness.kube.kubeconfig import Credentials
 from harness.toolchain import layout
 
 VISIBILITY_CERT_DIR = Path("/visibility")

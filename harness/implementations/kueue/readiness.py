@@ -19,9 +19,9 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness import apiservice, rest, waiting
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.kube import apiservice, rest, waiting
+from harness.kube.kubeconfig import Credentials
 
 PROBE_PATH = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 POLL_SECONDS = 0.5

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import kubeconfig
 from harness.clusters import processes, state
 from harness.errors import KqbenchError
 from harness.implementations import contract
 from harness.implementations.kueue import installing, manifests, readiness
+from harness.kube import kubeconfig
 from harness.scenarios import sections
 from harness.toolchain import building, layout
 from scheduler import listening, settings as scheduler_settings

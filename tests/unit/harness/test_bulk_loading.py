@@ -8,9 +8,9 @@ import orjson
 import pytest
 from hypothesis import given, strategies as st
 
-from harness import bulkserving, etcdwriting
 from harness.clusters import bringup, kwokconfig, spec as specs, state
 from harness.errors import KqbenchError
+from harness.etcd import bulkserving, etcdwriting
 from harness.nodes import bulkloading, pools, storing
 from harness.scenarios import sections
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from harness import apiservice
+from harness.kube import apiservice
 
 
 def test_wait_lasts_until_two_seconds_after_the_latest_established():

@@ -19,9 +19,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness import schedulerproc
 from harness.clusters import processes
 from harness.implementations.kueue import starting
+from harness.implementations.reference import process as schedulerproc
 from scheduler import parentwatching, settings as scheduler_settings
 
 GONE_WITHIN_SECONDS = 10.0

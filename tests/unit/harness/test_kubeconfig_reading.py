@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import cli, kubeconfig
+from harness import cli
 from harness.clusters import existing
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig
 from scheduler.kube import kubeconfig as reader
 
 

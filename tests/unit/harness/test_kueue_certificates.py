@@ -1,7 +1,7 @@
 """The machine-wide certificate folder of Kueue's visibility server (a temporary folder here)."""
 
-from harness import pki
 from harness.implementations.kueue import installing
+from harness.kube import pki
 
 
 def test_visibility_pair_is_made_once_and_kept_for_every_later_start(tmp_path):

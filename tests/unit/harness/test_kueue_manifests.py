@@ -118,7 +118,7 @@ def test_kueue_takes_only_the_strategies_of_its_visibility_api(strategy, ok):
 def test_webhook_ca_is_one_kueues_rotator_keeps():
     from cryptography import x509
 
-    from harness import pki
+    from harness.kube import pki
 
     ca = pki.make_ca(manifests.CA_NAME, rsa_pkcs1=True)
     # cert-controller parses the CA key with x509.ParsePKCS1PrivateKey and verifies the CA for its own name.

@@ -1,4 +1,4 @@
-"""kube-apiserver's /readyz waited for through harness.waiting, against a real HTTP server on 127.0.0.1."""
+"""kube-apiserver's /readyz waited for through harness.kube.waiting, against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from harness import rest
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.kube import rest
+from harness.kube.kubeconfig import Credentials
 from tests.unit.harness.faketime import FakeTime
 
 

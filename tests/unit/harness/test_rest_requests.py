@@ -1,4 +1,4 @@
-"""harness.rest's GET with a media type and its watch, the doors the bulk loader's count and the
+"""harness.kube.rest's GET with a media type and its watch, the doors the bulk loader's count and the
 watchers (the backlog keeper, the eviction log) go through, against a real HTTP server on the loopback."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from harness import rest
-from harness.kubeconfig import Credentials
+from harness.kube import rest
+from harness.kube.kubeconfig import Credentials
 from scheduler import listening
 
 

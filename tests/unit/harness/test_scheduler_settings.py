@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 import pytest
 
-from harness import apiservice
 from harness.cli import scheduler as schedulercli
 from harness.clusters import state
 from harness.errors import KqbenchError
 from harness.implementations import reference, registry as implementations
+from harness.kube import apiservice
 from harness.scenarios import models, sections
 from harness.toolchain import versions
 from scheduler import settings as scheduler_settings

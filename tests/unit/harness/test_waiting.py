@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from harness import waiting
 from harness.errors import KqbenchError
+from harness.kube import waiting
 from tests.unit.harness.faketime import FakeTime
 
 

@@ -8,8 +8,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from harness import waiting
 from harness.cli import cluster as cluster_cli
+from harness.kube import waiting
 from harness.workloads import bulkloading, storing
 from loadtests import settings as load_settings
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness import calibrating
 from harness.errors import KqbenchError
 from harness.reporting import comparing
 from harness.results import baselining, headlines, machines, runs, summaries
+from harness.running import calibrating
 from tests.unit import clirunning
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 from hypothesis import example, given
 
-from harness import pki
+from harness.kube import pki
 from scheduler.controller import metering
 from scheduler.core import conversion
 from scheduler.core.queues import QueueManager

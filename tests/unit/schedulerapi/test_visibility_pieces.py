@@ -8,7 +8,7 @@ import orjson
 import pytest
 from multidict import CIMultiDict
 
-from harness import apiservice, pki
+from harness.kube import apiservice, pki
 from scheduler.api import crds
 from scheduler.kube import client as kube
 from scheduler.kube.ratelimit import TokenBucket

@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness import rest, waiting
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.kube import rest, waiting
+from harness.kube.kubeconfig import Credentials
 
 Progress = Callable[..., None]
 _CURRENT = re.compile(r"current: (\d+)")

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import pki, rest, waiting
 from harness.errors import KqbenchError
 from harness.implementations import names
-from harness.kubeconfig import Credentials
+from harness.kube import pki, rest, waiting
+from harness.kube.kubeconfig import Credentials
 from scheduler.api import crds
 from scheduler.visibility import documents
 

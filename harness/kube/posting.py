@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import aiohttp
 
-from harness import waiting
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.kube import waiting
+from harness.kube.kubeconfig import Credentials
 
 MAX_ATTEMPTS = 8
 

@@ -15,9 +15,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import apiservice, kubeconfig, waiting
 from harness.clusters import processes, state
 from harness.errors import KqbenchError
+from harness.kube import apiservice, kubeconfig, waiting
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 

@@ -8,9 +8,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 
-from harness import waiting
 from harness.errors import KqbenchError
-from harness.kubeconfig import Credentials
+from harness.kube import waiting
+from harness.kube.kubeconfig import Credentials
 
 
 def get(creds: Credentials, path: str, timeout: float = 10.0, accept: str | None = None) -> tuple[int, bytes]:

@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from harness import kubeconfig
 from harness.clusters import state
 from harness.errors import KqbenchError
+from harness.kube import kubeconfig
 from harness.results import machines
 
 PATH = "/api/v1/namespaces/default"

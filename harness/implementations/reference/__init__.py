@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 from pydantic import Field, model_validator
 
-from harness import apiservice, kubeconfig, schedulerproc
 from harness.implementations import contract, names
+from harness.implementations.reference import process as schedulerproc
+from harness.kube import apiservice, kubeconfig
 from harness.scenarios import base, sections
 from harness.toolchain import versions
 from scheduler import listening, settings as scheduler_settings
