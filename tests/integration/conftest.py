@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness import cli
-from harness.clusters import bringup, kwok, processes, spec as specs
+from harness.clusters import bringup, kwok, processes, spec as specs, state
+from harness.implementations import contract
 from harness.nodes import pools
 from harness.progress import LineProgress
+from harness.scenarios import schedulers
 from harness.toolchain import building
 
 
@@ -70,15 +74,40 @@ def leftover_processes(name: str) -> list:
     return processes.find_by_path(str(kwok.cluster_dir(name)) + "/")
 
 
-@pytest.fixture(scope="module")
-def cluster_200(binaries, state_dir):
-    """A kwok cluster with 200 Ready nodes; stopped after the module, also when a test fails."""
-    name = unique_name("it")
-    spec = specs.ClusterSpec(name=name)
-    info = report = None
+@contextlib.contextmanager
+def kwok_cluster(prefix: str, nodes: int = 1, **spec_fields) -> Iterator[state.ClusterInfo]:
+    """A fresh kwok cluster with `nodes` Ready nodes (ClusterSpec fields as given), torn down on leaving,
+    also when a test fails, and no process of it left running: the one way a test brings a cluster up."""
+    with kwok_cluster_with_report(prefix, [pools.NodePool(count=nodes)], **spec_fields) as (info, _):
+        yield info
+
+
+@contextlib.contextmanager
+def kwok_cluster_with_report(prefix: str, node_pools: list[pools.NodePool],
+                             **spec_fields) -> Iterator[tuple[state.ClusterInfo, object]]:
+    """kwok_cluster with its node pools and the bring-up's report (what the bring-up tests read)."""
+    name = unique_name(prefix)
     try:
-        info, report = bringup.up(spec, [pools.NodePool(count=200)], LineProgress(interval=10.0))
-        yield info, report
+        yield bringup.up(specs.ClusterSpec(name=name, **spec_fields), node_pools, LineProgress(interval=10.0))
     finally:
         bringup.down(name)
         assert leftover_processes(name) == [], "cluster processes outlived `down`"
+
+
+@contextlib.contextmanager
+def running_scheduler(info: state.ClusterInfo, log_dir: Path | None = None,
+                      **fields) -> Iterator[contract.SchedulerHandle]:
+    """The scheduler a scenario's `scheduler:` fields describe (harness.scenarios.schedulers), stopped on
+    leaving, also when a test fails."""
+    handle = schedulers.start(info, log_dir, **fields)
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster_200(binaries, state_dir):
+    """A kwok cluster with 200 Ready nodes; stopped after the module, also when a test fails."""
+    with kwok_cluster_with_report("it", [pools.NodePool(count=200)]) as (info, report):
+        yield info, report

@@ -11,14 +11,13 @@ import pytest
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness.clusters import bringup, kwokconfig, spec as specs, state
+from harness.clusters import bringup, kwokconfig, state
 from harness.etcd import etcdwriting
 from harness.kube import kubeconfig, rest, waiting
 from harness.metrics import scraping
 from harness.nodes import creating, pools
-from harness.progress import LineProgress
 
-from .conftest import leftover_processes, run_cli, unique_name
+from .conftest import kwok_cluster_with_report, leftover_processes, run_cli, unique_name
 
 pytestmark = pytest.mark.integration
 
@@ -155,14 +154,8 @@ def test_a_key_that_appears_after_the_check_is_refused_not_overwritten(bulk_clus
 @pytest.fixture(scope="module")
 def jobs_cluster(binaries, state_dir):
     """50 bulk nodes in a cluster that runs Jobs (job controller, kube-scheduler, kwok's pod stages)."""
-    name = unique_name("bulkjobs")
-    try:
-        info, report = bringup.up(specs.ClusterSpec(name=name, jobs=True, bulk=True), [pools.NodePool(count=50)],
-                                  LineProgress(interval=10.0))
+    with kwok_cluster_with_report("bulkjobs", [pools.NodePool(count=50)], jobs=True, bulk=True) as (info, report):
         yield info, report
-    finally:
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
 
 
 def test_kube_scheduler_places_a_jobs_pods_on_bulk_nodes_and_kwok_runs_them(jobs_cluster):

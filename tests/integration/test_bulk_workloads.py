@@ -16,7 +16,7 @@ from harness.progress import LineProgress
 from harness.scenarios import schedulers
 from harness.workloads import bulkloading, storing
 
-from .conftest import leftover_processes, run_cli, unique_name
+from .conftest import kwok_cluster, leftover_processes, run_cli, unique_name
 from .kueue_objects import BASE, VISIBILITY, create, flavor, local_queue, metric_sum, path_of, wait_for
 
 pytestmark = pytest.mark.integration
@@ -123,28 +123,25 @@ def test_the_scheduler_holds_them_pending_and_admits_them_once_quota_allows(load
 def test_loaded_before_anything_watches_them_with_kube_apiserver_stopped(binaries, state_dir, tmp_path):
     """`load_at_start`: many Workloads to a revision while kube-apiserver is down, two queues; the restarted
     kube-apiserver serves every one and a scheduler started afterwards holds them all pending."""
-    name = unique_name("bulkwl0")
     scheduler = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
-        creds = kubeconfig.load(info.kubeconfig)
-        apiservice.install_crds(creds)
-        bulkloading.ensure_namespace(creds, NAMESPACE)
-        create(creds, [flavor("default"), cluster_queue(0), local_queue("lq", "cq", NAMESPACE),
-                       local_queue("lq2", "cq", NAMESPACE)])
-        batches = [storing.Batch(count=150, queue="lq", namespace=NAMESPACE, prefix="a"),
-                   storing.Batch(count=151, queue="lq2", namespace=NAMESPACE, prefix="b")]
-        report = bulkloading.load_at_start(info, batches, LineProgress(interval=10.0), timeout=120)
-        assert (report.requested, report.served) == (301, 301)
-        assert report.transactions < 301  # many to a revision: nothing was watching
-        assert len(workloads_in_api(creds)) == 301
-        again = storing.Batch(count=1, queue="lq", namespace=NAMESPACE, prefix="a")
-        with pytest.raises(etcdwriting.NamesExist):
-            bulkloading.load_at_start(info, [again], LineProgress(interval=10.0), timeout=120)
-        scheduler = schedulers.start(info, tmp_path).process
-        assert wait_for(lambda: bulkloading.scheduler_pending(scheduler.metrics_url, "cq") >= 301, timeout=60)
-    finally:
-        if scheduler:
-            scheduler.stop()
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
+    with kwok_cluster("bulkwl0") as info:
+        try:
+            creds = kubeconfig.load(info.kubeconfig)
+            apiservice.install_crds(creds)
+            bulkloading.ensure_namespace(creds, NAMESPACE)
+            create(creds, [flavor("default"), cluster_queue(0), local_queue("lq", "cq", NAMESPACE),
+                           local_queue("lq2", "cq", NAMESPACE)])
+            batches = [storing.Batch(count=150, queue="lq", namespace=NAMESPACE, prefix="a"),
+                       storing.Batch(count=151, queue="lq2", namespace=NAMESPACE, prefix="b")]
+            report = bulkloading.load_at_start(info, batches, LineProgress(interval=10.0), timeout=120)
+            assert (report.requested, report.served) == (301, 301)
+            assert report.transactions < 301  # many to a revision: nothing was watching
+            assert len(workloads_in_api(creds)) == 301
+            again = storing.Batch(count=1, queue="lq", namespace=NAMESPACE, prefix="a")
+            with pytest.raises(etcdwriting.NamesExist):
+                bulkloading.load_at_start(info, [again], LineProgress(interval=10.0), timeout=120)
+            scheduler = schedulers.start(info, tmp_path).process
+            assert wait_for(lambda: bulkloading.scheduler_pending(scheduler.metrics_url, "cq") >= 301, timeout=60)
+        finally:
+            if scheduler is not None:
+                scheduler.stop()

@@ -7,22 +7,17 @@ import time
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
-from harness.progress import LineProgress
 from scheduler.api import crds
 from scheduler.publishing import publishers
 
-from .conftest import unique_name
+from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 
 
 def test_install_returns_after_the_hold_and_a_create_then_is_not_held(binaries, state_dir):
-    name = unique_name("hold")
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster("hold") as info:
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
         returned = time.time()
@@ -33,5 +28,3 @@ def test_install_returns_after_the_hold_and_a_create_then_is_not_held(binaries, 
         # The hold is judged on the apiserver's own clock (same machine): a create now is not held.
         status, answer = rest.request(creds, "POST", publishers.POSITIONS_PATH, body)
         assert status == 201, answer[:300]
-    finally:
-        bringup.down(name)

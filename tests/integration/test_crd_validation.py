@@ -7,13 +7,10 @@ import json
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
-from harness.progress import LineProgress
 from scheduler.api import groups
 
-from .conftest import unique_name
+from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -31,9 +28,7 @@ def _object(kind, name, spec):
 
 
 def test_negative_quotas_and_weights_are_refused_with_kueues_messages(binaries, state_dir):
-    name = unique_name("crdval")
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster("crdval") as info:
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
         refused = {
@@ -63,5 +58,3 @@ def test_negative_quotas_and_weights_are_refused_with_kueues_messages(binaries, 
         for case, (path, body) in accepted.items():
             status, answer = rest.request(creds, "POST", path, body)
             assert status == 201, f"{case}: {status} {answer[:300]!r}"
-    finally:
-        bringup.down(name)

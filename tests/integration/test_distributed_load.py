@@ -18,13 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import kubeconfig
-from harness.nodes import pools
-from harness.progress import LineProgress
 from loadtests import running, settings as load_settings
 
-from .conftest import leftover_processes, unique_name
+from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -35,13 +32,8 @@ MANIFESTS = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 @pytest.fixture(scope="module")
 def small_cluster(binaries, state_dir):
     """A 1-node kwok cluster; stopped after the module, also on failure."""
-    name = unique_name("dist")
-    try:
-        info, _report = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster("dist") as info:
         yield info
-    finally:
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
 
 
 def free_port(host: str) -> int:

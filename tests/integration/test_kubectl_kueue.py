@@ -17,15 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import apiservice, kubeconfig
-from harness.nodes import pools
-from harness.progress import LineProgress
 from harness.scenarios import schedulers
 from harness.toolchain import layout, versions
 
 from . import kueue_objects as ko
-from .conftest import unique_name
+from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -50,28 +47,26 @@ def kueue_cluster(request, binaries, state_dir, tmp_path_factory):
     """A 1-node cluster, one queue with six workloads, and a scheduler serving visibility: ours or Kueue."""
     plugin = _plugin()
     implementation = request.param
-    name = unique_name("kctl")
     handle = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
-        creds = kubeconfig.load(info.kubeconfig)
-        if implementation == "kueue":
-            handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue", qps=50, burst=100)
-        else:
-            apiservice.install_crds(creds)
-        ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"),
-                          ko.local_queue("lq-a", "cq"), ko.local_queue("lq-b", "cq")])
-        ko.create(creds, [ko.workload(n, _queue_of(n), p, 1) for n, p in PRIORITIES.items()])
-        if implementation == "reference":
-            handle = schedulers.start(info, no_client_limit=True)
-            apiservice.wait_available(creds)
-        env = {**os.environ, "KUBECONFIG": info.kubeconfig,
-               "PATH": f"{plugin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-        yield KubectlKueue(str(binaries.kubectl), env, implementation), creds
-    finally:
-        if handle:
-            handle.stop()
-        bringup.down(name)
+    with kwok_cluster("kctl") as info:
+        try:
+            creds = kubeconfig.load(info.kubeconfig)
+            if implementation == "kueue":
+                handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue", qps=50, burst=100)
+            else:
+                apiservice.install_crds(creds)
+            ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"),
+                              ko.local_queue("lq-a", "cq"), ko.local_queue("lq-b", "cq")])
+            ko.create(creds, [ko.workload(n, _queue_of(n), p, 1) for n, p in PRIORITIES.items()])
+            if implementation == "reference":
+                handle = schedulers.start(info, no_client_limit=True)
+                apiservice.wait_available(creds)
+            env = {**os.environ, "KUBECONFIG": info.kubeconfig,
+                   "PATH": f"{plugin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+            yield KubectlKueue(str(binaries.kubectl), env, implementation), creds
+        finally:
+            if handle is not None:
+                handle.stop()
 
 
 class KubectlKueue:

@@ -19,7 +19,7 @@ from harness.progress import LineProgress
 from harness.scenarios import schedulers
 from harness.toolchain import building, layout, versions
 
-from .conftest import leftover_processes, run_cli, unique_name
+from .conftest import kwok_cluster, leftover_processes, run_cli, unique_name
 from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, metric_sum, queue_order,
                             wait_for, workload)
 
@@ -34,13 +34,8 @@ def kueue_build():
 
 @pytest.fixture(scope="module")
 def cluster(binaries, state_dir):
-    name = unique_name("kueue")
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=10)], LineProgress(interval=10.0))
+    with kwok_cluster("kueue", nodes=10) as info:
         yield info
-    finally:
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
 
 
 def is_admitted(item) -> bool:

@@ -21,14 +21,11 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import kubeconfig
 from harness.metrics import samples, scraping
-from harness.nodes import pools
-from harness.progress import LineProgress
 from loadtests import naming, running, settings as load_settings
 
-from .conftest import leftover_processes, run_cli, unique_name
+from .conftest import kwok_cluster, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -64,18 +61,13 @@ def install_workload_crd(api_client, server_check, timeout: float = 60.0) -> Non
 @pytest.fixture(scope="module")
 def load_cluster(binaries, state_dir):
     """A 3-node kwok cluster with a throwaway Workload CRD; stopped after the module, also on failure."""
-    name = unique_name("load")
-    try:
-        info, _report = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=3)], LineProgress(interval=10.0))
+    with kwok_cluster("load", nodes=3) as info:
         creds = kubeconfig.load(info.kubeconfig)
         api_client = config.new_client_from_config(config_file=info.kubeconfig)
         from harness.kube import rest
 
         install_workload_crd(api_client, lambda path: rest.get(creds, path))
         yield info, creds, api_client
-    finally:
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
 
 
 def target_of(creds: kubeconfig.Credentials) -> load_settings.Target:

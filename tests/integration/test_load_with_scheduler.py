@@ -6,14 +6,11 @@ import dataclasses
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
-from harness.progress import LineProgress
 from harness.scenarios import schedulers
 from loadtests import running, settings as load_settings
 
-from .conftest import leftover_processes, unique_name
+from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -41,20 +38,17 @@ def queues(creds: kubeconfig.Credentials) -> None:
 @pytest.fixture(scope="module")
 def scheduled_cluster(binaries, state_dir, tmp_path_factory):
     """A 3-node cluster running the reference scheduler with its visibility API; all stopped afterwards."""
-    name = unique_name("loadsched")
     handle = None
-    try:
-        info, _report = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=3)], LineProgress(interval=10.0))
-        creds = kubeconfig.load(info.kubeconfig)
-        handle = schedulers.start(info, tmp_path_factory.mktemp("sched"), strategy="aggregated-indexed")
-        apiservice.wait_available(creds)
-        queues(creds)
-        yield info, creds
-    finally:
-        if handle:
-            handle.stop()
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
+    with kwok_cluster("loadsched", nodes=3) as info:
+        try:
+            creds = kubeconfig.load(info.kubeconfig)
+            handle = schedulers.start(info, tmp_path_factory.mktemp("sched"), strategy="aggregated-indexed")
+            apiservice.wait_available(creds)
+            queues(creds)
+            yield info, creds
+        finally:
+            if handle is not None:
+                handle.stop()
 
 
 def plan_for(creds: kubeconfig.Credentials, mode: str, weights: dict[str, int], seconds: float) -> load_settings.RunPlan:

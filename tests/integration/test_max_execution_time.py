@@ -17,15 +17,13 @@ import time
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.scenarios import schedulers
 from harness.toolchain import building, versions
 
 from . import kueue_objects as ko
-from .conftest import leftover_processes, unique_name
+from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -46,26 +44,23 @@ IMPLEMENTATIONS = ["reference", *(f"kueue-{v}" if v == _PINS.kueue
 def queue_of_two(request, binaries, state_dir, tmp_path_factory):
     """A 1-node cluster with one 2-CPU ClusterQueue and a scheduler: ours or Kueue; all stopped after the module."""
     implementation = request.param
-    name = unique_name("maxexec")
     handle = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
-        creds = kubeconfig.load(info.kubeconfig)
-        if implementation == "reference":
-            apiservice.install_crds(creds)
-            handle = schedulers.start(info, no_client_limit=True)
-        else:
-            version = implementation.removeprefix("kueue-")
-            building.ensure_kueue(LineProgress(interval=10.0), version=version)
-            handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue",
-                                      kueue_version=version, qps=50, burst=100)
-        ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"), ko.local_queue("lq", "cq")])
-        yield implementation, creds
-    finally:
-        if handle:
-            handle.stop()
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
+    with kwok_cluster("maxexec") as info:
+        try:
+            creds = kubeconfig.load(info.kubeconfig)
+            if implementation == "reference":
+                apiservice.install_crds(creds)
+                handle = schedulers.start(info, no_client_limit=True)
+            else:
+                version = implementation.removeprefix("kueue-")
+                building.ensure_kueue(LineProgress(interval=10.0), version=version)
+                handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue",
+                                          kueue_version=version, qps=50, burst=100)
+            ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"), ko.local_queue("lq", "cq")])
+            yield implementation, creds
+        finally:
+            if handle is not None:
+                handle.stop()
 
 
 def _limited(name: str, seconds: int | None, cpu: int = 2) -> dict:

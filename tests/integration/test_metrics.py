@@ -13,12 +13,9 @@ import pandas as pd
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import kubeconfig, rest
 from harness.metrics import census, collector, etcdreading, frames
-from harness.nodes import pools
-from harness.progress import LineProgress
-from tests.integration.conftest import leftover_processes, run_cli, unique_name
+from tests.integration.conftest import kwok_cluster, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -31,13 +28,8 @@ LISTS = 3
 @pytest.fixture(scope="module")
 def cluster_1(binaries, state_dir):
     """A kwok cluster with one node; stopped after the module, also when a test fails."""
-    name = unique_name("itm")
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster("itm") as info:
         yield info
-    finally:
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
 
 
 class Api:

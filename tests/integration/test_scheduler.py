@@ -13,17 +13,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.clusters import bringup, spec as specs, state
+from harness.clusters import state
 from harness.implementations.reference import process as schedulerproc
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
-from harness.progress import LineProgress
 from harness.scenarios import schedulers
 from scheduler.core import conversion, scheduling
 from scheduler.core.decisions import Admit
 from scheduler.core.queues import QueueManager
 
-from .conftest import unique_name
+from .conftest import kwok_cluster
 from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, metric_sum,
                             queue_order, wait_for, workload)
 
@@ -77,15 +75,11 @@ def admitted_in_api(creds) -> dict[tuple[str, str], dict]:
 
 @pytest.fixture(scope="module")
 def cluster(binaries, state_dir):
-    name = unique_name("sched")
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster("sched") as info:
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
         create(creds, queue_objects() + workloads())
         yield info, creds
-    finally:
-        bringup.down(name)
 
 
 SLOW_RUN: dict[str, list[float]] = {"unwritten": []}

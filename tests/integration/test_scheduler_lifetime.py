@@ -15,13 +15,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.clusters import bringup, processes, spec as specs
+from harness.clusters import processes
 from harness.implementations import registry as implementations
-from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.toolchain import building
 
-from .conftest import leftover_processes, run_cli, unique_name
+from .conftest import kwok_cluster, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -38,13 +37,8 @@ def cluster(request, binaries, state_dir):
     """One small cluster per implementation (Kueue replaces the reference scheduler's CRDs with its own)."""
     if request.param == "kueue":
         building.ensure_kueue(LineProgress(interval=10.0))
-    name = unique_name(f"life-{request.param[:3]}")
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster(f"life-{request.param[:3]}") as info:
         yield request.param, info
-    finally:
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
 
 
 def _wait_for_start(command: subprocess.Popen, log: Path, timeout: float) -> int:

@@ -8,14 +8,11 @@ import subprocess
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
-from harness.progress import LineProgress
 from harness.scenarios import schedulers
 
 from . import kueue_objects as ko
-from .conftest import unique_name
+from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 PENDING_QUOTA = 10  # CPUs: 10 of the 300 one-CPU workloads are admitted, 290 stay pending
@@ -24,17 +21,13 @@ WORKLOADS = 300
 
 @pytest.fixture(scope="module")
 def cluster(binaries, state_dir):
-    name = unique_name("strat")
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster("strat") as info:
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
         ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", PENDING_QUOTA, cohort="one")]
                   + [ko.local_queue(f"lq-{i}", "cq") for i in range(3)])
         ko.bulk_create(creds, [ko.workload(f"wl-{i:04d}", f"lq-{i % 3}", i % 4, 1) for i in range(WORKLOADS)])
         yield info, creds
-    finally:
-        bringup.down(name)
 
 
 def expected_order(creds) -> list[dict]:

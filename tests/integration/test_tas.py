@@ -8,14 +8,12 @@ import collections
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools, topologies as nodetopologies
-from harness.progress import LineProgress
 from harness.scenarios import schedulers
 from scheduler.core import topologyconversion
 
-from .conftest import unique_name
+from .conftest import kwok_cluster_with_report
 from .kueue_objects import BASE, create, listed, local_queue, wait_for
 
 pytestmark = pytest.mark.integration
@@ -46,10 +44,8 @@ def tas_workload(name: str, pods: int, **request: str) -> dict:
 
 @pytest.fixture(scope="module")
 def cluster(binaries, state_dir):
-    name = unique_name("tas")
-    try:
-        info, report = bringup.up(specs.ClusterSpec(name=name, bulk=True, schedulable_nodes=True),
-                                  [pools.NodePool(count=NODES, cpu="4", topology=SHAPE)], LineProgress(interval=10.0))
+    node_pools = [pools.NodePool(count=NODES, cpu="4", topology=SHAPE)]
+    with kwok_cluster_with_report("tas", node_pools, bulk=True, schedulable_nodes=True) as (info, report):
         assert report.nodes_ready == NODES
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
@@ -58,8 +54,6 @@ def cluster(binaries, state_dir):
         rest.apply(creds, f"{BASE}/topologies/{TOPOLOGY}", topology)
         create(creds, tas_objects())
         yield info, creds
-    finally:
-        bringup.down(name)
 
 
 def test_bulk_loaded_nodes_carry_their_block_and_rack(cluster):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -88,10 +89,13 @@ def is_scheduler_on(argv: list[str], kubeconfig_path: str) -> bool:
         return False
     for flag, record in pairs:
         if flag == scheduler_settings.RECORD_FLAG:
+            # only the kubeconfig is read: a scheduler started by another version of this code, whose
+            # record names settings this one does not know, is still found
             try:
-                return scheduler_settings.from_record(record).kubeconfig == kubeconfig_path
-            except (TypeError, ValueError):
+                found = json.loads(record)
+            except ValueError:
                 return False
+            return isinstance(found, dict) and found.get("kubeconfig") == kubeconfig_path
     return False
 
 

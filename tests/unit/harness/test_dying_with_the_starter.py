@@ -7,6 +7,7 @@ cluster-level test is tests/integration/test_scheduler_lifetime.py.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -179,3 +180,9 @@ KUBECONFIG = "/state/kwok/clusters/c1/kubeconfig.yaml"
 def test_schedulers_on_a_cluster_are_told_by_their_command_line(argv, reference, kueue):
     assert schedulerproc.is_scheduler_on(argv, KUBECONFIG) is reference
     assert starting.is_manager_on(argv, KUBECONFIG) is kueue
+
+
+def test_a_scheduler_of_another_version_is_still_found_by_its_kubeconfig():
+    argv = ["/venv/bin/python", "-m", "scheduler", "--settings",
+            json.dumps({"kubeconfig": KUBECONFIG, "a_setting_from_a_newer_version": 1})]
+    assert schedulerproc.is_scheduler_on(argv, KUBECONFIG)
