@@ -119,12 +119,18 @@ def node_ready_stage() -> dict:
     }
 
 
-# Pods on a cluster with Jobs play a kubelet's part in three stages of our own (kwok's defaults, used
-# when none are given, finish a Job's pods the moment they run). No pod IP is allocated: nothing here
+# Pods on a cluster with Jobs play a kubelet's part in stages of our own (kwok's defaults, used when
+# none are given, finish a Job's pods the moment they run). No pod IP is allocated: nothing here
 # routes to pods, and kwok's default pool holds 254 addresses.
 RUNTIME_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
-"""A pod's run time (Go duration text, e.g. "30s") from Running to Succeeded; absent: at once.
-kwok's own name for it, in its `general` stages."""
+"""A Job pod's run time (Go duration text, e.g. "30s") from Ready to Succeeded (from Running for a pod
+Ready at once); absent: at once. kwok's own name for it, in its `general` stages."""
+READY_AFTER_ANNOTATION = "kqbench.io/ready-after"
+"""How long a pod stays Running but not Ready (Go duration text, e.g. "20s"), as a slow readiness probe
+would keep it, or READY_NEVER; absent: Ready at once. For Kueue's waitForPodsReady: a Job sets it in its
+pod template's annotations. Text kwok cannot parse as a duration (e.g. "20") means Ready at once."""
+READY_NEVER = "never"
+"""READY_AFTER_ANNOTATION's value for a pod that runs and is never Ready (a Job's pod then never succeeds)."""
 POD_RUNNING_TEMPLATE = """\
 {{ $now := Now | Quote }}
 conditions:
@@ -150,6 +156,61 @@ containerStatuses:
 {{ end }}
 phase: Running
 startTime: {{ $now }}
+"""
+# A pod with READY_AFTER_ANNOTATION: started, but its containers not yet ready (a kubelet's reason).
+POD_RUNNING_UNREADY_TEMPLATE = """\
+{{ $now := Now | Quote }}
+conditions:
+- type: Initialized
+  status: "True"
+  lastTransitionTime: {{ $now }}
+- type: ContainersReady
+  status: "False"
+  reason: ContainersNotReady
+  lastTransitionTime: {{ $now }}
+- type: Ready
+  status: "False"
+  reason: ContainersNotReady
+  lastTransitionTime: {{ $now }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: false
+  started: true
+  restartCount: 0
+  state:
+    running:
+      startedAt: {{ $now }}
+{{ end }}
+phase: Running
+startTime: {{ $now }}
+"""
+# ...and then ready. Conditions are merged by type (the null drops the not-ready reason); the container
+# statuses are replaced whole, so they are written again with the start time the pod already has.
+POD_READY_TEMPLATE = """\
+{{ $now := Now | Quote }}
+conditions:
+- type: ContainersReady
+  status: "True"
+  reason: null
+  lastTransitionTime: {{ $now }}
+- type: Ready
+  status: "True"
+  reason: null
+  lastTransitionTime: {{ $now }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: true
+  started: true
+  restartCount: 0
+  state:
+    running:
+      startedAt: {{ $.status.startTime | Quote }}
+{{ end }}
+phase: Running
 """
 POD_SUCCEEDED_TEMPLATE = """\
 {{ $now := Now | Quote }}
@@ -188,18 +249,50 @@ def _pod_stage(name: str, expressions: list[dict], next_: dict, delay: dict | No
     return {"apiVersion": KWOK_API, "kind": "Stage", "metadata": {"name": name}, "spec": spec}
 
 
+def _annotation(key: str) -> str:
+    return f'.metadata.annotations["{key}"]'
+
+
+def _in(key: str, *values: str) -> dict:
+    return {"key": key, "operator": "In", "values": list(values)}
+
+
+POD_READY_KEY = '.status.conditions.[] | select( .type == "Ready" ) | .status'
+
+
 def pod_stages() -> list[dict]:
-    """A bound pod runs at once, a Job's pod succeeds after its RUNTIME_ANNOTATION, a deleted pod goes."""
+    """A bound pod runs at once and is Ready at once, or after its READY_AFTER_ANNOTATION (never if
+    READY_NEVER); a Job's pod succeeds RUNTIME_ANNOTATION after it turned Ready; a deleted pod goes.
+
+    kwok re-matches a pod on every change it sees and counts a stage's delay from then, so the readiness
+    delay counts from Running and a late-ready Job pod's run time from Ready (it runs ready-after plus
+    runtime in all); a write to the pod in between (by anyone) starts the current delay again."""
+    # kwok plays one stage per change: among the stages that match, a random one weighted by `weight`
+    # (all 0 here: uniformly), never by order. So the selectors are disjoint, each pod state matching at
+    # most one: phase Pending / Running, the annotation present or not, the Ready condition False / True.
     alive = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}
+    ready_after = _annotation(READY_AFTER_ANNOTATION)
     return [
-        _pod_stage("kqbench-pod-running", [alive, {"key": ".status.phase", "operator": "In", "values": ["Pending"]}],
+        _pod_stage("kqbench-pod-running",
+                   [alive, _in(".status.phase", "Pending"), {"key": ready_after, "operator": "DoesNotExist"}],
                    {"statusTemplate": POD_RUNNING_TEMPLATE}),
+        _pod_stage("kqbench-pod-running-unready",
+                   [alive, _in(".status.phase", "Pending"), {"key": ready_after, "operator": "Exists"}],
+                   {"statusTemplate": POD_RUNNING_UNREADY_TEMPLATE}),
+        # Text that is no duration (and no RFC 3339 time) leaves kwok the 0 ms default: Ready at once;
+        # hence READY_NEVER is kept out by the selector, not by the delay.
+        _pod_stage("kqbench-pod-ready",
+                   [alive, _in(".status.phase", "Running"), _in(POD_READY_KEY, "False"),
+                    {"key": ready_after, "operator": "Exists"},
+                    {"key": ready_after, "operator": "NotIn", "values": [READY_NEVER]}],
+                   {"statusTemplate": POD_READY_TEMPLATE},
+                   {"durationMilliseconds": 0, "durationFrom": {"expressionFrom": ready_after}}),
         _pod_stage("kqbench-pod-succeeded",
-                   [alive, {"key": ".status.phase", "operator": "In", "values": ["Running"]},
-                    {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]}],
+                   [alive, _in(".status.phase", "Running"), _in(POD_READY_KEY, "True"),
+                    _in(".metadata.ownerReferences.[].kind", "Job")],
                    {"statusTemplate": POD_SUCCEEDED_TEMPLATE},
                    {"durationMilliseconds": 0,
-                    "durationFrom": {"expressionFrom": f'.metadata.annotations["{RUNTIME_ANNOTATION}"]'}}),
+                    "durationFrom": {"expressionFrom": _annotation(RUNTIME_ANNOTATION)}}),
         _pod_stage("kqbench-pod-deleted", [{"key": ".metadata.deletionTimestamp", "operator": "Exists"}],
                    {"finalizers": {"empty": True}, "delete": True}),
     ]

@@ -11,7 +11,7 @@ job controller, kube-scheduler and kwok pod stages doing what they do in a real 
 """
 
 from harness.drivers import contract
-from harness.drivers.jobs import phases, running, summarising, tabulating
+from harness.drivers.jobs import phases, plans, running, summarising, tabulating
 from harness.load import arrivals
 
 
@@ -26,4 +26,4 @@ DRIVER = contract.DriverSpec(name="jobs", phases=phases.PHASES, run_phase=runnin
                              tables=(tabulating.FIGURES_TABLE, tabulating.RATES_TABLE, tabulating.JOBS_TABLE,
                                      tabulating.PODS_TABLE),
                              summary_metrics=summarising.metrics, report_section=_report,
-                             mix_fields=(arrivals.ArrivalFields,))
+                             mix_fields=(arrivals.ArrivalFields, plans.JobMixFields))

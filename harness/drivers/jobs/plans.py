@@ -9,10 +9,13 @@ its `topology` becomes Kueue's pod template annotations (``core.jobs.topology_an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import PositiveFloat
 
 from harness.clusters import kwokconfig
 from harness.load import arrivals
+from harness.scenarios import base
 from scheduler.core import jobs as corejobs
 
 if TYPE_CHECKING:
@@ -26,12 +29,23 @@ IMAGE = "registry.invalid/kqbench/train:1"
 """Never pulled: kwok plays the pod's life."""
 
 
+class JobMixFields(base.Model):
+    """The fields of a load.mix entry only the jobs driver reads."""
+
+    ready_after_seconds: PositiveFloat | Literal["never"] | None = None
+    """Each pod of the class turns Ready this long after it runs (kwok's `kqbench.io/ready-after`; its run time
+    counts from then), or "never": it runs and never gets Ready, which waitForPodsReady's timeout evicts.
+    None: Ready as it runs. Read by the cluster's own pod stages (cluster.jobs, heartbeats off)."""
+
+
 @dataclass(frozen=True, slots=True)
 class JobShape:
     """What a class's Jobs look like beyond kueue-baseline's arrival fields."""
 
     pods: int
     memory: str
+    ready_after: str | None = None
+    """kwok's ready-after annotation (a Go duration or "never"); None: none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +69,8 @@ class Plan:
 
 def from_scenario(scenario: sections.ScenarioFields) -> Plan:
     plan = arrivals.from_scenario(scenario)
-    shapes = {cls.name: JobShape(pods=mix.pods, memory=mix.memory)
+    shapes = {cls.name: JobShape(pods=mix.pods, memory=mix.memory,
+                                 ready_after=ready_after_text(mix.ready_after_seconds))
               for cls, mix in zip(plan.classes, scenario.load.mix)}
     return Plan(plan, shapes)
 
@@ -63,6 +78,13 @@ def from_scenario(scenario: sections.ScenarioFields) -> Plan:
 def runtime_text(seconds: float) -> str:
     """A Go duration kwok reads from the pod's annotation: whole milliseconds."""
     return f"{int(round(seconds * 1000))}ms"
+
+
+def ready_after_text(seconds: float | str | None) -> str | None:
+    """The ready-after annotation of a mix entry's `ready_after_seconds`."""
+    if seconds is None:
+        return None
+    return kwokconfig.READY_NEVER if seconds == "never" else runtime_text(float(seconds))
 
 
 def job_manifest(creation: arrivals.Creation, shape: JobShape) -> dict:
@@ -73,6 +95,8 @@ def job_manifest(creation: arrivals.Creation, shape: JobShape) -> dict:
         labels[corejobs.PRIORITY_CLASS_LABEL] = cls.priority_class
     annotations = {kwokconfig.RUNTIME_ANNOTATION: runtime_text(cls.runtime_seconds),
                    **corejobs.topology_annotations(dict(cls.topology_request))}
+    if shape.ready_after is not None:
+        annotations[kwokconfig.READY_AFTER_ANNOTATION] = shape.ready_after
     requests = {"cpu": cls.cpu}
     if shape.memory and shape.memory != "0":
         requests["memory"] = shape.memory

@@ -124,7 +124,8 @@ def test_only_a_jobs_cluster_has_its_controller_manager_and_scheduler_scraped():
 def test_jobs_pods_run_then_succeed_after_their_annotated_runtime_and_deleted_pods_go():
     documents = _documents(jobs=True)
     stages = {d["metadata"]["name"]: d["spec"] for d in documents if d["kind"] == "Stage"}
-    assert set(stages) == {"kqbench-node-ready", "kqbench-pod-running", "kqbench-pod-succeeded", "kqbench-pod-deleted"}
+    assert set(stages) == {"kqbench-node-ready", "kqbench-pod-running", "kqbench-pod-running-unready",
+                           "kqbench-pod-ready", "kqbench-pod-succeeded", "kqbench-pod-deleted"}
     succeeded = stages["kqbench-pod-succeeded"]
     assert {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]} in \
         succeeded["selector"]["matchExpressions"], "only Jobs' pods finish: anything else runs on"

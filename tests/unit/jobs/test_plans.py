@@ -80,3 +80,16 @@ def test_kueue_baseline_as_jobs_keeps_kueues_classes_and_counts_with_one_pod_eac
     assert plan.total_jobs == 15_000 and plan.total_pods == 15_000
     assert [c.name for c in plan.arrivals.classes] == ["small", "medium", "large"]
     assert {shape.pods for shape in plan.shapes.values()} == {1}
+
+
+def test_a_class_ready_late_or_never_carries_kwoks_ready_after_on_its_pods():
+    plan = plans.from_scenario(scenario(
+        "load.mix=[{pods: 1, cpu: '1', runtime_seconds: 1, per_second: 1, count: 1, ready_after_seconds: 2.5}, "
+        "{pods: 1, cpu: '1', runtime_seconds: 1, per_second: 1, count: 1, ready_after_seconds: never}, "
+        "{pods: 1, cpu: '1', runtime_seconds: 1, per_second: 1, count: 1}]"))
+    ready_after = {}
+    for creation in plan.schedule():
+        job = plans.job_manifest(creation, plan.shapes[creation.workload_class.name])
+        annotations = job["spec"]["template"]["metadata"]["annotations"]
+        ready_after[creation.workload_class.name] = annotations.get(kwokconfig.READY_AFTER_ANNOTATION)
+    assert sorted(ready_after.values(), key=str) == ["2500ms", None, kwokconfig.READY_NEVER]
