@@ -51,9 +51,11 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
                                            admission_fair_sharing=settings.core_admission_fair_sharing()))
         publisher = publishers.create(strategy.name, manager.pending_lists, writer,
                                       publish_metering.PublishMetrics(strategy.name, metrics.registry), settings.publish)
+        pods_ready = settings.core_wait_for_pods_ready()
         controller = controlling.Controller(writer, manager, metrics, on_change=publisher.notify,
                                             settings=controlling.ControllerSettings(
-                                                **named_for(controlling.ControllerSettings, settings)))
+                                                **named_for(controlling.ControllerSettings, settings)),
+                                            pods_ready=pods_ready)
         if settings.metrics_port:
             runner = web.AppRunner(await _metrics_app(metrics, controller), access_log=None)
             await runner.setup()
@@ -72,7 +74,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             runners.append(runner)
         background = [asyncio.create_task(publisher.run(stop))]
         if settings.manage_jobs:
-            jobs = jobreconciling.JobReconciler(writer, lambda: manager.cache.flavors, metrics)
+            jobs = jobreconciling.JobReconciler(writer, lambda: manager.cache.flavors, metrics,
+                                                wait_for_pods_ready=pods_ready.enable)
             ungater = topologyungating.TopologyUngater(writer, metrics)
 
             def observe(kind: str, obj: dict, workload) -> None:
@@ -81,7 +84,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             controller.workload_observer = observe
             background.append(asyncio.create_task(jobs.run(stop, controller.synced)))
             background.append(asyncio.create_task(ungater.run(stop)))
-        log.info("scheduler running: strategy=%s qps=%s jobs=%s", strategy.name, settings.qps, settings.manage_jobs)
+        log.info("scheduler running: strategy=%s qps=%s jobs=%s waitForPodsReady=%s", strategy.name, settings.qps,
+                 settings.manage_jobs, pods_ready.enable)
         try:
             await controller.run(stop)
         finally:

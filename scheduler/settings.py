@@ -16,7 +16,7 @@ import click
 
 from scheduler import listening
 from scheduler.controller import controlling
-from scheduler.core import kinds
+from scheduler.core import kinds, podsready
 from scheduler.core.parkedretries import REQUEUE_BATCH_SECONDS
 from scheduler.publishing import strategies
 
@@ -31,6 +31,8 @@ CLIENT_QPS, CLIENT_BURST = 50.0, 100
 """The default client-side write limit (requests/s, burst), Kueue's default clientConnection: every
 starter that sets none (the reference scheduler, Kueue's manager, the benchmarks) takes it from here."""
 MAX_MIN_CYCLE_SECONDS = 10.0
+_PODS_READY = podsready.WaitForPodsReady()
+"""Kueue's waitForPodsReady defaults (v1beta2 defaulting), the settings' defaults."""
 """A slower pace than this is no scheduler's we compare with (Kueue's cycles take milliseconds to a second)."""
 
 
@@ -95,6 +97,24 @@ class SchedulerSettings:
     """admissionFairSharing.usageSamplingInterval (Kueue's default: 5 min)."""
     resource_weights: tuple[tuple[str, float], ...] = ()
     """admissionFairSharing.resourceWeights as (resource, weight) pairs (unlisted: 1)."""
+    wait_for_pods_ready: bool = False
+    """Kueue's Configuration `waitForPodsReady`: evict an admitted Workload whose pods are not ready in time,
+    requeue it after a backoff, deactivate it past the limit (scheduler.core.podsready). The harness passes
+    the scenario's choice, or the run's Kueue version's (on from v0.19)."""
+    wait_for_pods_ready_timeout_seconds: float = _PODS_READY.timeout_seconds
+    """waitForPodsReady.timeout: from Admitted to PodsReady (Kueue's DefaultWaitForPodsReadyTimeout, 30 min)."""
+    wait_for_pods_ready_block_admission: bool = _PODS_READY.block_admission
+    """waitForPodsReady.blockAdmission: no admission while a Workload holding quota is not PodsReady."""
+    wait_for_pods_ready_requeuing_timestamp: str = _PODS_READY.requeuing_timestamp.value
+    """waitForPodsReady.requeuingStrategy.timestamp: Eviction (Kueue's default) or Creation."""
+    wait_for_pods_ready_backoff_limit_count: int | None = _PODS_READY.backoff_limit_count
+    """waitForPodsReady.requeuingStrategy.backoffLimitCount: evictions before deactivation (None: no limit)."""
+    wait_for_pods_ready_backoff_base_seconds: int = _PODS_READY.backoff_base_seconds
+    """waitForPodsReady.requeuingStrategy.backoffBaseSeconds (Kueue's DefaultRequeuingBackoffBaseSeconds, 60)."""
+    wait_for_pods_ready_backoff_max_seconds: int = _PODS_READY.backoff_max_seconds
+    """waitForPodsReady.requeuingStrategy.backoffMaxSeconds (Kueue's default 3600; 0: no cap)."""
+    wait_for_pods_ready_recovery_timeout_seconds: float | None = _PODS_READY.recovery_timeout_seconds
+    """waitForPodsReady.recoveryTimeout (None: the timeout, Kueue's defaulting; 0: none)."""
     # -- the settings only the reference scheduler reads: a scenario's `scheduler:` section sets each by its
     # name (harness.implementations.reference makes its fields from these), and the part of the scheduler
     # that reads one takes it by its name (`named_for`): adding one is its line here and its use.
@@ -151,6 +171,7 @@ class SchedulerSettings:
             raise ValueError(f"fair sharing strategies {','.join(self.fair_sharing_strategies)} are not a list Kueue "
                              f"accepts: {' | '.join(','.join(s) for s in FAIR_SHARING_STRATEGY_SETS)}")
         self.core_admission_fair_sharing()
+        self.core_wait_for_pods_ready()
         strategies.get(self.strategy)
         if self.authorization not in AUTHORIZATIONS:
             raise ValueError(f"authorization {self.authorization!r} is unknown: use delegate or off")
@@ -174,6 +195,23 @@ class SchedulerSettings:
         """The core's view of the admission-fair-sharing settings (ValueError as Kueue's validation)."""
         return kinds.AdmissionFairSharing(self.admission_fair_sharing, self.usage_half_life_seconds,
                                           self.usage_sampling_interval_seconds, tuple(self.resource_weights))
+
+    def core_wait_for_pods_ready(self) -> podsready.WaitForPodsReady:
+        """The core's view of the waitForPodsReady settings (ValueError as Kueue's validation)."""
+        return wait_for_pods_ready_of(self, bool(self.wait_for_pods_ready))
+
+
+def wait_for_pods_ready_of(fields, enable: bool) -> podsready.WaitForPodsReady:
+    """Kueue's waitForPodsReady from anything with the `wait_for_pods_ready_*` fields of SchedulerSettings (the
+    scenario's scheduler section has the same): the one mapping both implementations' settings go through."""
+    return podsready.WaitForPodsReady(
+        enable=enable, timeout_seconds=fields.wait_for_pods_ready_timeout_seconds,
+        block_admission=fields.wait_for_pods_ready_block_admission,
+        requeuing_timestamp=fields.wait_for_pods_ready_requeuing_timestamp,
+        backoff_limit_count=fields.wait_for_pods_ready_backoff_limit_count,
+        backoff_base_seconds=fields.wait_for_pods_ready_backoff_base_seconds,
+        backoff_max_seconds=fields.wait_for_pods_ready_backoff_max_seconds,
+        recovery_timeout_seconds=fields.wait_for_pods_ready_recovery_timeout_seconds)
 
 
 RECORD_FLAG = "--settings"

@@ -18,6 +18,7 @@ from harness.clusters import spec as clusterspecs
 from harness.implementations import names
 from harness.nodes import pools as nodepools, topologies
 from harness.scenarios import base
+from harness.toolchain import versions
 from loadtests import settings as load_settings
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
@@ -316,6 +317,34 @@ class SchedulerFields(_Model):
     """admissionFairSharing.usageSamplingInterval (Kueue's default: 5 min)."""
     resource_weights: dict[str, NonNegativeFloat] = {}
     """admissionFairSharing.resourceWeights (a resource not listed weighs 1; none may be negative)."""
+    wait_for_pods_ready: bool | None = None
+    """Kueue's Configuration waitForPodsReady, for both implementations: an admitted Workload whose pods are
+    not all ready within the timeout is evicted (PodsReadyTimeout) and requeued after a backoff, deactivated
+    past the backoff limit (docs/lifecycle.md). None: as the run's Kueue version ships it (on from v0.19 with
+    a 30-minute timeout; harness/versions.toml [kueue.defaults]; off before)."""
+    wait_for_pods_ready_timeout_seconds: PositiveFloat = _PROCESS.wait_for_pods_ready_timeout_seconds
+    """waitForPodsReady.timeout: from Admitted to PodsReady (Kueue's default: 30 min)."""
+    wait_for_pods_ready_block_admission: bool = _PROCESS.wait_for_pods_ready_block_admission
+    """waitForPodsReady.blockAdmission: no admission while an admitted Workload's pods are not ready."""
+    wait_for_pods_ready_requeuing_timestamp: Literal["Eviction", "Creation"] = \
+        _PROCESS.wait_for_pods_ready_requeuing_timestamp  # type: ignore[assignment]
+    """waitForPodsReady.requeuingStrategy.timestamp: what orders a Workload back after a PodsReady timeout."""
+    wait_for_pods_ready_backoff_limit_count: NonNegativeInt | None = _PROCESS.wait_for_pods_ready_backoff_limit_count
+    """waitForPodsReady.requeuingStrategy.backoffLimitCount: timeouts requeued before deactivation (None: no limit)."""
+    wait_for_pods_ready_backoff_base_seconds: NonNegativeInt = _PROCESS.wait_for_pods_ready_backoff_base_seconds
+    """waitForPodsReady.requeuingStrategy.backoffBaseSeconds: the first backoff, doubling after (Kueue's: 60)."""
+    wait_for_pods_ready_backoff_max_seconds: NonNegativeInt = _PROCESS.wait_for_pods_ready_backoff_max_seconds
+    """waitForPodsReady.requeuingStrategy.backoffMaxSeconds: the cap on a backoff, 0 none (Kueue's: 3600)."""
+    wait_for_pods_ready_recovery_timeout_seconds: NonNegativeFloat | None = \
+        _PROCESS.wait_for_pods_ready_recovery_timeout_seconds
+    """waitForPodsReady.recoveryTimeout: from a ready Workload's pod failing to its recovery (None: the
+    timeout; 0: none)."""
+
+    def wait_for_pods_ready_on(self, kueue_version: str | None) -> bool:
+        """Whether waitForPodsReady is on in a run compared with this Kueue version (None: the default)."""
+        if self.wait_for_pods_ready is not None:
+            return self.wait_for_pods_ready
+        return versions.kueue_defaults(kueue_version)["wait_for_pods_ready"]
 
 
 class WorkloadMixFields(_Model):

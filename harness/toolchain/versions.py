@@ -28,6 +28,8 @@ class Pins:
     """Every Kueue version kqbench builds and a scenario may name."""
     kueue_reference_from: tuple[tuple[str, str], ...] = ()
     """(reference scheduler setting, first Kueue version whose default turns it on)."""
+    kueue_defaults_from: tuple[tuple[str, str], ...] = ()
+    """(Kueue Configuration default both implementations follow, first Kueue version that has it on)."""
     versitygw: str = ""
     """The results store's S3 server the integration tests start."""
     kueue_tas_placement_from: str = ""
@@ -48,6 +50,7 @@ def load_pins() -> Pins:
         kueue=data["kueue"]["default"],
         kueue_known=tuple(data["kueue"]["known"]),
         kueue_reference_from=tuple(data["kueue"].get("reference", {}).items()),
+        kueue_defaults_from=tuple(data["kueue"].get("defaults", {}).items()),
         versitygw=data["versitygw"]["version"],
         kueue_tas_placement_from=data["kueue"]["tas_placement_from"],
         kueue_perf_configs=tuple(data["kueue"]["perf_configs"].items()),
@@ -64,6 +67,13 @@ def kueue_version(version: str | None, pins: Pins | None = None) -> str:
         raise VersionError(f"Kueue {version} is not in harness/versions.toml: known versions are "
                            f"{', '.join(pins.kueue_known)} (add one to [kueue] known to build and run it)")
     return version
+
+
+def kueue_defaults(version: str | None, pins: Pins | None = None) -> dict[str, bool]:
+    """The Kueue Configuration defaults (versions.toml [kueue.defaults]) on in Kueue `version` (None: the default)."""
+    pins = pins or load_pins()
+    version = kueue_version(version, pins)
+    return {setting: parse_semver(version) >= parse_semver(first) for setting, first in pins.kueue_defaults_from}
 
 
 def reference_settings(version: str | None, pins: Pins | None = None) -> dict[str, bool]:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from scheduler.api import groups
-from scheduler.controller import deadlines, informing, metering, statuses, topologyfeeding, workqueues
-from scheduler.core import activation, conversion, draining, executiontime, queuestatus, scheduling
+from scheduler.controller import deadlines, informing, metering, podsreadiness, statuses, topologyfeeding, workqueues
+from scheduler.core import activation, conversion, draining, executiontime, podsready, queuestatus, scheduling
 from scheduler.core.decisions import (
     CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt, describe,
 )
@@ -111,9 +111,14 @@ class Controller:
     workload_observer: Callable[[str, dict, Workload | None], None] | None = None
     """Called with every Workload event the core took (type, object, decoded; None when deleted):
     the job integration reads Workloads through this controller's informer."""
+    pods_ready: podsready.WaitForPodsReady = podsready.OFF
+    """Kueue's waitForPodsReady (scheduler.controller.podsreadiness); its requeuing timestamp orders the
+    Workloads a PodsReady timeout evicted even when it is off, as in Kueue."""
 
     def __post_init__(self) -> None:
-        self.decoder = conversion.WorkloadDecoder()
+        self.decoder = conversion.WorkloadDecoder(self.pods_ready.requeuing_timestamp)
+        self.readiness = podsreadiness.PodsReadiness(self.pods_ready,
+                                                     hold_evicted_quota=self.settings.hold_evicted_quota)
         self.changed = asyncio.Event()
         self._writes = asyncio.Semaphore(self.settings.write_concurrency)
         self._tasks: set[asyncio.Task] = set()
@@ -251,6 +256,8 @@ class Controller:
             self.manager.mark_finished(workload.key)
         else:
             self.manager.add_workload(workload)
+        if self.readiness.observe(workload, obj, self.clock()):
+            self.changed.set()  # the cycle loop's wait may have to end sooner
         if draining.is_held_by_stop(workload):
             self._held_by_stop[workload.key] = workload
         else:
@@ -297,6 +304,7 @@ class Controller:
     def _forget_workload(self, key: tuple[str, str], obj: dict) -> None:
         self._known_workloads.pop(key, None)
         self._executing.disarm(key)
+        self.readiness.forget(key)
         self._not_reserved.pop(key, None)
         self._held_by_stop.pop(key, None)
         self.manager.delete_workload(key)
@@ -347,6 +355,7 @@ class Controller:
             except kube.FAILURES as error:
                 self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                 self.manager.cancel_admission(workload.key)
+                self.readiness.assume(workload.key, False)
                 self._touch()
                 return
         self._saw_version(workload.key, _rv(result))
@@ -462,6 +471,37 @@ class Controller:
         if not written and known is not None and known["metadata"].get("resourceVersion") == version:
             self._executing.arm(workload.key, self.clock() + EXECUTION_RETRY_SECONDS, (workload, obj))
 
+    # -- waitForPodsReady ---------------------------------------------------------------------
+    def next_readiness_deadline(self) -> float | None:
+        """The earliest waitForPodsReady timer (a timeout or a backoff's end), None when none runs."""
+        return self.readiness.next_due()
+
+    def mark_not_ready(self, now: float) -> int:
+        """Start the write of every Workload whose waitForPodsReady timer is due by ``now`` (the eviction, the
+        deactivation or the backoff's end, scheduler.controller.podsreadiness); returns how many were started."""
+        started = 0
+        for workload, obj in self.readiness.pop_due(now):
+            if workload.key in self._status_writes_in_flight:
+                self.readiness.retry(workload, obj, now + podsreadiness.RETRY_SECONDS)
+                continue
+            write = self.readiness.write_for(workload, obj, now)
+            if write is None:
+                continue
+            self._status_writes_in_flight.add(workload.key)
+            self._spawn(self._write_readiness(workload, obj, write))
+            started += 1
+        return started
+
+    async def _write_readiness(self, workload: Workload, obj: dict, write: podsreadiness.Write) -> None:
+        """The write; tried again a little later when it failed and no newer object came meanwhile (a newer
+        one times the Workload again itself)."""
+        version = obj["metadata"].get("resourceVersion", "")
+        written = await self._write_status(workload, write.body, podsreadiness.FIELD_MANAGER, write.evicted_from,
+                                           "/status", statuses.MERGE_PATCH)
+        known = self._known_workloads.get(workload.key)
+        if not written and known is not None and known["metadata"].get("resourceVersion") == version:
+            self.readiness.retry(workload, obj, self.clock() + podsreadiness.RETRY_SECONDS)
+
     def _pending_body(self, workload: Workload, message: str, now: float) -> dict | None:
         """Why a workload was turned away, as a status write; None when its QuotaReserved condition says
         so already (or a write of it is in flight). Marks the write in flight."""
@@ -514,9 +554,17 @@ class Controller:
                              orjson.dumps(self.cohort_state(decision.cluster_queue)).decode())
         self._turned_away = []
         every_head = self.settings.write_pending_reasons
+        # blockAdmission: Kueue's scheduler admits no head while a Workload holding quota is not PodsReady, and
+        # one it admits is not (pkg/scheduler/scheduler.go waitForPodsReadyIfNeeded).
+        blocked = self.readiness.blocks_admission()
         for decision in decisions:
             kind = type(decision).__name__.lower()
-            if isinstance(decision, Admit):
+            if isinstance(decision, Admit) and blocked:
+                self.manager.cancel_admission(decision.workload.key)
+                kind = "admit-blocked"
+            elif isinstance(decision, Admit):
+                blocked = self.readiness.blocking
+                self.readiness.assume(decision.workload.key, True)
                 self._unwritten += 1
                 key = decision.workload.key
                 task = self._spawn(self._write_admission(decision, now))
@@ -570,8 +618,9 @@ class Controller:
             self.changed.clear()
             now = self.clock()
             self.mark_exceeded(now)
+            self.mark_not_ready(now)
             self.manager.retry_parked(now)  # parked workloads whose batched retry is due come back first
-            caught_up = self._unwritten < self.settings.max_unwritten
+            caught_up = self._unwritten < self.settings.max_unwritten and not self.readiness.blocks_admission()
             started = time.perf_counter()
             decisions = await self.cycle() if caught_up and self.manager.has_work() else []
             if decisions:
@@ -583,7 +632,7 @@ class Controller:
                 continue
             self.manager.retry_parked(now)  # times the retries this cycle's changes asked for
             wait = self.settings.idle_wait_seconds
-            for due in (self.manager.next_retry_at(), self.next_execution_deadline()):
+            for due in (self.manager.next_retry_at(), self.next_execution_deadline(), self.next_readiness_deadline()):
                 if due is not None:
                     wait = min(wait, max(0.0, due - now))
             try:

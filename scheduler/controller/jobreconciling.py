@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from scheduler.api import groups
-from scheduler.controller import informing, metering, statuses, workqueues
-from scheduler.core import jobs
+from scheduler.controller import informing, metering, podsreadiness, statuses, workqueues
+from scheduler.core import jobs, podsready
 from scheduler.core.kinds import ResourceFlavor
 from scheduler.core.workloads import Workload
 from scheduler.kube import client as kube
@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 JOBS_PATH = "/apis/batch/v1/jobs"
 FIELD_MANAGER = "kqbench-job-reconciler"
 """Its own manager: applying Finished under the admission's manager would drop the admission."""
+PODS_READY_FIELD_MANAGER = FIELD_MANAGER + "-" + podsready.PODS_READY
+"""The PodsReady condition's own manager, as Kueue's (its job controller's name + "-PodsReady"): applying it
+under FIELD_MANAGER would drop Finished, and Finished under it would drop PodsReady."""
 JobKey = tuple[str, str]
 
 
@@ -63,9 +66,13 @@ class JobReconciler:
     metrics: metering.SchedulerMetrics
     settings: JobSettings = field(default_factory=JobSettings)
     clock: Callable[[], float] = time.time
+    wait_for_pods_ready: bool = False
+    """Keep each Workload's PodsReady condition up with its Job's pods (Kueue's jobframework, waitForPodsReady on)."""
 
     def __post_init__(self) -> None:
         self.queue = workqueues.WorkQueue()
+        # The PodsReady condition of each Job's Workload as last seen (by the Job's uid).
+        self._pods_ready: dict[str, podsready.PodsReadyCondition | None] = {}
         # The Job as last seen, and its object while a Workload may still have to be made from its
         # template (a Job object is kilobytes: 100k of them are not kept for nothing).
         self._jobs: dict[JobKey, tuple[jobs.Job, dict | None]] = {}
@@ -86,9 +93,11 @@ class JobReconciler:
         name, uid = owner
         if kind == "DELETED" or workload is None:
             self._workloads.pop(uid, None)
+            self._pods_ready.pop(uid, None)
             self._finishing.discard(uid)
         else:
             self._workloads[uid] = workload
+            self._pods_ready[uid] = podsreadiness.pods_ready_of(statuses.conditions_of(obj))
             self._created.discard(uid)
             if workload.finished:
                 self._finishing.discard(uid)
@@ -129,7 +138,8 @@ class JobReconciler:
         if known is None:
             return
         job, obj = known
-        step = jobs.next_step(job, self._workloads.get(job.uid), self.flavors())
+        step = jobs.next_step(job, self._workloads.get(job.uid), self.flavors(), self.wait_for_pods_ready,
+                              self._pods_ready.get(job.uid))
         if step is None or self._awaiting_echo(step):
             self._failures.pop(key, None)
             return
@@ -192,6 +202,9 @@ class JobReconciler:
                                       "application/apply-patch+yaml")
             self._finishing.add(job.uid)
             return
+        if isinstance(step, jobs.SetPodsReady):
+            await self._write_pods_ready(step)
+            return
         path = _job_path(job.namespace, job.name)
         if isinstance(step, jobs.StartJob):
             result = await self.client.request("PATCH", path, jobs.start_patch(step), kube.MERGE_PATCH)
@@ -204,6 +217,21 @@ class JobReconciler:
             result = await self.client.request("PATCH", path, jobs.restore_patch(step), kube.MERGE_PATCH)
         # Decide the next step from what we wrote, not from the older Job the watch may still bring.
         self._remember_job(result)
+
+    async def _write_pods_ready(self, step: jobs.SetPodsReady) -> None:
+        """Apply the PodsReady condition; its lastTransitionTime stays while its status does (SetStatusCondition)."""
+        workload, now = step.workload, self.clock()
+        current = self._pods_ready.get(step.job.uid)
+        since = current.last_transition if current is not None and current.status == step.status else now
+        condition = statuses.condition(podsready.PODS_READY, step.status == "True", step.reason, step.message, since)
+        body = {"apiVersion": groups.API_VERSION, "kind": "Workload",
+                "metadata": {"name": workload.name, "namespace": workload.namespace},
+                "status": {"conditions": [condition]}}
+        path = f"{groups.PATH}/namespaces/{workload.namespace}/workloads/{workload.name}/status"
+        result = await self.client.request("PATCH", f"{path}?fieldManager={PODS_READY_FIELD_MANAGER}&force=true",
+                                           body, "application/apply-patch+yaml")
+        # Decide the next step from what we wrote (the watch's echo may come later).
+        self._pods_ready[step.job.uid] = podsreadiness.pods_ready_of(statuses.conditions_of(result))
 
     async def run(self, stop: asyncio.Event, workloads_synced: asyncio.Event) -> None:
         """Watch queued Jobs and reconcile them until stop is set.
@@ -220,8 +248,9 @@ class JobReconciler:
 _STEP_NAMES = {
     jobs.CreateWorkload: "create-workload", jobs.StartJob: "start-job", jobs.StopJob: "stop-job",
     jobs.ClearStartTime: "clear-start-time", jobs.RestoreJob: "restore-job", jobs.FinishWorkload: "finish-workload",
+    jobs.SetPodsReady: "set-pods-ready",
 }
 _STEP_RESOURCES = {
     jobs.CreateWorkload: "workloads", jobs.StartJob: "jobs", jobs.StopJob: "jobs", jobs.ClearStartTime: "jobs/status",
-    jobs.RestoreJob: "jobs", jobs.FinishWorkload: "workloads/status",
+    jobs.RestoreJob: "jobs", jobs.FinishWorkload: "workloads/status", jobs.SetPodsReady: "workloads/status",
 }

@@ -115,9 +115,9 @@ def admission_status(workload: Workload, admission: Admission, now: float, hostn
         condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
         condition("Admitted", True, "Admitted", "The workload is admitted", now),
     ]
-    if workload.evicted:
-        conditions += [condition(kind, False, "QuotaReserved", "Previously evicted", now)
-                       for kind in ("Evicted", "Preempted")]
+    # SetQuotaReservation turns False only the ones that are True (pkg/workload resetActiveCondition)
+    conditions += [condition(kind, False, "QuotaReserved", "Previously evicted", now)
+                   for kind, true in (("Evicted", workload.evicted), ("Preempted", workload.preempted)) if true]
     status = {"admission": conversion.admission_to_dict(admission, hostname_prefix_runs), "conditions": conditions}
     return _workload_body(workload, with_accumulated(status, workload.accumulated_execution_seconds))
 

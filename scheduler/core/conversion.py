@@ -303,6 +303,7 @@ class WorkloadDecoder:
             active=spec.get("active", True) is not False,
             finished=_is_true(conditions.get("Finished")),
             evicted=_is_true(evicted),
+            preempted=_is_true(conditions.get("Preempted")),
             requeue_held_by=_held_requeue_reason(conditions.get("Requeued")),
             admission=admission,
             admitted_at=admitted_at,

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.api import groups
+from scheduler.core import podsready
 from scheduler.core.kinds import ResourceFlavor
 from scheduler.core.workloads import Workload
 
@@ -112,6 +113,8 @@ class Job:
     started: bool
     """status.startTime is set (a suspended Job's nodeSelector is immutable until it is cleared)."""
     active_pods: int
+    ready_pods: int = 0
+    """status.ready + status.succeeded + the succeeded pods not yet counted (Kueue's Job.PodsReady sums these)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -150,7 +153,9 @@ def job_from_dict(obj: Obj) -> Job:
         queue_name=(meta.get("labels") or {}).get(QUEUE_LABEL, ""),
         suspended=spec.get("suspend") is True, finish=finish, pod_count=_pod_count(spec),
         template=template_from_dict(pod_template),
-        started=bool(status.get("startTime")), active_pods=int(status.get("active") or 0))
+        started=bool(status.get("startTime")), active_pods=int(status.get("active") or 0),
+        ready_pods=int(status.get("ready") or 0) + int(status.get("succeeded") or 0)
+        + len((status.get("uncountedTerminatedPods") or {}).get("succeeded") or ()))
 
 
 def template_from_dict(template: Obj) -> Template:
@@ -312,7 +317,40 @@ class FinishWorkload:
     finish: Finish
 
 
-Step = CreateWorkload | StartJob | StopJob | ClearStartTime | RestoreJob | FinishWorkload
+@dataclass(frozen=True, slots=True)
+class SetPodsReady:
+    """Write the Workload's PodsReady condition as the Job's pods make it (``pods_ready_condition``)."""
+
+    job: Job
+    workload: Workload
+    status: str
+    reason: str
+    message: str
+
+
+Step = CreateWorkload | StartJob | StopJob | ClearStartTime | RestoreJob | FinishWorkload | SetPodsReady
+
+# generatePodsReadyCondition's messages (pkg/controller/jobframework/reconciler.go).
+NOT_READY_MESSAGE = "Not all pods are ready or succeeded"
+WAITING_FOR_RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
+READY_MESSAGE = "All pods reached readiness and the workload is running"
+STARTED = "Started"
+RECOVERED = "Recovered"
+
+
+def pods_ready_condition(job: Job, workload: Workload,
+                         current: podsready.PodsReadyCondition | None) -> tuple[str, str, str]:
+    """(status, reason, message) of the PodsReady condition the Job's pods give its Workload, as Kueue's job
+    reconciler writes it with waitForPodsReady on (generatePodsReadyCondition; Job.PodsReady: ready + succeeded
+    pods reach min(parallelism, completions))."""
+    if workload.admission is None:  # not admitted, or evicted and released
+        return "False", podsready.WAIT_FOR_START, NOT_READY_MESSAGE
+    if job.ready_pods >= job.pod_count:
+        recovered = current is not None and current.reason in (podsready.WAIT_FOR_RECOVERY, RECOVERED)
+        return "True", RECOVERED if recovered else STARTED, READY_MESSAGE
+    if current is not None and (current.status == "True" or current.reason == podsready.WAIT_FOR_RECOVERY):
+        return "False", podsready.WAIT_FOR_RECOVERY, WAITING_FOR_RECOVERY_MESSAGE
+    return "False", podsready.WAIT_FOR_START, NOT_READY_MESSAGE
 
 
 def original_template(job: Job, workload: Workload) -> Template:
@@ -361,8 +399,11 @@ def admitted_template(job: Job, workload: Workload, flavors: Mapping[str, Resour
                     tuple(sorted(annotations.items())))
 
 
-def next_step(job: Job, workload: Workload | None, flavors: Mapping[str, ResourceFlavor]) -> Step | None:
-    """The one write that brings a Job and its Workload closer to agreement, or None."""
+def next_step(job: Job, workload: Workload | None, flavors: Mapping[str, ResourceFlavor],
+              wait_for_pods_ready: bool = False, pods_ready: podsready.PodsReadyCondition | None = None) -> Step | None:
+    """The one write that brings a Job and its Workload closer to agreement, or None. ``pods_ready``: the
+    Workload's PodsReady condition (None: it has none), kept up with the Job's pods when ``wait_for_pods_ready``.
+    Kueue's order: finish, create, then PodsReady before the admission is acted on (reconciler.go steps 3-8)."""
     if job.finish is not None:
         if workload is not None and not workload.finished:
             return FinishWorkload(job, workload, job.finish)
@@ -371,6 +412,11 @@ def next_step(job: Job, workload: Workload | None, flavors: Mapping[str, Resourc
         return CreateWorkload(job) if job.suspended else None
     if workload.finished:
         return None
+    if wait_for_pods_ready:
+        status, reason, message = pods_ready_condition(job, workload, pods_ready)
+        # Kueue writes only when no condition of this type, status and reason is there (HasConditionWithTypeAndReason)
+        if pods_ready is None or (pods_ready.status, pods_ready.reason) != (status, reason):
+            return SetPodsReady(job, workload, status, reason, message)
     if workload.admission is not None and workload.active:
         if not job.suspended:
             return None

@@ -35,9 +35,9 @@ class RequeuingTimestamp(enum.Enum):
 
 
 # Requeued=False reasons that keep a pending workload from admission until this scheduler marks it
-# Requeued=True (resumed workload, restarted queue). Kueue holds any Requeued=False workload; the
-# backoff reasons it releases itself (PodsReadyTimeout, AdmissionCheck) are not modelled here.
-REQUEUE_HOLDING_REASONS = frozenset({"Deactivated", "ClusterQueueStopped", "LocalQueueStopped"})
+# Requeued=True (resumed workload, restarted queue, a PodsReady timeout's backoff ended). Kueue holds any
+# Requeued=False workload; the AdmissionCheck backoff is not modelled here.
+REQUEUE_HOLDING_REASONS = frozenset({"Deactivated", "ClusterQueueStopped", "LocalQueueStopped", "PodsReadyTimeout"})
 # A deactivation with a cause (DeactivatedDueToMaximumExecutionTimeExceeded) holds too; Kueue never marks it
 # Requeued=True (it reactivates only reason Deactivated), and neither does this scheduler.
 REQUEUE_HOLDING_PREFIX = "DeactivatedDueTo"
@@ -115,6 +115,9 @@ class Workload:
     finished: bool = False
     # An Evicted condition is True (any reason); deactivation writes it once.
     evicted: bool = False
+    # A Preempted condition is True: the admission that follows turns it False (an eviction of another cause
+    # has none, and Kueue adds none).
+    preempted: bool = False
     # Reason of a Requeued=False condition ("" if none): Deactivated, ClusterQueueStopped or
     # LocalQueueStopped hold the requeue until the workload or its queue is resumed.
     requeue_held_by: str = ""

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from scheduler import listening
+from scheduler.core import podsready
 
 NAMESPACE = "kueue-system"
 NAME_PREFIX = "kueue-"
@@ -79,6 +80,12 @@ class ManagerSettings:
     """fairSharing.preemptionStrategies; None leaves fairSharing out (Kueue: fair sharing off)."""
     admission_fair_sharing: AdmissionFairSharing | None = None
     """admissionFairSharing; None leaves it out (Kueue: admission fair sharing off)."""
+    wait_for_pods_ready: podsready.WaitForPodsReady | None = None
+    """waitForPodsReady; None leaves the shipped Configuration as it is (Kueue's version decides). Off: the
+    section left out, and with ``disable_gate`` the DisableWaitForPodsReady gate set too."""
+    disable_gate: bool = False
+    """This Kueue has the DisableWaitForPodsReady gate (v0.19 on): the only way to turn waitForPodsReady off,
+    as its v1beta2 defaulting adds the section when absent. Kueue refuses a gate it does not know (v0.17)."""
 
 
 def _controller(shipped: dict, concurrency: Mapping[str, int]) -> dict:
@@ -86,6 +93,25 @@ def _controller(shipped: dict, concurrency: Mapping[str, int]) -> dict:
     if concurrency:
         controller["groupKindConcurrency"] = {**shipped.get("groupKindConcurrency", {}), **concurrency}
     return controller
+
+
+DISABLE_WAIT_FOR_PODS_READY = "DisableWaitForPodsReady"
+"""pkg/features/kube_features.go (alpha from v0.19, off by default; pkg/util/waitforpodsready reads it)."""
+
+
+def wait_for_pods_ready_section(settings: podsready.WaitForPodsReady) -> dict:
+    """waitForPodsReady as Kueue's v1beta2 Configuration reads it (no `enable`: the section's presence turns
+    it on; durations are Go duration strings)."""
+    strategy: dict = {"timestamp": settings.requeuing_timestamp.value,
+                      "backoffBaseSeconds": settings.backoff_base_seconds,
+                      "backoffMaxSeconds": settings.backoff_max_seconds}
+    if settings.backoff_limit_count is not None:
+        strategy["backoffLimitCount"] = settings.backoff_limit_count
+    section = {"timeout": _duration(settings.timeout_seconds), "blockAdmission": settings.block_admission,
+               "requeuingStrategy": strategy}
+    if settings.recovery_timeout_seconds is not None:
+        section["recoveryTimeout"] = _duration(settings.recovery_timeout_seconds)
+    return section
 
 
 def _service_ref(name: str, port: int) -> dict:
@@ -212,4 +238,11 @@ def configuration(shipped: dict, settings: ManagerSettings) -> dict:
         config["admissionFairSharing"] = settings.admission_fair_sharing.section()
     else:
         config.pop("admissionFairSharing", None)
+    ready = settings.wait_for_pods_ready
+    if ready is not None and ready.enable:
+        config["waitForPodsReady"] = wait_for_pods_ready_section(ready)
+    elif ready is not None:
+        config.pop("waitForPodsReady", None)
+        if settings.disable_gate:
+            config["featureGates"] = {**shipped.get("featureGates", {}), DISABLE_WAIT_FOR_PODS_READY: True}
     return config

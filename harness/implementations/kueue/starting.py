@@ -22,8 +22,9 @@ from harness.implementations import contract
 from harness.implementations.kueue import installing, manifests, readiness
 from harness.kube import kubeconfig
 from harness.scenarios import sections
-from harness.toolchain import building, layout
+from harness.toolchain import building, layout, versions
 from scheduler import listening, settings as scheduler_settings
+from scheduler.core import podsready
 
 
 LOG_TAIL_LINES = 15
@@ -106,10 +107,12 @@ def start(info: state.ClusterInfo, qps: float | None = scheduler_settings.CLIENT
           ready_timeout: float = READY_TIMEOUT_SECONDS, kueue: layout.KueueBuild | None = None,
           ports: manifests.Ports | None = None, concurrency: Mapping[str, int] | None = None,
           log_level: int | None = None, fair_sharing: tuple[str, ...] | None = None,
-          admission_fair_sharing: manifests.AdmissionFairSharing | None = None) -> KueueProcess:
+          admission_fair_sharing: manifests.AdmissionFairSharing | None = None,
+          wait_for_pods_ready: podsready.WaitForPodsReady | None = None) -> KueueProcess:
     """Install Kueue's API on the cluster, start its manager, and wait until it serves; stop it on failure.
     ``fair_sharing``: the preemption strategies of its fairSharing configuration (None: fair sharing off);
-    ``admission_fair_sharing``: its admissionFairSharing configuration (None: off)."""
+    ``admission_fair_sharing``: its admissionFairSharing configuration (None: off); ``wait_for_pods_ready``:
+    its waitForPodsReady (None: as the version ships it)."""
     kueue = kueue or building.locate_kueue()
     ports = ports or pick_ports()
     creds = kubeconfig.load(info.kubeconfig)
@@ -119,7 +122,9 @@ def start(info: state.ClusterInfo, qps: float | None = scheduler_settings.CLIENT
     installing.install_objects(creds, kueue, files, ports)
     settings = manifests.ManagerSettings(ports=ports, cert_dir=str(files.cert_dir), qps=qps, burst=burst,
                                          concurrency=dict(concurrency or {}), fair_sharing=fair_sharing,
-                                         admission_fair_sharing=admission_fair_sharing)
+                                         admission_fair_sharing=admission_fair_sharing,
+                                         wait_for_pods_ready=wait_for_pods_ready,
+                                         disable_gate=_has_disable_gate(kueue.version))
     config = installing.write_config(kueue, files, settings)
     token = installing.metrics_token(creds)
     log_dir = log_dir or state.state_root() / "logs"
@@ -172,6 +177,11 @@ class SchedulerHandle:
         self.process.stop()
 
 
+def _has_disable_gate(version: str) -> bool:
+    """Whether this Kueue knows the DisableWaitForPodsReady gate (from the version that turned the feature on)."""
+    return versions.kueue_defaults(version)["wait_for_pods_ready"]
+
+
 def start_scheduler(cluster: state.ClusterInfo, section: sections.SchedulerFields, log_dir: Path) -> SchedulerHandle:
     """The runner's starter: the scenario's Kueue version with its shipped client limits unless the scenario
     sets them, and workers per kind (strategy does not apply: Kueue publishes positions only through its
@@ -183,7 +193,9 @@ def start_scheduler(cluster: state.ClusterInfo, section: sections.SchedulerField
     fair_sharing = tuple(section.fair_sharing_strategies.split(",")) if section.fair_sharing else None
     afs = manifests.AdmissionFairSharing(section.usage_half_life_seconds, section.usage_sampling_interval_seconds,
                                          dict(section.resource_weights)) if section.admission_fair_sharing else None
+    # As the version ships it unless the scenario says: its choice written out, with the scenario's values.
+    ready = scheduler_settings.wait_for_pods_ready_of(section, section.wait_for_pods_ready_on(kueue.version))
     return SchedulerHandle(start(cluster, qps=qps, burst=burst, log_dir=log_dir, kueue=kueue,
                                  concurrency=section.kueue_concurrency, log_level=section.kueue_log_level,
-                                 fair_sharing=fair_sharing, admission_fair_sharing=afs),
+                                 fair_sharing=fair_sharing, admission_fair_sharing=afs, wait_for_pods_ready=ready),
                            contract.ClientLimits(qps, burst))

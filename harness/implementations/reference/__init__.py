@@ -57,7 +57,8 @@ def _attribute_docs(cls: type) -> dict[str, str]:
     return {node.target.id: " ".join(after.value.value.split())
             for node, after in zip(body, body[1:])
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)}
+            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)}
 
 
 def _reference_fields() -> type[base.Model]:
@@ -75,7 +76,8 @@ def _reference_fields() -> type[base.Model]:
         help_text = f"Reference scheduler only: {docs.get(setting.name, '')}"
         if setting.name in by_version:
             fields[setting.name] = (types[setting.name] | None, Field(None, description=(
-                f"{help_text} None: as the run's Kueue version decides (scheduler.kueue_version, harness/versions.toml)."),
+                f"{help_text} None: as the run's Kueue version decides (scheduler.kueue_version, "
+                "harness/versions.toml)."),
                 **bounds))
         else:
             fields[setting.name] = (types[setting.name], Field(setting.default, description=help_text, **bounds))
@@ -102,6 +104,7 @@ def fields_of(section: sections.SchedulerFields) -> dict:
     fields |= {name: _as_kueue(value, name, section.kueue_version) for name, value in fields.items()
                if name in versions.reference_settings(None)}
     return fields | dict(
+        wait_for_pods_ready=section.wait_for_pods_ready_on(section.kueue_version),
         publish=strategies.PublishSettings(**{setting: given[name] for name, setting in _PUBLISH.items()}),
         qps=None if section.no_client_limit else section.qps,
         fair_sharing_strategies=tuple(section.fair_sharing_strategies.split(",")),

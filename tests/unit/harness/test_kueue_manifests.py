@@ -161,3 +161,47 @@ def test_admission_fair_sharing_goes_into_kueues_configuration_only_when_on():
         ports=PORTS, cert_dir="/c", qps=1.0, burst=1, admission_fair_sharing=afs))
     assert on["admissionFairSharing"] == {"usageHalfLifeTime": "600000ms", "usageSamplingInterval": "500ms",
                                           "resourceWeights": {"nvidia.com/gpu": 2.0}}
+
+
+def _config(**given) -> dict:
+    settings = manifests.ManagerSettings(ports=PORTS, cert_dir="/c", qps=50.0, burst=100, **given)
+    return manifests.configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "featureGates": {"X": True}},
+                                   settings)
+
+
+def test_wait_for_pods_ready_is_written_as_kueues_v1beta2_section():
+    from scheduler.core import podsready
+
+    ready = podsready.WaitForPodsReady(True, 10.0, True, podsready.RequeuingTimestamp.CREATION, 2, 1, 30, 0.0)
+    assert _config(wait_for_pods_ready=ready)["waitForPodsReady"] == {
+        "timeout": "10000ms", "blockAdmission": True, "recoveryTimeout": "0ms",
+        "requeuingStrategy": {"timestamp": "Creation", "backoffLimitCount": 2, "backoffBaseSeconds": 1,
+                              "backoffMaxSeconds": 30}}
+    defaults = _config(wait_for_pods_ready=podsready.WaitForPodsReady())["waitForPodsReady"]
+    assert defaults == {"timeout": "1800000ms", "blockAdmission": False,
+                        "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60,
+                                              "backoffMaxSeconds": 3600}}
+
+
+def test_wait_for_pods_ready_off_is_the_gate_where_kueue_has_it_and_nothing_before():
+    from scheduler.core import podsready
+
+    off = _config(wait_for_pods_ready=podsready.OFF, disable_gate=True)
+    assert "waitForPodsReady" not in off and off["featureGates"] == {"X": True, "DisableWaitForPodsReady": True}
+    before = _config(wait_for_pods_ready=podsready.OFF)
+    assert "waitForPodsReady" not in before and before["featureGates"] == {"X": True}
+    assert "waitForPodsReady" not in _config() and _config()["featureGates"] == {"X": True}
+
+
+@pytest.mark.parametrize(("version", "given", "expected"), [
+    ("v0.17.0", None, None), ("v0.19.2", None, "1800000ms"), ("v0.19.2", False, None), ("v0.17.0", True, "1800000ms")])
+def test_the_runners_kueue_gets_waitforpodsready_from_the_section(version, given, expected):
+    from harness.implementations.kueue import starting
+    from scheduler import settings as scheduler_settings
+
+    section = models.SchedulerSection(implementation="kueue", strategy="aggregated-snapshot", kueue_version=version,
+                                      wait_for_pods_ready=given)
+    ready = scheduler_settings.wait_for_pods_ready_of(section, section.wait_for_pods_ready_on(version))
+    config = _config(wait_for_pods_ready=ready, disable_gate=starting._has_disable_gate(version))
+    assert config.get("waitForPodsReady", {}).get("timeout") == expected
+    assert ("DisableWaitForPodsReady" in config["featureGates"]) is (given is False and version == "v0.19.2")

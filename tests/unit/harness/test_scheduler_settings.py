@@ -39,6 +39,8 @@ def other_value(model, name: str):
         return not value
     if value is None and annotation == bool | None:
         return True  # None follows the pinned Kueue version, which leaves it off
+    if value is None:
+        return 2  # an optional count or duration: None is Kueue's default (no limit, the timeout)
     if isinstance(value, int):
         return value + 1
     if isinstance(value, float):
@@ -95,6 +97,10 @@ def _non_default(settings):
             changes[f.name] = ("LessThanInitialShare",)
         elif f.name == "resource_weights":
             changes[f.name] = (("cpu", 0.0), ("nvidia.com/gpu", 2.5))
+        elif f.name == "wait_for_pods_ready_requeuing_timestamp":
+            changes[f.name] = "Creation"
+        elif value is None:
+            changes[f.name] = True if f.name == "wait_for_pods_ready" else 2
         elif isinstance(value, bool):
             changes[f.name] = not value
         elif isinstance(value, str):
@@ -246,3 +252,34 @@ def test_a_reference_only_setting_out_of_its_bounds_is_refused_by_the_scenario_a
         models.SchedulerSection(min_cycle_seconds=11)
     with pytest.raises(ValueError, match=r"requeue_batch_seconds must be between 0 and 10 \(got -1\)"):
         scheduler_settings.SchedulerSettings(kubeconfig="/k", requeue_batch_seconds=-1)
+
+
+@pytest.mark.parametrize(("kueue_version", "given", "expected"), [
+    ("v0.17.0", None, False), ("v0.19.2", None, True), ("v0.19.2", False, False), ("v0.17.0", True, True)])
+def test_wait_for_pods_ready_follows_the_kueue_version_unless_told(kueue_version, given, expected):
+    section = models.SchedulerSection(kueue_version=kueue_version, wait_for_pods_ready=given)
+    assert section.wait_for_pods_ready_on(kueue_version) is expected
+
+
+def test_wait_for_pods_ready_goes_from_the_section_to_the_process_and_the_core_record():
+    from scheduler.core import podsready
+
+    section = models.SchedulerSection(
+        wait_for_pods_ready=True, wait_for_pods_ready_timeout_seconds=10, wait_for_pods_ready_block_admission=True,
+        wait_for_pods_ready_requeuing_timestamp="Creation", wait_for_pods_ready_backoff_limit_count=2,
+        wait_for_pods_ready_backoff_base_seconds=1, wait_for_pods_ready_backoff_max_seconds=30,
+        wait_for_pods_ready_recovery_timeout_seconds=0)
+    expected = podsready.WaitForPodsReady(True, 10.0, True, podsready.RequeuingTimestamp.CREATION, 2, 1, 30, 0.0)
+    assert process_settings(section).core_wait_for_pods_ready() == expected
+    assert scheduler_settings.wait_for_pods_ready_of(section, True) == expected
+    assert process_settings(models.SchedulerSection()).core_wait_for_pods_ready().enable is False
+
+
+def test_wait_for_pods_ready_out_of_kueues_bounds_is_refused():
+    with pytest.raises(ValueError, match="greater than 0"):
+        models.SchedulerSection(wait_for_pods_ready_timeout_seconds=0)
+    with pytest.raises(ValueError, match="Eviction"):
+        models.SchedulerSection(wait_for_pods_ready_requeuing_timestamp="Later")
+    with pytest.raises(ValueError, match="backoffLimitCount must not be negative"):
+        scheduler_settings.SchedulerSettings(kubeconfig="/k", wait_for_pods_ready=True,
+                                             wait_for_pods_ready_backoff_limit_count=-1)

@@ -105,6 +105,11 @@ def test_admitting_an_evicted_workload_turns_evicted_and_preempted_false_as_kueu
     admission = Admission("cq", ())
     fresh = _by_type(statuses.admission_status(WORKLOAD, admission, NOW))
     assert list(fresh) == ["QuotaReserved", "Admitted"]
-    again = _by_type(statuses.admission_status(dataclasses.replace(WORKLOAD, evicted=True), admission, NOW))
+    again = _by_type(statuses.admission_status(dataclasses.replace(WORKLOAD, evicted=True, preempted=True), admission,
+                                               NOW))
     assert {t: c["status"] for t, c in again.items()} == {
         "QuotaReserved": "True", "Admitted": "True", "Evicted": "False", "Preempted": "False"}
+    # evicted for another cause (a PodsReady timeout): no Preempted condition to turn False, none added
+    timed_out = _by_type(statuses.admission_status(dataclasses.replace(WORKLOAD, evicted=True), admission, NOW))
+    assert {t: c["status"] for t, c in timed_out.items()} == {"QuotaReserved": "True", "Admitted": "True",
+                                                               "Evicted": "False"}
