@@ -1,0 +1,57 @@
+"""Writes to Workloads per admitted Workload, by verb, in each case of a run (waitForPodsReady's cost).
+
+    .venv/bin/python benchmarks/scripts/lifecycle/workload-writes.py results/lifecycle/pods-ready-cost-RUN
+
+Reads the run's `tables/summary.csv`: kube-apiserver's `apiserver_request_total` deltas in the phase
+that admitted (`jobs`) for the `workloads` resource and its subresources, writing verbs only, over the
+admissions either scheduler counted (`kqbench_scheduler_admitted_total`, `kueue_admitted_workloads_total`).
+Writes `workload-writes.json` into the run folder (case -> writes per admission by verb_subresource, e.g. apply_status, and
+their sum), which the README's table reads. Bytes per write are not in kube-apiserver's metrics by verb and
+resource, so none are given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+PHASE = "jobs"
+WRITES = ("POST", "PUT", "PATCH", "APPLY", "DELETE")
+ADMITTED = {"scheduler": "kqbench_scheduler_admitted_total", "kueue": "kueue_admitted_workloads_total"}
+
+
+def per_case(folder: Path) -> dict[str, dict]:
+    frame = pd.read_csv(folder / "tables" / "summary.csv", keep_default_na=False)
+    deltas = frame[(frame["stat"] == "delta") & (frame["phase"] == PHASE)]
+    out = {}
+    for case in sorted(deltas["case"].unique()):
+        mine = deltas[deltas["case"] == case]
+        admitted = float(mine[mine["metric"].isin(ADMITTED.values())]["value"].sum())
+        requests = mine[mine["metric"] == "apiserver_request_total"]
+        by_verb: dict[str, float] = {}
+        for labels, value in zip(requests["labels"], requests["value"]):
+            label = json.loads(labels)
+            if label.get("resource") == "workloads" and label.get("verb") in WRITES:
+                key = "_".join(filter(None, (label["verb"].lower(), label.get("subresource", ""))))
+                by_verb[key] = by_verb.get(key, 0.0) + float(value)
+        per_admission = {k: v / admitted for k, v in sorted(by_verb.items())} if admitted else {}
+        name = case.rpartition(",r")[0].replace("implementation=", "").replace(",wait_for_pods_ready=", "_")
+        out[name] = {"case": case, "admitted": admitted, "per_admission": per_admission,
+                     "total_per_admission": sum(per_admission.values())}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a pods-ready-cost run folder")
+    args = parser.parse_args()
+    record = per_case(args.run)
+    (args.run / "workload-writes.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    main()
