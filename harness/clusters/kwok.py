@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import time
-from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,18 +48,11 @@ def _env(binaries: layout.Binaries, root: Path | None) -> dict[str, str]:
     return env
 
 
-def _log_tail(path: Path, lines: int = 8) -> str:
-    if not path.is_file():
-        return ""
-    with path.open(errors="replace") as handle:
-        return "".join(deque(handle, maxlen=lines))
-
-
 def _first_fatal_line(workdir: Path) -> str:
     """The line most likely to explain a failed start (apiserver flag errors come first)."""
     for component in ("kube-apiserver", "etcd", "kube-controller-manager", "kwok-controller", "kube-scheduler"):
         log = workdir / "logs" / f"{component}.log"
-        for line in _log_tail(log, 40).splitlines():
+        for line in processes.log_tail(log, 40).splitlines():
             lowered = line.lower()
             if any(w in lowered for w in ("error:", "fatal", "unrecognized feature gate", "invalid", "address already in use")):
                 return f"{component}: {line.strip()[:400]}"
@@ -167,7 +159,7 @@ def up(cluster: specs.ClusterSpec, binaries: layout.Binaries, progress, root: Pa
         with log_path.open("w") as log:
             code = _run_kwokctl(command, _env(binaries, root), log, workdir, timeout=240)
         if code != 0:
-            reason = _first_fatal_line(workdir) or _log_tail(log_path, 3).strip()
+            reason = _first_fatal_line(workdir) or processes.log_tail(log_path, 3).strip()
             raise KqbenchError(f"cluster {cluster.name} failed to start: {reason} (logs: {workdir / 'logs'})")
         creds = kubeconfig.load(info.kubeconfig)
         try:

@@ -131,61 +131,43 @@ would keep it, or READY_NEVER; absent: Ready at once. For Kueue's waitForPodsRea
 pod template's annotations. Text kwok cannot parse as a duration (e.g. "20") means Ready at once."""
 READY_NEVER = "never"
 """READY_AFTER_ANNOTATION's value for a pod that runs and is never Ready (a Job's pod then never succeeds)."""
-POD_RUNNING_TEMPLATE = """\
-{{ $now := Now | Quote }}
+
+
+def _running_template(ready: bool) -> str:
+    """A bound pod's Running status: Ready at once, or started with its containers not yet ready (a
+    kubelet's ContainersNotReady, for a pod with READY_AFTER_ANNOTATION)."""
+    status = '"True"' if ready else '"False"\n  reason: ContainersNotReady'
+    return f"""\
+{{{{ $now := Now | Quote }}}}
 conditions:
 - type: Initialized
   status: "True"
-  lastTransitionTime: {{ $now }}
+  lastTransitionTime: {{{{ $now }}}}
 - type: ContainersReady
-  status: "True"
-  lastTransitionTime: {{ $now }}
+  status: {status}
+  lastTransitionTime: {{{{ $now }}}}
 - type: Ready
-  status: "True"
-  lastTransitionTime: {{ $now }}
+  status: {status}
+  lastTransitionTime: {{{{ $now }}}}
 containerStatuses:
-{{ range .spec.containers }}
-- name: {{ .name | Quote }}
-  image: {{ .image | Quote }}
-  ready: true
+{{{{ range .spec.containers }}}}
+- name: {{{{ .name | Quote }}}}
+  image: {{{{ .image | Quote }}}}
+  ready: {str(ready).lower()}
   started: true
   restartCount: 0
   state:
     running:
-      startedAt: {{ $now }}
-{{ end }}
+      startedAt: {{{{ $now }}}}
+{{{{ end }}}}
 phase: Running
-startTime: {{ $now }}
+startTime: {{{{ $now }}}}
 """
-# A pod with READY_AFTER_ANNOTATION: started, but its containers not yet ready (a kubelet's reason).
-POD_RUNNING_UNREADY_TEMPLATE = """\
-{{ $now := Now | Quote }}
-conditions:
-- type: Initialized
-  status: "True"
-  lastTransitionTime: {{ $now }}
-- type: ContainersReady
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now }}
-- type: Ready
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now }}
-containerStatuses:
-{{ range .spec.containers }}
-- name: {{ .name | Quote }}
-  image: {{ .image | Quote }}
-  ready: false
-  started: true
-  restartCount: 0
-  state:
-    running:
-      startedAt: {{ $now }}
-{{ end }}
-phase: Running
-startTime: {{ $now }}
-"""
+
+
+POD_RUNNING_TEMPLATE = _running_template(ready=True)
+POD_RUNNING_UNREADY_TEMPLATE = _running_template(ready=False)
+
 # ...and then ready. Conditions are merged by type (the null drops the not-ready reason); the container
 # statuses are replaced whole, so they are written again with the start time the pod already has.
 POD_READY_TEMPLATE = """\

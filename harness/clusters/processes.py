@@ -7,6 +7,7 @@ pid files were never written.
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import os
 import signal
@@ -16,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
@@ -119,3 +121,12 @@ def terminate(process: subprocess.Popen, grace_seconds: float = 15.0) -> int:
             process.kill()
             process.wait(timeout=10)
     return process.returncode
+
+
+def log_tail(path: Path, lines: int) -> str:
+    """The last `lines` lines of a process's log, without the final newline ("" when there is none yet)."""
+    try:
+        with path.open(errors="replace") as handle:
+            return "".join(collections.deque(handle, maxlen=lines)).rstrip()
+    except OSError:
+        return ""

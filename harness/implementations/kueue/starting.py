@@ -11,7 +11,6 @@ from __future__ import annotations
 import ssl
 import subprocess
 import urllib.request
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +64,7 @@ class KueueProcess:
         return self.process.poll() is None
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        with self.log_path.open(errors="replace") as handle:
-            return "".join(deque(handle, maxlen=lines)).rstrip()
+        return processes.log_tail(self.log_path, lines)
 
     def stop(self, grace_seconds: float = 15.0) -> None:
         """SIGTERM, wait, then SIGKILL; safe to call twice."""

@@ -6,7 +6,6 @@ disturbs the other's timing (pyperf's manager/worker split).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
 import os
@@ -46,11 +45,7 @@ class SchedulerProcess:
 
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of its log (what a failure quotes)."""
-        try:
-            with self.log_path.open(errors="replace") as handle:
-                return "".join(collections.deque(handle, maxlen=lines)).rstrip()
-        except OSError:
-            return ""
+        return processes.log_tail(self.log_path, lines)
 
     def kill(self) -> None:
         """Die without cleaning up (the restart test's crash)."""
