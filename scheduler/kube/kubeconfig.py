@@ -1,9 +1,9 @@
-"""Reading a kubeconfig into what our own HTTP clients need (URL, CA, client cert or token)."""
+"""Reading a kubeconfig into what our own HTTP clients need (URL, CA, client cert or token): the one
+reader of the scheduler, the load generator and the harness."""
 
 from __future__ import annotations
 
 import atexit
-import base64
 import hashlib
 import os
 import shutil
@@ -39,15 +39,6 @@ class Credentials:
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
-
-
-def _materialise(data_b64: str | None, path: str | None, base: Path, suffix: str) -> str | None:
-    """Inline `*-data` fields become files (ssl wants paths); relative paths resolve from the kubeconfig."""
-    if data_b64:
-        return str(credential_file(base64.b64decode(data_b64), suffix))
-    if path:
-        return str((base / path).resolve())
-    return None
 
 
 def credential_file(data: bytes, suffix: str) -> Path:
@@ -124,28 +115,54 @@ def _alive(pid: int) -> bool:
     return True
 
 
+_BEARER = "Bearer "
+
+
+def _configuration(path: Path, context: str | None):
+    # Imported here: the client package takes a while to import and only the first load needs it.
+    from kubernetes import client
+    from kubernetes.config import config_exception, kube_config
+
+    configuration = client.Configuration()
+    try:
+        kube_config.load_kube_config(config_file=str(path), context=context, client_configuration=configuration,
+                                     persist_config=False, temp_file_path=str(private_folder()))
+    except (config_exception.ConfigException, yaml.YAMLError, KeyError, TypeError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise KubeconfigError(f"kubeconfig {path} cannot be used (context {context or 'current-context'}): "
+                              f"{first_line}") from None
+    return configuration
+
+
 def load(path: str | Path, context: str | None = None) -> Credentials:
-    """Credentials of the current (or named) context of a kubeconfig file."""
+    """Credentials of the current (or named) context, read the way kubectl reads them (client
+    certificates, tokens and token files, exec plugins, relative paths) by the `kubernetes` client's
+    loader; inline `*-data` fields become 0600 files in this process's private folder."""
     path = Path(path).expanduser()
+    if not path.is_file():
+        raise KubeconfigError(f"kubeconfig {path} does not exist: pass --kubeconfig with an existing file")
+    configuration = _configuration(path, context)
+    authorization = configuration.api_key.get("BearerToken") or ""
+    if authorization and not authorization.startswith(_BEARER):
+        raise KubeconfigError(f"kubeconfig {path}: only client certificates and bearer tokens are supported "
+                              "(this user logs in with a password)")
+    return Credentials(server=configuration.host.rstrip("/"), ca_file=configuration.ssl_ca_cert or None,
+                       cert_file=configuration.cert_file or None, key_file=configuration.key_file or None,
+                       token=authorization[len(_BEARER):] or None, insecure=not configuration.verify_ssl)
+
+
+def server(path: str | Path, context: str | None = None) -> str:
+    """The apiserver URL of the current (or named) context, read without logging in (no plugin runs)."""
+    from kubernetes.config import config_exception, kube_config
+
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise KubeconfigError(f"kubeconfig {path} does not exist: pass --kubeconfig with an existing file")
     try:
-        config = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise KubeconfigError(f"kubeconfig {path} does not exist: pass --kubeconfig with an existing file") from None
-    except yaml.YAMLError as error:
-        raise KubeconfigError(f"kubeconfig {path} is not valid YAML: {error}") from None
-    try:
-        name = context or config["current-context"]
-        ctx = next(c["context"] for c in config["contexts"] if c["name"] == name)
-        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user"))
-    except (KeyError, StopIteration, TypeError):
-        raise KubeconfigError(f"kubeconfig {path}: context {context or 'current-context'} is incomplete") from None
-    base = path.parent
-    return Credentials(
-        server=cluster["server"].rstrip("/"),
-        ca_file=_materialise(cluster.get("certificate-authority-data"), cluster.get("certificate-authority"), base, ".crt"),
-        cert_file=_materialise(user.get("client-certificate-data"), user.get("client-certificate"), base, ".crt"),
-        key_file=_materialise(user.get("client-key-data"), user.get("client-key"), base, ".key"),
-        token=user.get("token"),
-        insecure=bool(cluster.get("insecure-skip-tls-verify")),
-    )
+        contexts, current = kube_config.list_kube_config_contexts(str(path))
+        chosen = next(c for c in contexts if c["name"] == (context or current["name"]))
+        clusters = kube_config.KubeConfigMerger(str(path)).config["clusters"]
+        return str(clusters.get_with_name(chosen["context"]["cluster"])["cluster"]["server"]).rstrip("/")
+    except (config_exception.ConfigException, StopIteration, KeyError, TypeError) as error:
+        raise KubeconfigError(f"kubeconfig {path}: context {context or 'current-context'} names no cluster "
+                              f"server ({str(error).strip() or type(error).__name__})") from None

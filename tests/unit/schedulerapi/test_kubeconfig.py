@@ -69,7 +69,7 @@ def test_a_process_removes_its_key_files_when_it_exits(tmp_path, temp):
     done = subprocess.run([sys.executable, "-c", LOAD_AND_EXIT, str(temp), str(path)],
                           capture_output=True, text=True, check=True, timeout=60)
     key_file = Path(done.stdout.strip())
-    assert key_file.name.endswith(".key") and str(key_file).startswith(str(temp))
+    assert key_file.parent.parent.name.startswith("kqbench-credentials-") and str(key_file).startswith(str(temp))
     assert not key_file.exists() and not key_file.parent.exists()
 
 
