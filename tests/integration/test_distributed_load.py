@@ -20,6 +20,7 @@ import pytest
 
 from harness.kube import kubeconfig
 from loadtests import running, settings as load_settings
+from scheduler import listening as ports
 
 from .conftest import kwok_cluster
 
@@ -34,12 +35,6 @@ def small_cluster(binaries, state_dir):
     """A 1-node kwok cluster; stopped after the module, also on failure."""
     with kwok_cluster("dist") as info:
         yield info
-
-
-def free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 class Processes:
@@ -95,7 +90,7 @@ def worker_args(port: int) -> list[str]:
 
 
 def test_a_master_on_127_0_0_2_gathers_the_requests_of_two_workers_started_elsewhere(small_cluster, processes, tmp_path):
-    port = free_port(MASTER_HOST)
+    port = ports.pick_free(1, MASTER_HOST)[0]
     out = tmp_path / "run"
     master = processes.start("master", "load", "--master", "--expect-workers", "2", "--master-bind", f"{MASTER_HOST}:{port}",
                              "--name", small_cluster.name, "--user-classes", "Bystander=1", "--users", "4",
@@ -117,7 +112,7 @@ def test_a_master_on_127_0_0_2_gathers_the_requests_of_two_workers_started_elsew
 
 
 def test_workers_that_do_not_come_fail_the_run_with_one_line_that_says_how_to_start_them(small_cluster, processes):
-    port = free_port(MASTER_HOST)
+    port = ports.pick_free(1, MASTER_HOST)[0]
     master = processes.start("master", "load", "--master", "--expect-workers", "2", "--master-bind", f"{MASTER_HOST}:{port}",
                              "--name", small_cluster.name, "--user-classes", "Bystander=1", "--users", "2",
                              "--run-time", "5s", "--worker-timeout", "8")
@@ -134,7 +129,7 @@ def test_workers_that_do_not_come_fail_the_run_with_one_line_that_says_how_to_st
 
 
 def test_workers_rejoin_for_the_next_phase_and_end_after_the_last(small_cluster, processes, tmp_path):
-    port = free_port(MASTER_HOST)
+    port = ports.pick_free(1, MASTER_HOST)[0]
     worker = processes.start("worker", *worker_args(port)[:-1], "15")
     target = kubeconfig.load_target(small_cluster.kubeconfig, allow_remote=False)
     plan = load_settings.RunPlan(
