@@ -1,4 +1,4 @@
-"""README tables of pyperf results (benchmarks/*.py write them): each benchmark's mean, side by side.
+"""README tables of pyperf results (benchmarks/micro/*.py write them): each benchmark's mean, side by side.
 
 Spec of a `pyperf-pairs` block (paths relative to the README):
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import bench_cohort_trees as bench
+from benchmarks.micro import bench_cohort_trees as bench
 from scheduler.core.decisions import Admit
 from scheduler.core.scheduling import decide_cycle
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
+TOOLING = Path(__file__).resolve().parents[3] / "benchmarks" / "tooling"
 
 
 @pytest.fixture
 def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.syspath_prepend(str(TOOLING))
     return importlib.import_module("bench_test_suite")
 
 

@@ -12,7 +12,7 @@ the exact command, the machine, the folders, and one flat record per (folder, ba
 max seconds, files, MiB, MiB/s at the median.
 
     .venv/bin/kqbench results pull results/peer/kueue-baseline-full-hold   # its raw data left the tree
-    .venv/bin/python benchmarks/bench_results_store.py --folder results/baselines/make-bench-20261204-203847 \
+    .venv/bin/python benchmarks/tooling/bench_results_store.py --folder results/baselines/make-bench-20261204-203847 \
         --folder results/peer/kueue-baseline-full-hold --repeat 5
 """
 

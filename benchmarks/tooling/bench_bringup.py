@@ -10,7 +10,7 @@ kube-controller-manager) went quiet, and the CPU the rest of the machine used me
 machine is shared: a busy neighbour shows up there). Writes one JSON per phase and `summary.json`
 (git sha, the exact command, the ratio bulk / POSTs at 10k) into --out as soon as each is known.
 
-    .venv/bin/python benchmarks/bench_bringup.py --out results/bringup/bulk-and-posts
+    .venv/bin/python benchmarks/tooling/bench_bringup.py --out results/bringup/bulk-and-posts
 """
 
 from __future__ import annotations

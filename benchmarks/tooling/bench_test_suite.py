@@ -8,8 +8,8 @@ how long the suite takes and which files the time goes to. Writes --out (JSON): 
 command, the machine, the target, seconds and exit code, the counts, each failure's message, the slowest
 tests, seconds by file.
 
-    .venv/bin/python benchmarks/bench_test_suite.py --target test --out results/testsuite/test.json
-    .venv/bin/python benchmarks/bench_test_suite.py --target test-nightly --out results/testsuite/test-nightly.json
+    .venv/bin/python benchmarks/tooling/bench_test_suite.py --target test --out results/testsuite/test.json
+    .venv/bin/python benchmarks/tooling/bench_test_suite.py --target test-nightly --out results/testsuite/test-nightly.json
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def times_of(junit: Path) -> tuple[list[dict], dict[str, float]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1],
+    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[2],
                         help="The checkout to clone (its HEAD is what runs).")
     parser.add_argument("--target", choices=TARGETS, default="test", help="The make target (default: test).")
     parser.add_argument("--out", type=Path, required=True, help="The JSON file to write.")
@@ -104,7 +104,7 @@ def main() -> int:
         failures = failures_of(junit) if junit.is_file() else []
         result = {
             "version": RESULT_VERSION, "git_sha": runs.git_sha(clone), "started_at": started_at,
-            "command": " ".join([".venv/bin/python", "benchmarks/bench_test_suite.py", *sys.argv[1:]]),
+            "command": " ".join([".venv/bin/python", "benchmarks/tooling/bench_test_suite.py", *sys.argv[1:]]),
             "machine": runs.machine(), "target": args.target, "make_command": f"make {args.target}",
             "seconds": seconds, "minutes": round(seconds / 60, 1), "exit_code": code,
             "pytest_seconds": round(sum(by_file.values()), 1), "pytest_minutes": round(sum(by_file.values()) / 60, 1),

@@ -4,8 +4,8 @@ Used to tell whether the format of the nodes in etcd matters to `cluster up --bu
 kube-apiserver over nodes it wrote as JSON): run it on a cluster whose nodes were POSTed (kube-apiserver
 stored them as protobuf) and on one whose nodes were bulk-loaded (JSON), same count:
 
-    kqbench cluster up --name pj --nodes 20000 && python benchmarks/bench_apiserver_restart.py --name pj --nodes 20000
-    kqbench cluster up --name jj --nodes 20000 --bulk && python benchmarks/bench_apiserver_restart.py --name jj --nodes 20000
+    kqbench cluster up --name pj --nodes 20000 && python benchmarks/tooling/bench_apiserver_restart.py --name pj --nodes 20000
+    kqbench cluster up --name jj --nodes 20000 --bulk && python benchmarks/tooling/bench_apiserver_restart.py --name jj --nodes 20000
 
 Each restart: kube-apiserver killed and started again as kwokctl started it (kwok.apiserver_stopped), timed
 until it answers and until a LIST at the revision before serves every node Ready; its CPU is the new process's.

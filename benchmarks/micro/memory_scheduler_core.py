@@ -1,6 +1,6 @@
 """Memory per pending workload in scheduler.core, measured with tracemalloc.
 
-    .venv/bin/python benchmarks/memory_scheduler_core.py \
+    .venv/bin/python benchmarks/micro/memory_scheduler_core.py \
         -o results/benchmarks/scheduler-core/memory_scheduler_core.json
 
 Counts everything the core allocates for a pending workload: the Workload object, its

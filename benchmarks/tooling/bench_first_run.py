@@ -9,7 +9,7 @@ Python packages, the builds the scenario needs, the run) and `warm` (everything 
 pass built (from the cache's build stamps, with each build's seconds) and whether any Kueue was among them.
 The temporary folder (several GiB of caches) is removed at the end unless --keep.
 
-    .venv/bin/python benchmarks/bench_first_run.py --out results/newcomer/first-run.json
+    .venv/bin/python benchmarks/tooling/bench_first_run.py --out results/newcomer/first-run.json
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _remove(folder: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1],
+    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[2],
                         help="The checkout to clone (its HEAD is what runs).")
     parser.add_argument("--scenario", default="quick", help="make bench's SCENARIO (default: quick).")
     parser.add_argument("--out", type=Path, default=Path("results/newcomer/first-run.json"))
@@ -96,7 +96,7 @@ def main() -> int:
         warm = _pass("warm", clone, env, args.scenario, work / "warm.log")
         result = {
             "version": RESULT_VERSION, "git_sha": runs.git_sha(clone), "started_at": started_at,
-            "command": " ".join([".venv/bin/python", "benchmarks/bench_first_run.py", *sys.argv[1:]]),
+            "command": " ".join([".venv/bin/python", "benchmarks/tooling/bench_first_run.py", *sys.argv[1:]]),
             "machine": runs.machine(), "scenario": args.scenario,
             "first": {**first, "built": built,
                       "built_names": ", ".join(f"{b['component']} {b['version']}" for b in built.values()),

@@ -3,7 +3,7 @@ tree, classical and with fair sharing.
 
 Run (modest, the machine is shared):
 
-    .venv/bin/python benchmarks/bench_cohort_trees.py --fast \
+    .venv/bin/python benchmarks/micro/bench_cohort_trees.py --fast \
         -o results/benchmarks/cohort-trees/bench_cohort_trees.json
 
 The world is Kueue's large-scale shape, scaled: a root Cohort with quota of its own above 10 Cohorts

@@ -7,7 +7,7 @@ the engine's CPU during the load window (cores = CPU seconds / load seconds), CP
 the apiserver's CPU over the same run, and latency. Writes JSON under
 results/benchmarks/load-generator/ with the command that produced it.
 
-    .venv/bin/python benchmarks/bench_load_generator.py --rates 0,100,200,400 --seconds 15 --users 20
+    .venv/bin/python benchmarks/tooling/bench_load_generator.py --rates 0,100,200,400 --seconds 15 --users 20
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from loadtests import running, settings as load_settings
 
 HERE = Path(__file__).resolve().parent
 LOCUSTFILE = HERE / "load_generator" / "locustfile.py"
-OUT = HERE.parent / "results" / "benchmarks" / "load-generator"
+OUT = HERE.parents[1] / "results" / "benchmarks" / "load-generator"
 
 
 def create_configmap(creds: kubeconfig.Credentials) -> None:
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     per_request = max(r["generator_cpu_ms_per_request"] for r in rows)
     report = {
         "benchmark": "load-generator", "version": 1,
-        "command": "python benchmarks/bench_load_generator.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python benchmarks/tooling/bench_load_generator.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": bringup.machine(), "load_average_at_end": os.getloadavg(),
         "runs": rows,
         "max_rps_one_process": max(r["achieved_rps"] for r in unthrottled) if unthrottled else None,

@@ -2,7 +2,7 @@
 
 Run (modest, the machine is shared):
 
-    .venv/bin/python benchmarks/bench_scheduler_core.py --fast \
+    .venv/bin/python benchmarks/micro/bench_scheduler_core.py --fast \
         -o results/benchmarks/scheduler-core/bench_scheduler_core.json
 
 Worlds are built lazily inside each worker and only the timed loop is measured, so the

@@ -16,7 +16,7 @@ pace.png into --out. A measured run's observations are in the results store: pul
 
     .venv/bin/kqbench results pull results/peer/kueue-baseline-1cohort-3x-batched
     .venv/bin/kqbench results pull results/peer/kueue-baseline-full-3x-batched
-    .venv/bin/python benchmarks/bench_pace.py --out results/peer/pace \
+    .venv/bin/python benchmarks/micro/bench_pace.py --out results/peer/pace \
         --measured results/peer/kueue-baseline-1cohort-3x-batched --measured results/peer/kueue-baseline-full-3x-batched
 """
 
@@ -89,7 +89,7 @@ def main() -> int:
             points.append({**_model_point(path_of(args), _cohorts(scenario), outcome),
                            "label": f"{Path(folder).name}: {case}"})
             print(f"{Path(folder).name} {case}: Kueue's cycle times drawn: evictions {outcome.evictions}", flush=True)
-    record = {"command": " ".join(["benchmarks/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(),
+    record = {"command": " ".join(["benchmarks/micro/bench_pace.py", *sys.argv[1:]]), "git": runs.git_sha(),
               "kueue_version": versions.kueue_version(args.kueue_version), "core_settings": version_settings,
               "points": points}
     (args.out / "pace.json").write_text(json.dumps(record, indent=1) + "\n")

@@ -2,7 +2,7 @@
 
 Run on a quiet machine:
 
-    .venv/bin/python benchmarks/bench_tas_placement.py --fast \
+    .venv/bin/python benchmarks/micro/bench_tas_placement.py --fast \
         -o results/benchmarks/tas/bench_tas_placement.json
 
 Nodes are laid out as the harness lays out KWOK nodes (harness.nodes.topologies: racks of 64 hosts,
