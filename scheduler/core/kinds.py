@@ -193,6 +193,18 @@ class FlavorFungibility:
 
 
 @dataclass(slots=True, frozen=True)
+class AdmissionCheckStrategyRule:
+    """One entry of spec.admissionChecksStrategy.admissionChecks (scheduler.core.admissionchecks).
+
+    No ``on_flavors`` means every flavor of the ClusterQueue; v1beta1's ``spec.admissionChecks`` converts to
+    such rules.
+    """
+
+    name: str
+    on_flavors: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
 class ClusterQueue:
     """A ClusterQueue spec."""
 
@@ -215,6 +227,8 @@ class ClusterQueue:
     # spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing: its pending workloads are
     # ordered by their LocalQueue's decayed usage first (``admissionfairsharing``).
     usage_based_admission: bool = False
+    # spec.admissionChecksStrategy.admissionChecks: checks a Workload it reserves quota for must pass.
+    admission_checks: tuple[AdmissionCheckStrategyRule, ...] = ()
 
     def quota(self, flavor_resource: FlavorResource) -> ResourceQuota | None:
         """The quota for a (flavor, resource), or None when the queue does not provide it."""

@@ -36,7 +36,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from scheduler.core import workloads
+from scheduler.core import backoffs, workloads
 from scheduler.core.workloads import RequeuingTimestamp, Workload, WorkloadKey
 
 # Condition types and reasons, as apis/kueue/v1beta2/workload_types.go spells them.
@@ -57,11 +57,6 @@ WAITING = "Waiting"
 WAITING_FOR_PODS_READY = "WaitingForPodsReady"
 WAITING_MESSAGE = "waiting for all admitted workloads to be in PodsReady condition"
 
-JITTER_FACTOR = 0.0001
-"""UpdateRequeueState's wait.NewBackoff(..., 2, 0.0001): the jitter adds up to 0.01% of the wait."""
-_NS = 1_000_000_000
-_UNCAPPED_NS = 2**62
-"""NewBackoff's cap when backoffMaxSeconds is 0: time.Duration(math.MaxInt64 / 2.0)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -227,25 +222,11 @@ def limit_reached(settings: WaitForPodsReady, requeue: RequeueState) -> bool:
 
 
 def backoff_seconds(settings: WaitForPodsReady, count: int, draw: float) -> float:
-    """The backoff before the ``count``-th requeue (1-based), with Kueue's jitter for a uniform ``draw`` in [0, 1).
-
-    Kueue steps apimachinery's Backoff ``count`` times and keeps the last step: step k returns its
-    current duration and doubles it for the next, capped. The first step returns the base itself, even
-    above the cap. The kept step is jittered: d + Duration(draw x 0.0001 x d) in nanoseconds, with
-    draw = rand.Float64() (wait.Jitter); the earlier steps' jitter is discarded.
-    """
+    """The backoff before the ``count``-th requeue (1-based), in seconds, with Kueue's jitter for a uniform
+    ``draw`` in [0, 1) (scheduler.core.backoffs)."""
     if count < 1:
         raise ValueError(f"count must be >= 1 (got {count}): the first requeue is count 1")
-    if not 0.0 <= draw < 1.0:
-        raise ValueError(f"draw must be in [0, 1) (got {draw}): pass random.random()")
-    cap = settings.backoff_max_seconds * _NS or _UNCAPPED_NS
-    duration = settings.backoff_base_seconds * _NS
-    for _ in range(count - 1):
-        duration = min(int(float(duration) * 2.0), cap)  # delay(): next = Duration(float64(d) * factor), capped
-        if duration in (0, cap):
-            break  # no further step changes it
-    jittered = duration + int(draw * JITTER_FACTOR * float(duration))
-    return jittered / _NS
+    return backoffs.wait_time_ns(settings.backoff_base_seconds, settings.backoff_max_seconds, count, draw) / backoffs.NS
 
 
 def requeue_after_timeout(settings: WaitForPodsReady, requeue: RequeueState, now: float, draw: float) -> RequeueState:

@@ -46,6 +46,45 @@ REQUEUE_HOLDING_PREFIX = "DeactivatedDueTo"
 REQUEUE_AT_EVICTION_REASONS = frozenset({"PodsReadyTimeout", "AdmissionCheck"})
 
 
+class CheckState(enum.Enum):
+    """An admission check's state in status.admissionChecks (apis/kueue/v1beta2 CheckState)."""
+
+    PENDING = "Pending"
+    READY = "Ready"
+    RETRY = "Retry"
+    REJECTED = "Rejected"
+
+
+@dataclass(slots=True, frozen=True)
+class AdmissionCheckState:
+    """One entry of status.admissionChecks (decided by scheduler.core.admissionchecks). Times in POSIX seconds.
+
+    Refuses what the Workload CRD refuses, so a state Kueue could never write cannot be modelled.
+    """
+
+    name: str
+    state: CheckState
+    last_transition: float | None
+    """None stands for Go's zero time (GetMaxRetryTime skips such a state)."""
+    message: str = ""
+    requeue_after_seconds: int | None = None
+    retry_count: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("status.admissionChecks[].name must not be empty (the CRD's minLength is 1)")
+        if not isinstance(self.state, CheckState):
+            try:
+                object.__setattr__(self, "state", CheckState(self.state))
+            except ValueError:
+                raise ValueError(f"status.admissionChecks[].state must be Pending, Ready, Retry or Rejected "
+                                 f"(got {self.state!r})") from None
+        for api_name, value in (("requeueAfterSeconds", self.requeue_after_seconds), ("retryCount", self.retry_count)):
+            if value is not None and value < 0:
+                raise ValueError(f"status.admissionChecks[].{api_name} must be >= 0 (got {value}): "
+                                 "the API server refuses the write (the CRD's minimum is 0)")
+
+
 @dataclass(slots=True, frozen=True)
 class PodSet:
     """A homogeneous group of pods: ``count`` pods each requesting ``requests`` (milli-units)."""
@@ -131,6 +170,8 @@ class Workload:
     accumulated_execution_seconds: int | None = None
     # (reason, message) of a DeactivationTarget=True condition: Kueue deactivates such a Workload.
     deactivation_target: tuple[str, str] | None = None
+    # status.admissionChecks, sorted by name as Kueue keeps them (scheduler.core.admissionchecks).
+    admission_checks: tuple[AdmissionCheckState, ...] = ()
     key: WorkloadKey = field(init=False)
     order_key: OrderKey = field(init=False)
 
