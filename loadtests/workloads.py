@@ -11,13 +11,14 @@ import enum
 
 from loadtests import settings as load_settings
 from scheduler.api import groups
+from scheduler.controller import estimating
 from scheduler.core.quantities import parse_quantity
 
 GROUP = groups.GROUP
 VERSION = groups.VERSION
 API_VERSION = groups.API_VERSION
 CHURN_LABEL = "kqbench.io/churn-user"
-RUNTIME_ANNOTATION = "kqbench.io/runtime-seconds"
+RUNTIME_ANNOTATION = estimating.RUNTIME_ANNOTATION
 """How long the Workload runs once admitted: whichever churn user holds it then finishes it on time."""
 
 

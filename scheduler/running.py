@@ -66,7 +66,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             request_header = authn.RequestHeaderConfig.from_configmap(configmap.get("data") or {})
             authorizer = authz.DelegatingAuthorizer(reader) if settings.authorization == "delegate" else authz.AllowAll()
             pages = pagecache.PageCache() if settings.page_cache else pagecache.NoPageCache()
-            server = serving.VisibilityServer(manager.pending_lists, request_header, authorizer, metrics, page_cache=pages)
+            server = serving.VisibilityServer(manager.pending_lists, request_header, authorizer, metrics, page_cache=pages,
+                                              estimates=controller.estimates)
             runner = web.AppRunner(server.app(), access_log=None)
             await runner.setup()
             context = serving.server_ssl_context(serving.TLSFiles(settings.tls_cert, settings.tls_key), request_header)
@@ -84,8 +85,8 @@ async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
             controller.workload_observer = observe
             background.append(asyncio.create_task(jobs.run(stop, controller.synced)))
             background.append(asyncio.create_task(ungater.run(stop)))
-        log.info("scheduler running: strategy=%s qps=%s jobs=%s waitForPodsReady=%s", strategy.name, settings.qps,
-                 settings.manage_jobs, pods_ready.enable)
+        log.info("scheduler running: strategy=%s qps=%s jobs=%s waitForPodsReady=%s estimator=%s", strategy.name,
+                 settings.qps, settings.manage_jobs, pods_ready.enable, settings.estimator)
         try:
             await controller.run(stop)
         finally:

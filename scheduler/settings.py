@@ -11,11 +11,12 @@ import dataclasses
 import inspect
 import json
 from dataclasses import dataclass, field
+from typing import Literal
 
 import click
 
 from scheduler import listening
-from scheduler.controller import controlling
+from scheduler.controller import controlling, estimating
 from scheduler.core import kinds, podsready
 from scheduler.core.parkedretries import REQUEUE_BATCH_SECONDS
 from scheduler.publishing import strategies
@@ -34,6 +35,11 @@ MAX_MIN_CYCLE_SECONDS = 10.0
 _PODS_READY = podsready.WaitForPodsReady()
 """Kueue's waitForPodsReady defaults (v1beta2 defaulting), the settings' defaults."""
 """A slower pace than this is no scheduler's we compare with (Kueue's cycles take milliseconds to a second)."""
+
+
+EstimatorName = Literal[estimating.NAMES]  # type: ignore[valid-type]
+"""`none` or one of scheduler.core.estimators' names."""
+_CONTROLLER = controlling.ControllerSettings()
 
 
 REFERENCE_ONLY = "reference_only"
@@ -165,6 +171,21 @@ class SchedulerSettings:
     """Log every decision of every cycle, one line each, to read beside Kueue's cycle log
     (`kueue_log_level: 3`), and each preempting head's cohort as the cycle left it; costs time per cycle,
     so never for headline figures."""
+    estimator: EstimatorName = field(default=_CONTROLLER.estimator, metadata=reference_only())
+    """Serve expected admission times with this estimator (moving-average, rate or simulator; docs/eta.md) as
+    extra fields of the visibility API's pending-workload entries and as /metrics histograms; none: no estimates,
+    the entries are Kueue's alone."""
+    estimate_refresh_seconds: float = field(default=_CONTROLLER.estimate_refresh_seconds,
+                                            metadata=reference_only(ge=0.1, le=3600))
+    """How often the estimates are computed again from a fresh snapshot: 10 s keeps them younger than a person
+    takes to look again, and the simulator's default budget (a CPU second) at most a tenth of a core."""
+    estimate_max_cpu_seconds: float = field(default=_CONTROLLER.estimate_max_cpu_seconds,
+                                            metadata=reference_only(ge=0.01, le=60))
+    """The simulator's CPU seconds per refresh (its own thread's); past them, Workloads it did not reach are
+    served their previous estimate with its age."""
+    estimate_max_cycles: int = field(default=_CONTROLLER.estimate_max_cycles, metadata=reference_only(ge=1, le=10_000_000))
+    """The simulator's scheduling cycles per refresh: keeps a forecast finite whatever the CPU clock says (a queue
+    of n pending Workloads needs n cycles at the least)."""
 
     def __post_init__(self) -> None:
         if tuple(self.fair_sharing_strategies) not in FAIR_SHARING_STRATEGY_SETS:

@@ -121,6 +121,11 @@ FAMILIES: tuple[Family, ...] = (
     _f("kqbench_scheduler_api_writes_total", SCHEDULER, COUNTER),
     _f("kqbench_scheduler_api_write_bytes_total", SCHEDULER, COUNTER),
     _f("kqbench_scheduler_api_write_failures_total", SCHEDULER, COUNTER),
+    # Expected admission times, when the scheduler runs an estimator (scheduler.controller.estimating).
+    _f("kqbench_scheduler_estimated_wait_seconds", SCHEDULER, HISTOGRAM, ("cluster_queue",)),
+    _f("kqbench_scheduler_estimates_without_time", SCHEDULER, GAUGE),
+    _f("kqbench_scheduler_estimate_refresh_cpu_seconds", SCHEDULER, HISTOGRAM),
+    _f("kqbench_scheduler_estimate_refresh_failures_total", SCHEDULER, COUNTER),
     _f("kqbench_visibility_request_duration_seconds", SCHEDULER, HISTOGRAM, ("endpoint", "code")),
     _f("kqbench_visibility_pages_total", SCHEDULER, COUNTER),
     _f("kqbench_positions_changes_total", SCHEDULER, COUNTER),

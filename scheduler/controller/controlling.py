@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 import orjson
 
 from scheduler.api import groups
-from scheduler.controller import deadlines, informing, metering, podsreadiness, statuses, topologyfeeding, workqueues
+from scheduler.controller import (
+    deadlines, estimating, informing, metering, podsreadiness, statuses, topologyfeeding, workqueues,
+)
 from scheduler.core import activation, conversion, draining, executiontime, podsready, queuestatus, scheduling
 from scheduler.core.decisions import (
     CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt, describe,
@@ -75,6 +77,11 @@ class ControllerSettings:
     """Admissions decided in memory but not yet written; from this many on, the cycle loop waits for the
     writes (a cycle started below it may still admit one head per ClusterQueue). Deciding far ahead of
     the API gains nothing: on a small machine it takes CPU the writes need."""
+    # Expected admission times (scheduler.controller.estimating): off unless `estimator` names one.
+    estimator: str = estimating.NONE
+    estimate_refresh_seconds: float = estimating.DEFAULT_REFRESH_SECONDS
+    estimate_max_cpu_seconds: float = estimating.DEFAULT_MAX_CPU_SECONDS
+    estimate_max_cycles: int = estimating.DEFAULT_MAX_CYCLES
 
 
 def _workload_path(namespace: str, name: str) -> str:
@@ -153,6 +160,10 @@ class Controller:
         self._unwritten = 0
         # The heads the last cycle turned away, with why (written when write_pending_reasons is on).
         self._turned_away: list[tuple[Workload, str]] = []
+        self.estimates = estimating.create(self.manager, self.settings.estimator, self.settings.estimate_refresh_seconds,
+                                           self.settings.estimate_max_cpu_seconds, self.settings.estimate_max_cycles,
+                                           self.metrics.registry, self.clock)
+        """The expected admission times the visibility server adds to its entries; None without an estimator."""
         self.ready = False
         """True once every informer has listed: the core holds the cluster's state."""
         self.synced = asyncio.Event()
@@ -252,6 +263,8 @@ class Controller:
             self._not_reserved.pop(key, None)
         if self.workload_observer is not None:
             self.workload_observer("MODIFIED", obj, workload)
+        if self.estimates is not None:
+            self.estimates.observe_workload(obj, workload)
         if workload.finished:
             self.manager.mark_finished(workload.key)
         else:
@@ -308,6 +321,8 @@ class Controller:
         self._not_reserved.pop(key, None)
         self._held_by_stop.pop(key, None)
         self.manager.delete_workload(key)
+        if self.estimates is not None:
+            self.estimates.forget(key)
         if self.workload_observer is not None:
             self.workload_observer("DELETED", obj, None)
 
@@ -728,6 +743,8 @@ class Controller:
         tasks.append(asyncio.create_task(self._status_loop(stop)))
         tasks += [asyncio.create_task(self.queue_status_worker()) for _ in range(self.settings.queue_status_workers)]
         tasks.append(asyncio.create_task(self._lag_loop(stop)))
+        if self.estimates is not None:
+            tasks.append(asyncio.create_task(self.estimates.run(stop)))
         await stop.wait()
         for task in tasks:
             task.cancel()

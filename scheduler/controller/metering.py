@@ -6,6 +6,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LATENCY_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 FAST_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+WAIT_BUCKETS = (1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400)
+"""Seconds from now to an expected admission: a second to a day (a queue's head to a deep queue's tail)."""
+REFRESH_CPU_BUCKETS = FAST_BUCKETS + (5, 10)
+"""CPU seconds of one estimate refresh: the simulator's budget goes up to a minute, its default is one."""
 
 
 class SchedulerMetrics:
@@ -57,3 +61,26 @@ class SchedulerMetrics:
     def observe_write(self, verb: str, resource: str, code: int, size: int) -> None:
         self.api_writes.labels(verb, resource, str(code)).inc()
         self.api_write_bytes.labels(verb, resource).inc(size)
+
+
+class EstimateMetrics:
+    """The expected-admission-time refresh's metrics (scheduler.controller.estimating), on the scheduler's
+    registry; made only when an estimator is set, so a scheduler without one exposes none of them."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+        self.waits = Histogram(
+            "kqbench_scheduler_estimated_wait_seconds",
+            "Seconds from a refresh to each pending Workload's expected admission, per ClusterQueue: every pending "
+            "Workload with a time is observed at every refresh (a rate over a window is the distribution of the "
+            "queue's estimates in it).", ["cluster_queue"], buckets=WAIT_BUCKETS, registry=r)
+        self.without_time = Gauge("kqbench_scheduler_estimates_without_time",
+                                  "Pending Workloads the last refresh gave no time, per ClusterQueue and reason.",
+                                  ["cluster_queue", "reason"], registry=r)
+        self.refresh_cpu = Histogram(
+            "kqbench_scheduler_estimate_refresh_cpu_seconds",
+            "CPU seconds of one refresh: the snapshot on the controller's loop and the estimate on its own thread.",
+            buckets=REFRESH_CPU_BUCKETS, registry=r)
+        self.refresh_failures = Counter("kqbench_scheduler_estimate_refresh_failures",
+                                        "Refreshes that failed (logged); the previous estimates are served meanwhile.",
+                                        registry=r)

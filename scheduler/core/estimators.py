@@ -33,6 +33,9 @@ class Member:
     reads: str
     """What it needs in a snapshot."""
     make: Callable[[EstimatorSettings, RuntimeBook, Callable[[], float]], Estimator]
+    needs_world: bool = False
+    """Its snapshot must carry the world (``estimates.snapshot_of(..., with_world=True)``) and its runtimes
+    matter: the edge copies them only for a member that reads them."""
 
 
 MEMBERS = {
@@ -42,7 +45,7 @@ MEMBERS = {
         Member(RATE, "recent admissions (rate per ClusterQueue and flavor) and pending order",
                lambda s, book, clock: admissionrates.AdmissionRate(s.rate)),
         Member(SIMULATOR, "the world (objects, admitted and pending Workloads) and runtimes",
-               lambda s, book, clock: forecasting.Simulator(s.simulator, book, clock)),
+               lambda s, book, clock: forecasting.Simulator(s.simulator, book, clock), needs_world=True),
     )
 }
 

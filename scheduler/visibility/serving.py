@@ -12,11 +12,11 @@ import orjson
 import aiohttp
 from aiohttp import web
 
-from scheduler.controller import metering
+from scheduler.controller import estimating, metering
 from scheduler.core import positions
 from scheduler.core.pendingreading import PendingReader
 from scheduler.kube import client as kube
-from scheduler.visibility import authn, authz, documents, pagecache
+from scheduler.visibility import authn, authz, documents, estimatefields, pagecache
 
 PREFIX = f"/apis/{documents.GROUP}"
 log = logging.getLogger(__name__)
@@ -48,8 +48,11 @@ def _json(body: dict, status: int = 200) -> web.Response:
 class VisibilityServer:
     def __init__(self, pending: PendingReader, request_header: authn.RequestHeaderConfig, authorizer,
                  metrics: metering.SchedulerMetrics, clock=time.perf_counter,
-                 page_cache: pagecache.PageCache | None = None) -> None:
+                 page_cache: pagecache.PageCache | None = None,
+                 estimates: estimating.EstimateRefresher | None = None) -> None:
         self.pending = pending
+        self.estimates = estimates
+        """Adds its current board's estimates to every entry (scheduler.visibility.estimatefields); None: none."""
         self.page_cache = page_cache if page_cache is not None else pagecache.PageCache()
         self.request_header = request_header
         self.authorizer = authorizer
@@ -168,13 +171,15 @@ class VisibilityServer:
         else:
             query = request.query
             offset, limit = query.get("offset"), query.get("limit")
+            board = self.estimates.board if self.estimates is not None else None
             try:
-                key = (endpoint, version, attributes.namespace, attributes.name, offset, limit, generation())
+                key = (endpoint, version, attributes.namespace, attributes.name, offset, limit, generation(),
+                       board.generation if board is not None else 0)
                 body = self.page_cache.get(key)
                 self.metrics.visibility_pages.labels(endpoint, "hit" if body is not None else "miss").inc()
                 if body is None:
                     items = page(offset, limit)
-                    body = orjson.dumps(documents.pending_workloads_summary(version, (i.to_dict() for i in items)))
+                    body = orjson.dumps(documents.pending_workloads_summary(version, estimatefields.entries(items, board)))
                     self.page_cache.put(key, body)
                 response = web.Response(body=body, content_type="application/json")
             except positions.InvalidPageError as error:
