@@ -14,7 +14,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, Field
 
-from harness.drivers import capacity, contract, faults, invariants, jobs, kueuebaseline, locust, watchcache
+from harness.drivers import capacity, contract, faults, heldqueue, invariants, jobs, kueuebaseline, locust, tasobjectsize, watchcache, workloadloading
 
 _DRIVER_PACKAGES = (
     locust,
@@ -24,6 +24,9 @@ _DRIVER_PACKAGES = (
     invariants,
     faults,
     jobs,
+    tasobjectsize,
+    workloadloading,
+    heldqueue,
 )
 
 

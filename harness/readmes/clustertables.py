@@ -1,4 +1,4 @@
-"""README tables of the scheduler-on-the-cluster benchmark (benchmarks/bench_scheduler_cluster.py), from
+"""README tables of the scheduler-on-the-cluster benchmark (benchmarks/bench_scheduler_cluster.py until 251cd23; now the heldqueue driver), from
 the JSON files of one output folder: `<implementation>.json` per implementation and `summary.json`.
 
 Spec of a `scheduler-cluster` block (paths relative to the README):

@@ -102,6 +102,8 @@ class ClusterSection(_Model):
     """Extra kube-controller-manager flags, e.g. {kube-api-qps: "200"} (the job controller's pace)."""
     scheduler_args: dict[str, str] = {}
     """Extra kube-scheduler flags, e.g. {kube-api-qps: "200"} (its binds and events)."""
+    etcd_args: dict[str, str] = {}
+    """Extra etcd flags, e.g. {max-request-bytes: "262144"}: etcd's request limit met at a scale a test affords."""
     heartbeats: HeartbeatSpec = HeartbeatSpec()
     jobs: bool = False
     """Run batch Jobs' pods (job controller and kube-scheduler on); see ClusterSpec.jobs."""
@@ -131,6 +133,7 @@ class ClusterSection(_Model):
                                         apiserver_args=tuple(sorted(self.apiserver_args.items())),
                                         controller_manager_args=tuple(sorted(self.controller_manager_args.items())),
                                         scheduler_args=tuple(sorted(self.scheduler_args.items())),
+                                        etcd_args=tuple(sorted(self.etcd_args.items())),
                                         heartbeats=clusterspecs.Heartbeats(hb.enabled, hb.lease_seconds, hb.status_seconds),
                                         jobs=self.jobs, allow_remote=self.allow_remote, bulk=self.bulk,
                                         schedulable_nodes=any(p.topology for p in self.node_pools()))
@@ -265,6 +268,11 @@ class QueuesSection(_Model):
 
     def cluster_queue_names(self) -> list[str]:
         return [name for cq in self.cluster_queues for name, _ in cq.expanded()]
+
+    def cluster_queue_of(self, namespace: str, local_queue: str) -> str | None:
+        """The ClusterQueue of LocalQueue namespace/local_queue (None: no such LocalQueue)."""
+        return next((cq for lq in self.local_queues for ns, name, cq in lq.expanded()
+                     if (ns, name) == (namespace, local_queue)), None)
 
 
 # -- scheduler, phases, load, measurements -----------------------------------------------------

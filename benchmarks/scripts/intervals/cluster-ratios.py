@@ -7,6 +7,9 @@ That function now holds back a p99 of fewer requests than a p99 needs (`interval
 Derived again, that ratio is None and its goal not judged (`met` None). Re-runnable: a second run changes nothing.
 
     .venv/bin/python benchmarks/scripts/intervals/cluster-ratios.py results/peer/scheduler-cluster-100000
+
+It reads the benchmark's own modules, which left the tree when the measurement became the `heldqueue`
+driver (`kqbench run results/peer/scheduler-cluster.yaml`): run it from a checkout of 251cd23, where it ran.
 """
 
 from __future__ import annotations

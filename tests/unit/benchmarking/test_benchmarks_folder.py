@@ -11,20 +11,6 @@ BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 FOLDERS = {"micro", "tooling", "scripts"}
 """The folders benchmarks/ has (besides caches)."""
 
-AWAITING_CONVERSION_TO_DRIVERS = {
-    "bench_scheduler_cluster.py",
-    "scheduler_cluster_figures.py",
-    "scheduler_cluster_reading.py",
-    "bench_workload_loading.py",
-    "bench_tas_object_size.py",
-    "tas_object_size.py",
-    # how the two cluster benchmarks above end, also on failure: goes with them (or moves) once they are drivers
-    "benchteardown.py",
-}
-"""Cluster experiments still at benchmarks/'s top level while they become drivers. Only shrinks: a file leaves
-the list when its driver lands, and the list ends empty."""
-
-
 def test_benchmarks_has_its_three_folders_and_no_other():
     folders = {p.name for p in BENCHMARKS.iterdir() if p.is_dir() and p.name != "__pycache__" and not p.name.startswith(".")}
     assert folders == FOLDERS, (f"benchmarks/ has {sorted(folders)}, expected {sorted(FOLDERS)}: a benchmark goes in "
@@ -32,8 +18,7 @@ def test_benchmarks_has_its_three_folders_and_no_other():
 
 
 def test_no_new_script_at_the_top_of_benchmarks():
-    scripts = {p.name for p in BENCHMARKS.glob("*.py")}
-    strays = sorted(scripts - AWAITING_CONVERSION_TO_DRIVERS)
+    strays = sorted(p.name for p in BENCHMARKS.glob("*.py"))
     assert not strays, (f"{strays} directly under benchmarks/: a micro-benchmark of pure code goes in micro/, one of "
                         "kqbench's own machinery in tooling/, an experiment on a queueing design is a driver "
                         "(harness/drivers/, run by `kqbench run`)")

@@ -1,23 +1,26 @@
-"""Readers of the visibility API through kube-apiserver, with or without churn on the queue.
+"""Readers of the visibility API through kube-apiserver, with or without churn on the queue (the I/O edge).
 
-Readers run back to back (or paced) for a fixed time; churn, when asked, creates a new pending
-Workload and deletes the oldest one it created at a steady rate in the same event loop, so the
-queue's membership changes many times a second and no cached page outlives a few milliseconds.
+Readers run back to back for a fixed time; churn, when asked, creates a new pending Workload and deletes
+the oldest one it created at a steady rate in the same event loop, so the queue's membership changes many
+times a second and no cached page outlives a few milliseconds. Every loop ends at the arm's deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import ssl
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import aiohttp
 import orjson
-import psutil
 
-from harness.metrics import summarising
+from harness.drivers.heldqueue import figures as figs
+
+FAILED_PAUSE_SECONDS = 0.05
+"""A reader whose request failed waits this long before the next: a refusing server is not hammered."""
 
 
 @dataclass(slots=True)
@@ -27,7 +30,7 @@ class Churn:
     workload: Callable[[str], dict]
     """name -> the Workload to create."""
     collection: str
-    """The Workloads' collection path (POST), `{collection}/{name}` deletes."""
+    """The Workloads' collection path (POST); `{collection}/{name}` deletes."""
     per_second: float
     in_flight: int = 16
     created: int = 0
@@ -36,8 +39,8 @@ class Churn:
     names: list[str] = field(default_factory=list)
 
     async def run(self, session: aiohttp.ClientSession, server: str, deadline: float) -> None:
-        """One create per tick, each followed by the delete of the previous one; ticks do not wait
-        for the answers (up to `in_flight` at once), so the rate holds while the apiserver is slow."""
+        """One create per tick, each followed by the delete of the previous one; ticks do not wait for the
+        answers (up to `in_flight` at once), so the rate holds while the apiserver is slow."""
         interval, slots, tasks = 1.0 / self.per_second, asyncio.Semaphore(self.in_flight), []
         next_at = time.monotonic()
         for k in itertools.count():
@@ -70,33 +73,21 @@ class Churn:
         finally:
             slots.release()
 
-    def figures(self, seconds: float) -> dict:
-        return {"asked_per_second": self.per_second, "created": self.created, "deleted": self.deleted,
-                "failed": self.failed, "changes_per_second": round((self.created + self.deleted) / seconds, 1)}
+    def counts(self, seconds: float) -> figs.ChurnCounts:
+        return figs.ChurnCounts(self.per_second, self.created, self.deleted, self.failed, seconds)
 
 
-async def read_pages(server: str, context, readers: int, seconds: float, path: str,
-                     per_reader_rate: float = 0.0, churn: Churn | None = None,
-                     headers: dict | None = None) -> tuple[list[float], int]:
-    """Concurrent readers of `path` for `seconds`; returns (latencies of 200s, failed requests).
-
-    per_reader_rate > 0 paces each reader (open loop: one that falls behind does not catch up in
-    a burst); 0 reads back to back. A failed request counts, and its reader goes on.
-    """
+async def _read_pages(server: str, context: ssl.SSLContext | None, headers: dict[str, str], readers: int,
+                      seconds: float, path: str, churn: Churn | None) -> tuple[list[float], int]:
     latencies: list[float] = []
     failures = 0
     deadline = time.monotonic() + seconds
     connector = aiohttp.TCPConnector(ssl=context, limit=readers + 4)
     timeout = aiohttp.ClientTimeout(total=max(60.0, seconds))
-    async with aiohttp.ClientSession(connector=connector, headers=headers or {}, timeout=timeout) as session:
-        async def reader(k: int):
+    async with aiohttp.ClientSession(connector=connector, headers=headers, timeout=timeout) as session:
+        async def reader() -> None:
             nonlocal failures
-            interval = 1.0 / per_reader_rate if per_reader_rate else 0.0
-            next_at = time.monotonic() + (k * interval / readers)  # spread the readers' phases
             while time.monotonic() < deadline:
-                if interval:
-                    await asyncio.sleep(max(0.0, next_at - time.monotonic()))
-                    next_at = max(next_at + interval, time.monotonic())
                 started = time.perf_counter()
                 try:
                     async with session.get(server + path) as response:
@@ -108,21 +99,18 @@ async def read_pages(server: str, context, readers: int, seconds: float, path: s
                     latencies.append(time.perf_counter() - started)
                 else:
                     failures += 1
-                    await asyncio.sleep(0.05)
-        tasks = [reader(k) for k in range(readers)]
+                    await asyncio.sleep(FAILED_PAUSE_SECONDS)
+
+        tasks = [reader() for _ in range(readers)]
         if churn is not None:
             tasks.append(churn.run(session, server, deadline))
         await asyncio.gather(*tasks)
     return latencies, failures
 
 
-def cores(before: Sequence[summarising.ProcessSample], after: Sequence[summarising.ProcessSample]) -> dict[str, float]:
-    """Cores each process used between two readings, to two decimals (1.0 = one core busy the whole time)."""
-    return {name: round(used, 2) for name, used in summarising.cores_between(before, after).items()}
-
-
-def rss_bytes(pid: int) -> int:
-    try:
-        return psutil.Process(pid).memory_info().rss
-    except psutil.NoSuchProcess:
-        return 0
+def read_pages(server: str, context: ssl.SSLContext | None, headers: dict[str, str], readers: int, seconds: float,
+               path: str, churn: Churn | None = None) -> tuple[list[float], int]:
+    """`readers` concurrent readers of `path`, back to back, for `seconds` (with `churn` beside them when
+    given); returns (latencies in seconds of the 200s, failed requests). A failed request counts, and its
+    reader goes on. Requests started before the deadline run on past it."""
+    return asyncio.run(_read_pages(server, context, headers, readers, seconds, path, churn))
