@@ -22,6 +22,7 @@ later is parked at once, until the queue's next retry (cluster_queue.go, handleI
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -37,20 +38,42 @@ from scheduler.core.workloads import Workload, WorkloadKey, order_key
 _CHANGES = itertools.count(1)
 
 
+class _ShapeGroup:
+    """The pending workloads of one shape parked together (park_equivalent), in queue order: parked until
+    the queue's next retry, then *returned*, when they are active again without being moved one by one."""
+
+    __slots__ = ("members", "returned")
+
+    def __init__(self, members: list[Workload]) -> None:
+        self.members: SortedKeyList = SortedKeyList(members, key=order_key)
+        self.returned = False
+
+
 class PendingQueue:
-    """Pending workloads of one ClusterQueue, with a change counter."""
+    """Pending workloads of one ClusterQueue, with a change counter.
+
+    Workloads parked with their shape stay in their shape's group (``_ShapeGroup``) for as long as they
+    are pending: a retry returns a group in one step and a head that does not fit parks it again in one,
+    so a deep queue of few shapes costs its shapes, not its length, per retry (a forecast runs one at
+    every end). A returned group is active: its first member competes for head with the active list.
+    """
 
     __slots__ = (
-        "name", "strategy", "_members", "_active", "_parked", "_held", "_blocked_head", "_sticky", "_last",
-        "_allocatable", "_parked_shapes", "generation", "reorder",
+        "name", "strategy", "_members", "_active", "_parked", "_groups", "_held", "_blocked_head", "_sticky",
+        "_last", "_allocatable", "generation", "reorder",
     )
 
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
         self.name = name
         self.strategy = strategy
         self._members: dict[WorkloadKey, Workload] = {}
+        # Active workloads not in a shape group.
         self._active: SortedKeyList = SortedKeyList(key=order_key)
+        # Workloads parked one by one (park), not with their shape.
         self._parked: set[WorkloadKey] = set()
+        # Shapes parked together since they were first parked; while one is, none of its shape is in _active.
+        # A parked group is Kueue's hashToBulkMoveReason: one of its shape that arrives is parked at once.
+        self._groups: dict[tuple, _ShapeGroup] = {}
         self._held: set[WorkloadKey] = set()
         self._blocked_head: WorkloadKey | None = None
         self._sticky: WorkloadKey | None = None
@@ -58,8 +81,6 @@ class PendingQueue:
         self._last: dict[WorkloadKey, _Recorded] = {}
         # Kueue's AllocatableResourceGeneration: moves when admitted quota leaves or the queue's quota changes.
         self._allocatable = 0
-        # Shapes parked together (park_equivalent) since the last retry: Kueue's hashToBulkMoveReason.
-        self._parked_shapes: set[tuple] = set()
         # Renewed whenever the ordered pending list (and so some position) changes; drawn from one
         # process-wide counter so that a deleted and re-created queue never repeats an old value.
         self.generation = next(_CHANGES)
@@ -81,21 +102,34 @@ class PendingQueue:
         return self._members.values()
 
     def is_parked(self, key: WorkloadKey) -> bool:
-        return key in self._parked
+        if key in self._parked:
+            return True
+        group = self._group_holding(key)
+        return group is not None and not group.returned
+
+    def _group_holding(self, key: WorkloadKey) -> _ShapeGroup | None:
+        """The shape group ``key`` is in, or None."""
+        workload = self._members.get(key)
+        if workload is None or not self._groups or key in self._held or key in self._parked:
+            return None
+        group = self._groups.get(shape_of(workload))
+        return group if group is not None and workload in group.members else None
 
     def add(self, workload: Workload) -> None:
         """Queue a workload as active (held if its requeue is held); it must not be present."""
         self._members[workload.key] = workload
+        group = self._groups.get(shape_of(workload)) if self._groups else None
         if workload.requeue_held:
             self._held.add(workload.key)
-        elif self._parked_shapes and shape_of(workload) in self._parked_shapes:
-            self._parked.add(workload.key)
+        elif group is not None:
+            group.members.add(workload)  # parked at once while its shape is, active once returned
         else:
             self._active.add(workload)
         self.generation = next(_CHANGES)
 
     def remove(self, key: WorkloadKey) -> Workload | None:
         """Drop a workload from the queue (active or parked); returns it, or None."""
+        group = self._group_holding(key)
         workload = self._members.pop(key, None)
         if workload is None:
             return None
@@ -103,6 +137,8 @@ class PendingQueue:
             self._parked.discard(key)
         elif key in self._held:
             self._held.discard(key)
+        elif group is not None:
+            self._leave_group(group, workload)
         else:
             self._active.remove(workload)
         if self._blocked_head == key:
@@ -112,6 +148,11 @@ class PendingQueue:
         self._last.pop(key, None)
         self.generation = next(_CHANGES)
         return workload
+
+    def _leave_group(self, group: _ShapeGroup, workload: Workload) -> None:
+        group.members.remove(workload)
+        if not group.members and group.returned:  # a parked shape stays parked, empty, until the next retry
+            del self._groups[shape_of(workload)]
 
     def head(self) -> Workload | None:
         """The next workload to try, or None when empty or blocked on its current head."""
@@ -130,33 +171,56 @@ class PendingQueue:
 
     def _first(self) -> Workload | None:
         """The sticky workload while it is active, else the first in queue order."""
-        sticky_active = self._sticky is not None and self._sticky not in self._parked and self._sticky not in self._held
+        sticky_active = (self._sticky is not None and self._sticky not in self._held
+                         and not self.is_parked(self._sticky))
         if self.reorder is not None:
             # usage comes before stickiness in Kueue's queueOrderingFunc
-            return min(self._active, key=self.reorder(self._sticky if sticky_active else None), default=None)
+            return min(self.active_in_order(), key=self.reorder(self._sticky if sticky_active else None),
+                       default=None)
         if sticky_active:
             return self._members[self._sticky]  # type: ignore[index]
-        return self._active[0] if self._active else None
+        first = self._active[0] if self._active else None
+        for group in self._groups.values():
+            if group.returned and (first is None or order_key(group.members[0]) < order_key(first)):
+                first = group.members[0]
+        return first
 
     def park(self, key: WorkloadKey) -> None:
         """Move an active workload aside until capacity changes (BestEffortFIFO)."""
         workload = self._members.get(key)
         if workload is None or key in self._parked or key in self._held:
             return
-        self._active.remove(workload)
+        group = self._group_holding(key)
+        if group is not None:
+            if not group.returned:
+                return
+            self._leave_group(group, workload)
+        else:
+            self._active.remove(workload)
         self._parked.add(key)
 
     def park_equivalent(self, key: WorkloadKey) -> None:
-        """Park ``key`` and, in a BestEffortFIFO queue, every active workload of its shape, and remember the
+        """Park ``key`` and, in a BestEffortFIFO queue, every active workload of its shape, and park the
         shape so that one arriving before the next retry is parked too (Kueue's SchedulingEquivalenceHashing)."""
         workload = self._members.get(key)
-        self.park(key)
         if workload is None or self.strategy is not QueueingStrategy.BEST_EFFORT_FIFO:
+            self.park(key)
+            return
+        if key in self._parked or key in self._held:
             return
         shape = shape_of(workload)
-        self._parked_shapes.add(shape)
-        for other in [w for w in self._active if shape_of(w) == shape]:
-            self.park(other.key)
+        group = self._groups.get(shape)
+        if group is None:
+            # The shape's first park: its active workloads leave the active list once, into its group.
+            same = [w for w in self._active if shape_of(w) == shape]
+            if len(same) * 8 < len(self._active):
+                for other in same:
+                    self._active.remove(other)
+            else:  # most of the queue: one rebuild of the rest, in order, costs less than removing one by one
+                self._active = SortedKeyList((w for w in self._active if shape_of(w) != shape), key=order_key)
+            self._groups[shape] = _ShapeGroup(same)
+        else:
+            group.returned = False
 
     def block(self, key: WorkloadKey) -> None:
         """Stop offering ``key`` as head until capacity changes or the head changes."""
@@ -207,15 +271,29 @@ class PendingQueue:
 
     def unpark(self, stays_parked: Callable[[Workload], bool] | None = None) -> None:
         """Return parked workloads to the active queue (all but those ``stays_parked`` keeps); shapes parked
-        together are forgotten (Kueue's queueInadmissibleWorkloads)."""
-        self._parked_shapes.clear()
+        together are forgotten (Kueue's queueInadmissibleWorkloads): their groups return whole."""
+        for shape, group in list(self._groups.items()):
+            if group.returned:
+                continue
+            if not group.members:
+                del self._groups[shape]
+                continue
+            group.returned = True
+            if stays_parked is not None:
+                for workload in [w for w in group.members if stays_parked(w)]:
+                    self._leave_group(group, workload)
+                    self._parked.add(workload.key)
         kept = set()
+        returning = []
         for key in self._parked:
             workload = self._members[key]
             if stays_parked is not None and stays_parked(workload):
                 kept.add(key)
+            elif self._groups and (group := self._groups.get(shape_of(workload))) is not None:
+                group.members.add(workload)
             else:
-                self._active.add(workload)
+                returning.append(workload)
+        self._active.update(returning)  # in bulk: a large return re-sorts once instead of inserting one by one
         self._parked = kept
 
     def reordered(self) -> None:
@@ -226,7 +304,10 @@ class PendingQueue:
         return self.head() is not None
 
     def active_in_order(self) -> Iterator[Workload]:
-        return iter(self._active)
+        returned = [group.members for group in self._groups.values() if group.returned]
+        if not returned:
+            return iter(self._active)
+        return heapq.merge(self._active, *returned, key=order_key)
 
 
 def shape_of(workload: Workload) -> tuple:
