@@ -19,7 +19,6 @@ import json
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scheduler_core_fixtures as fixtures  # noqa: E402
 
 import scheduler  # noqa: E402
+from harness.results import runs  # noqa: E402
 from scheduler.core import estimates, forecasting, runtimes  # noqa: E402
 
 SCHEMA_VERSION = 1
@@ -48,12 +48,6 @@ def refresh_seconds(pending: int) -> tuple[float, int]:
     return time.process_time() - started, sum(1 for e in result.values() if e.admission_at is not None)
 
 
-def _git_sha(folder: Path) -> str:
-    done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          check=False)
-    return done.stdout.strip() or "unknown"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pending", default="1000,3000,10000", help="Queue depths, comma-separated.")
@@ -63,14 +57,14 @@ def main() -> int:
     core = Path(scheduler.__file__).resolve().parents[1]
     rows = []
     for pending in (int(p) for p in args.pending.split(",")):
-        runs = [refresh_seconds(pending) for _ in range(args.repeat)]
-        seconds = [s for s, _ in runs]
-        rows.append({"pending": pending, "estimated": runs[0][1], "cpu_seconds_median": statistics.median(seconds),
+        measured = [refresh_seconds(pending) for _ in range(args.repeat)]
+        seconds = [s for s, _ in measured]
+        rows.append({"pending": pending, "estimated": measured[0][1], "cpu_seconds_median": statistics.median(seconds),
                      "cpu_seconds_low": min(seconds), "cpu_seconds_high": max(seconds)})
         print(f"{pending:>7,} pending: {rows[-1]['cpu_seconds_median']:.2f} s CPU "
-              f"[{min(seconds):.2f}, {max(seconds):.2f}], {runs[0][1]:,} given a time", flush=True)
+              f"[{min(seconds):.2f}, {max(seconds):.2f}], {measured[0][1]:,} given a time", flush=True)
     record = {"schema_version": SCHEMA_VERSION, "command": " ".join(["python", *sys.argv]),
-              "core_git_sha": _git_sha(core), "core": str(core), "python": platform.python_version(),
+              "core_git_sha": runs.git_sha(core) or "unknown", "core": str(core), "python": platform.python_version(),
               "machine": platform.processor() or platform.machine(), "repeat": args.repeat, "depths": rows}
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
