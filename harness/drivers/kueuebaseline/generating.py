@@ -11,7 +11,10 @@ to bare Workloads:
   as Kueue's runner does in the job controller's place: real Kueue leaves that to a job controller,
   and bare Workloads have none (the reference scheduler releases itself, so this never fires for it);
 - a timer per admission applies Finished=True (server-side apply, our own field manager, so the
-  scheduler's QuotaReserved/Admitted conditions stay) `runtime` after the admission was seen.
+  scheduler's QuotaReserved/Admitted conditions stay) `runtime` after the admission was seen: the class's
+  runtime, or the Workload's own draw (kueuebaseline.declaring), which also says what it declares;
+- with `estimates_every_seconds`, a reader (kueuebaseline.reading) reads the pending Workloads' expected
+  admission times meanwhile, a task of the same loop stopped with the run.
 The run ends when every Workload finished, or at the phase's `seconds` (then figures say incomplete).
 """
 
@@ -22,11 +25,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from harness.drivers.kueuebaseline import figures as figs, plans
+from harness.drivers.kueuebaseline import declaring, figures as figs, plans, reading
+from harness.kube import waiting
 from harness.load import arrivals, creating
 from harness.workloads import bareworkloads
 from loadtests import settings as load_settings, workloads as wl
-from scheduler.controller import informing
+from scheduler.controller import estimating, informing
 from scheduler.core import conditions, quantities
 from scheduler.kube import client as kube
 
@@ -51,6 +55,12 @@ class Outcome:
     """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
     evictions: list[figs.Eviction] = field(default_factory=list)
     """Every eviction the informer saw, with its reason and preemptor."""
+    runtimes: dict[str, declaring.Runtime] = field(default_factory=dict)
+    """name -> what it ran and declared, for the Workloads whose runtime is their own (else the class's)."""
+    reader: reading.Reader | None = None
+    """The estimates read while the run went on (None: not asked for)."""
+    reader_error: str = ""
+    """Why the reader stopped early, when it failed outright (its failed reads are counted in it)."""
 
 
 def _first_quantity(entries: list, *path: str) -> int:
@@ -73,8 +83,10 @@ def queue_event(obj: dict, now: float) -> figs.QueueEvent:
     return figs.QueueEvent(now, (obj.get("metadata") or {}).get("name", ""), used, quota)
 
 
-def workload_body(creation: arrivals.Creation) -> dict:
+def workload_body(creation: arrivals.Creation, runtime: declaring.Runtime | None = None) -> dict:
+    """The Workload of one creation; `runtime` its own (what it runs and declares), else its class's, declared."""
     cls = creation.workload_class
+    runtime = runtime or declaring.Runtime(cls.runtime_seconds, cls.runtime_seconds)
     kind = load_settings.WorkloadKind(priority=cls.priority, cpu=cls.cpu, memory="0", pods=cls.pods,
                                       runtime_seconds=cls.runtime_seconds)
     body = wl.build(creation.name, creation.queue.namespace, creation.queue.local_queue, kind, owner="kueue-baseline",
@@ -85,7 +97,12 @@ def workload_body(creation: arrivals.Creation) -> dict:
         if cls.topology_request:  # Kueue's TAS configuration
             pod_set["topologyRequest"] = dict(cls.topology_request)
     body["metadata"]["labels"].update({plans.CLASS_LABEL: cls.name,
-                                       plans.RUNTIME_LABEL: str(int(round(cls.runtime_seconds * 1000)))})
+                                       plans.RUNTIME_LABEL: str(int(round(runtime.real_seconds * 1000)))})
+    annotations = body["metadata"].setdefault("annotations", {})
+    if runtime.declared_seconds is None:
+        annotations.pop(estimating.RUNTIME_ANNOTATION, None)
+    else:
+        annotations[estimating.RUNTIME_ANNOTATION] = declaring.declared_text(runtime.declared_seconds)
     return body
 
 
@@ -94,14 +111,19 @@ class Generator:
 
     def __init__(self, client: kube.KubeClient, plan: arrivals.Plan, settings: creating.Settings,
                  clock: Callable[[], float] = time.time, say: Callable[[str], None] = print,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 runtimes: dict[str, declaring.Runtime] | None = None,
+                 estimates_every_seconds: float | None = None) -> None:
         self.client = client
         self.sleep = sleep
         self.plan = plan
         self.clock = clock
         self._creations = {c.name: c for c in arrivals.schedule(plan)}
         self.engine = creating.Engine(client, self, list(self._creations.values()), settings, NAME, clock, say, sleep)
-        self.outcome = Outcome(records={}, creating=self.engine.result)
+        self.outcome = Outcome(records={}, creating=self.engine.result, runtimes=dict(runtimes or {}))
+        if estimates_every_seconds:
+            self.outcome.reader = reading.Reader(client, (q.cluster_queue for q in plan.queues),
+                                                 estimates_every_seconds, clock, sleep)
         self._timers: dict[str, int] = {}
         """name -> admission epoch a finish timer is armed for (a stale timer after eviction does nothing)."""
         self._releasing: set[str] = set()
@@ -121,7 +143,13 @@ class Generator:
             creation.name, creation.queue.cluster_queue, cls.name, cls.cpu_milli, created=now)
 
     def request(self, creation: arrivals.Creation) -> tuple[str, dict]:
-        return f"{BASE}/namespaces/{creation.queue.namespace}/workloads", workload_body(creation)
+        return (f"{BASE}/namespaces/{creation.queue.namespace}/workloads",
+                workload_body(creation, self.outcome.runtimes.get(creation.name)))
+
+    def runtime_seconds(self, name: str) -> float:
+        """What the Workload runs after its admission: its own draw, else its class's runtime."""
+        own = self.outcome.runtimes.get(name)
+        return own.real_seconds if own is not None else self._creations[name].workload_class.runtime_seconds
 
     def created(self, creation: arrivals.Creation, stored: dict, now: float) -> None:
         record = self.outcome.records.get(creation.name)
@@ -172,7 +200,7 @@ class Generator:
                 record.on_admitted(now)
                 epoch = self._timers.get(record.name, 0) + 1
                 self._timers[record.name] = epoch
-                self.engine.spawn(self._finish_later(record, epoch, now + self._creations[record.name].workload_class.runtime_seconds))
+                self.engine.spawn(self._finish_later(record, epoch, now + self.runtime_seconds(record.name)))
         elif record.admitted_since is not None:
             record.on_released(now, finished=False)  # evicted: queues again, its timer is stale
             self._timers[record.name] = self._timers.get(record.name, 0) + 1
@@ -239,10 +267,22 @@ class Generator:
             self._releasing.discard(name)
 
     async def run(self) -> Outcome:
-        await self.engine.run()
+        reader = self.outcome.reader
+        # bounded by the run's own bound (listing included); cancelled when the run ends, also on failure
+        task = None if reader is None else asyncio.get_running_loop().create_task(
+            reader.run(self.engine.settings.max_seconds + self.engine.settings.sync_timeout_seconds))
+        try:
+            await self.engine.run()
+        finally:
+            if task is not None and task.done() and not task.cancelled() and task.exception() is not None:
+                self.outcome.reader_error = str(task.exception())[:300]
+            await waiting.cancel(task)
         return self.outcome
 
 
-def generate(creds, plan: arrivals.Plan, settings: creating.Settings, say: Callable[[str], None] = print) -> Outcome:
+def generate(creds, plan: arrivals.Plan, settings: creating.Settings, say: Callable[[str], None] = print,
+             runtimes: dict[str, declaring.Runtime] | None = None,
+             estimates_every_seconds: float | None = None) -> Outcome:
     """Run the whole generation in a fresh event loop; returns when done or at the deadline."""
-    return creating.generate(creds, settings, NAME, lambda client: Generator(client, plan, settings, say=say))
+    return creating.generate(creds, settings, NAME, lambda client: Generator(
+        client, plan, settings, say=say, runtimes=runtimes, estimates_every_seconds=estimates_every_seconds))

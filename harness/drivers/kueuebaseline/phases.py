@@ -23,6 +23,15 @@ class KueueBaselinePhase(base.Model):
     rangespec: bool = True
     """Judge the run by that rangespec; false for a shape scaled away from Kueue's (fewer ClusterQueues,
     other counts), whose wall times and usage its bounds do not describe."""
+    declare_runtime: bool = True
+    """Write each Workload's declared runtime (`kqbench.io/runtime-seconds`, its class's `runtime_seconds`
+    times `declared_runtime_factor`); false leaves it off, so estimators that need one say so or learn it."""
+    runtime_seed: int = 1
+    """Seed of the drawn runtimes (`runtime_distribution: lognormal`): one seed, one run's runtimes."""
+    estimates_every_seconds: PositiveFloat | None = None
+    """Read every ClusterQueue's pendingworkloads (all pages, through kube-apiserver) this often while the
+    phase runs and keep the expected admission times they carry (table kueue_estimates), scored against
+    the real admissions at the end; None reads none."""
 
 
 PHASES = (KueueBaselinePhase,)

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from harness.drivers import contract
-from harness.drivers.kueuebaseline import summarising, tabulating
+from harness.drivers.kueuebaseline import etareporting, summarising, tabulating
 from harness.implementations import names
 
 TITLE = "kueue-baseline: admissions over time and time to admission per class (first case of each implementation)"
@@ -148,8 +148,11 @@ def section(tables: contract.Tables, cpus: int | str = "?") -> contract.ReportSe
     if not who.empty:
         parts.append(f"<h3>who preempted whom</h3><p>{html.escape(EVICTIONS_NOTE)}</p>")
         parts.append(who.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))
+    eta_html, eta_figures = etareporting.part(tables)
+    parts.append(eta_html)
     workloads = tables.get(tabulating.WORKLOADS_TABLE)
     figures = ((TITLE, figure(workloads)),) if workloads is not None and not workloads.empty else ()
+    figures += eta_figures
     pace = pace_figure(frame)
     if pace is not None:
         figures += ((PACE_TITLE, pace),)

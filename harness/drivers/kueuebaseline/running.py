@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from harness.drivers import contract
-from harness.drivers.kueuebaseline import figures as figs, generating, rangespecs, tabulating
+from harness.drivers.kueuebaseline import declaring, figures as figs, generating, rangespecs, reading, tabulating
 from harness.kube import kubeconfig
 from harness.load import arrivals
 from harness.toolchain import building
@@ -20,7 +20,13 @@ def run(context: contract.PhaseContext) -> None:
     say(f"    kueue-baseline: {plan.total} workloads over {len(plan.queues)} ClusterQueues "
         f"(classes {', '.join(f'{c.name} x{c.count}/{c.interval_seconds:g}s' for c in plan.classes)}), "
         f"bounded at {settings.max_seconds:.0f}s")
-    outcome = generating.generate(kubeconfig.load(context.cluster.kubeconfig), plan, settings, say)
+    phase = context.phase
+    runtimes = declaring.draw(plan, context.scenario.load.mix, phase.declare_runtime, phase.runtime_seed)
+    if phase.estimates_every_seconds:
+        say(f"    kueue-baseline: reading every ClusterQueue's pending Workloads and their expected admission "
+            f"times every {phase.estimates_every_seconds:g}s")
+    outcome = generating.generate(kubeconfig.load(context.cluster.kubeconfig), plan, settings, say, runtimes=runtimes,
+                                  estimates_every_seconds=phase.estimates_every_seconds)
     created = outcome.creating
     figures = figs.compute(list(outcome.records.values()), plan.nominal_milli, created.start,
                            queue_events=outcome.queue_events)
@@ -47,7 +53,7 @@ def run(context: contract.PhaseContext) -> None:
     frame = tabulating.figures_frame(figures, api_metrics, extras, rangespecs.reference(config, bounds))
     classes = tabulating.classes_frame(figures)
     workloads = tabulating.with_entitlements(tabulating.workloads_frame(outcome.records, outcome.api_times,
-                                                                        created.start),
+                                                                        created.start, outcome.runtimes),
                                              context.scenario, plan.nominal_milli)
     evictions = tabulating.evictions_frame(outcome.evictions, outcome.records, created.start)
     out = Path(context.out_dir)
@@ -60,7 +66,17 @@ def run(context: contract.PhaseContext) -> None:
         + ", ".join(f"{c.workload_class} {c.mean_time_to_admission_seconds or float('nan'):.1f}s"
                     for c in figures.classes)
         + ("" if figures.complete else f" (INCOMPLETE: {figures.finished}/{plan.total} finished)"))
-    for name, table in ((tabulating.FIGURES_TABLE, frame), (tabulating.CLASSES_TABLE, classes),
-                        (tabulating.WORKLOADS_TABLE, workloads), (tabulating.EVICTIONS_TABLE, evictions)):
+    tables = [(tabulating.FIGURES_TABLE, frame), (tabulating.CLASSES_TABLE, classes),
+              (tabulating.WORKLOADS_TABLE, workloads), (tabulating.EVICTIONS_TABLE, evictions)]
+    reader = outcome.reader
+    if reader is not None:
+        estimates = tabulating.estimates_frame(reader.entries, created.start)
+        tables.append((tabulating.ESTIMATES_TABLE, estimates))
+        say(f"    kueue-baseline: {reader.reads} reads of the pending Workloads, {len(estimates)} entries, "
+            f"{int(estimates['estimated_s'].notna().sum())} with a time"
+            + (f", {reader.failures} failed reads (first: {reader.first_failure})" if reader.failures else "")
+            + (f", stopped at {reading.MAX_ENTRIES:,} entries" if reader.truncated else "")
+            + (f"; the reader failed: {outcome.reader_error}" if outcome.reader_error else ""))
+    for name, table in tables:
         # which scheduler made these figures: a sweep over scheduler.implementation puts both in one run
         context.emit(name, table.assign(phase=context.phase_name, implementation=context.scenario.scheduler.implementation))

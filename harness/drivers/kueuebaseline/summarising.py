@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from harness.drivers import contract, peers
-from harness.drivers.kueuebaseline import costs, holding, tabulating
+from harness.drivers.kueuebaseline import costs, etascoring, holding, tabulating
 from harness.stats import fairness
 
 BETTER = {"wall_seconds": "lower", "cq_usage_percent": "higher", "time_to_admission_seconds[small]": "lower",
@@ -47,7 +47,17 @@ def metrics(tables: contract.Tables, case: str) -> list[contract.Metric]:
         failed = int((~mine["within_rangespec"].dropna().astype(bool)).sum())
         out.append(contract.Metric("kueue.rangespec_failures", float(failed), "count", "lower"))
     workloads = tables.get(tabulating.WORKLOADS_TABLE)
-    return out + fairness_metrics(workloads, case) + fairness_ratios(workloads, frame, case) + hold_metrics(workloads, case)
+    return (out + fairness_metrics(workloads, case) + fairness_ratios(workloads, frame, case) + hold_metrics(workloads, case)
+            + eta_metrics(tables, workloads, case))
+
+
+def eta_metrics(tables: contract.Tables, workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:
+    """The case's expected admission times scored against its real admissions (``etascoring``), when it read them."""
+    estimates = tables.get(tabulating.ESTIMATES_TABLE)
+    if estimates is None or estimates.empty or workloads is None or "case" not in estimates.columns:
+        return []
+    return etascoring.metrics(etascoring.score(estimates[estimates["case"] == case], workloads[workloads["case"] == case],
+                                               tables.get("summary")))
 
 
 def hold_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:

@@ -8,15 +8,19 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from harness.drivers.kueuebaseline import figures as figs
+from harness.drivers.kueuebaseline import declaring, figures as figs
 
 if TYPE_CHECKING:
+    from harness.drivers.kueuebaseline import reading
     from harness.scenarios import sections
 
 FIGURES_TABLE = "kueue_baseline"
 CLASSES_TABLE = "kueue_classes"
 WORKLOADS_TABLE = "kueue_workloads"
 EVICTIONS_TABLE = "kueue_evictions"
+ESTIMATES_TABLE = "kueue_estimates"
+ESTIMATES_COLUMNS = ["read", "read_s", "workload", "namespace", "cluster_queue", "position", "estimator", "estimated_s",
+                     "reason", "note", "snapshot_s", "age_seconds"]
 
 
 def parse_time(text: str) -> float | None:
@@ -82,21 +86,43 @@ def with_entitlements(workloads: pd.DataFrame, scenario: sections.ScenarioFields
                             entitlement=workloads["cluster_queue"].map(lambda q: entitled.get(q, 1.0)))
 
 
-def workloads_frame(records: dict[str, figs.WorkloadRecord], api_times: dict[str, list[str]], start: float) -> pd.DataFrame:
-    """One row per Workload; times in seconds after the start of generation (our clock), API times as stored."""
+def workloads_frame(records: dict[str, figs.WorkloadRecord], api_times: dict[str, list[str]], start: float,
+                    runtimes: dict[str, declaring.Runtime] | None = None) -> pd.DataFrame:
+    """One row per Workload; times in seconds after the start of generation (our clock), API times as stored,
+    and the first QuotaReserved time on the same axis (`quota_reserved_s`, the object's whole seconds);
+    `runtime_s` / `declared_runtime_s`: its own runtime and declaration where it had one (else empty)."""
     def rel(t: float | None) -> float | None:
         return None if t is None else t - start
 
     rows = []
+    runtimes = runtimes or {}
     for name, r in records.items():
         api = api_times.get(name) or ["", "", ""]
+        own = runtimes.get(name)
         rows.append({"name": name, "cluster_queue": r.cluster_queue, "class": r.workload_class, "cpu_milli": r.cpu_milli,
                      "created_s": rel(r.created), "admitted_s": rel(r.admitted), "finished_s": rel(r.finished),
                      "admitted_seconds": r.admitted_seconds, "evictions": r.evictions, "api_created": api[0],
-                     "api_quota_reserved": api[1], "api_finished": api[2]})
+                     "api_quota_reserved": api[1], "api_finished": api[2], "quota_reserved_s": rel(parse_time(api[1])),
+                     "runtime_s": own.real_seconds if own else None,
+                     "declared_runtime_s": own.declared_seconds if own else None})
     return pd.DataFrame(rows, columns=["name", "cluster_queue", "class", "cpu_milli", "created_s", "admitted_s",
                                        "finished_s", "admitted_seconds", "evictions", "api_created",
-                                       "api_quota_reserved", "api_finished"])
+                                       "api_quota_reserved", "api_finished", "quota_reserved_s", "runtime_s",
+                                       "declared_runtime_s"])
+
+
+def estimates_frame(entries: list[reading.Entry], start: float) -> pd.DataFrame:
+    """One row per Workload per read of the pending Workloads; times in seconds after the start of generation
+    (`read_s` by our clock, `estimated_s` and `snapshot_s` from the API's whole seconds)."""
+    def rel(t: float | None) -> float | None:
+        return None if t is None else t - start
+
+    frame = pd.DataFrame([(e.read, e.read_at - start, e.workload, e.namespace, e.cluster_queue, e.position,
+                           e.estimator, rel(e.estimated_at), e.reason, e.note, rel(e.snapshot_at), e.age_seconds)
+                          for e in entries], columns=ESTIMATES_COLUMNS)
+    # None (no time, no snapshot) as NaN, so that an all-empty column is still a float column in parquet
+    return frame.astype({"read": "int64", "position": "int64", "read_s": "float64", "estimated_s": "float64",
+                         "snapshot_s": "float64", "age_seconds": "float64"})
 
 
 def evictions_frame(evictions: list[figs.Eviction], records: dict[str, figs.WorkloadRecord],

@@ -1,0 +1,71 @@
+"""The report's part on expected admission times: the error table per case and a scatter of estimated
+against real wait (matplotlib; imported by `reporting`, which only the report imports)."""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Mapping
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from harness.drivers import contract
+from harness.drivers.kueuebaseline import etascoring, tabulating
+
+TITLE = "expected admission times: estimated against real wait from each read, per case"
+NOTE = ("Each row scores every expected admission time the case's pending Workloads carried when the generator read "
+        "their ClusterQueues' pendingworkloads (every estimates_every_seconds), against the Workload's real "
+        "admission (its first QuotaReserved time). Error: estimated less real admission, in seconds (positive: "
+        "expected later than it came); relative to the real wait from the read (at least {resolution:g} s: both "
+        "times are whole seconds). A Workload read pending many times counts many times. Without a time: the "
+        "estimator gave a reason instead (share of all estimates). Unadmitted: estimates with a time whose Workload "
+        "was not admitted before the run ended; requeued: read after its first admission (evicted and queued again), "
+        "not scored. Refresh CPU: the scheduler's kqbench_scheduler_estimate_refresh_cpu_seconds per refresh.")
+POINTS_PER_CASE = 4000
+"""Points drawn per case at most (a fixed-seed sample of the scored estimates): a readable scatter."""
+
+
+def scatter(tables: contract.Tables, scores: Mapping[str, etascoring.Scores]) -> bytes | None:
+    """One panel per case: real wait (x) against estimated wait (y) from each read; None with nothing scored."""
+    estimates, workloads = tables.get(tabulating.ESTIMATES_TABLE), tables.get(tabulating.WORKLOADS_TABLE)
+    if estimates is None or workloads is None or not scores:
+        return None
+    panels = []
+    for case, s in scores.items():
+        rows = etascoring.joined(estimates[(estimates["case"] == case) & (estimates["estimator"].fillna("") != "")],
+                                 workloads[workloads["case"] == case])
+        rows = rows[rows["scored"]]
+        if len(rows) > POINTS_PER_CASE:
+            rows = rows.sample(POINTS_PER_CASE, random_state=0)
+        panels.append((f"{s.estimator} ({case})", rows))
+    if not any(len(rows) for _, rows in panels):
+        return None
+    fig = Figure(figsize=(4.2 * len(panels), 4))
+    axes = np.atleast_1d(fig.subplots(1, len(panels), squeeze=False)[0])
+    for ax, (label, rows) in zip(axes, panels):
+        ax.scatter(rows["real_wait_s"], rows["estimated_wait_s"], s=4, alpha=0.3)
+        top = max(1.0, float(np.nanmax([rows["real_wait_s"].max(), rows["estimated_wait_s"].max(), 1.0])))
+        ax.plot([0, top], [0, top], color="black", linewidth=0.8)
+        ax.fill_between([0, top], [0, top * (1 - etascoring.TOLERANCE)], [0, top * (1 + etascoring.TOLERANCE)],
+                        color="grey", alpha=0.15, linewidth=0)
+        ax.set_title(label, fontsize="small")
+        ax.set_xlabel("real wait from the read (s)")
+        ax.set_ylabel("estimated wait from the read (s)")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
+
+
+def part(tables: contract.Tables) -> tuple[str, tuple[tuple[str, bytes], ...]]:
+    """(HTML, figures) of the run's scored estimates; ("", ()) when it read none."""
+    scores = etascoring.scores_by_case(tables)
+    if not scores:
+        return "", ()
+    shown = etascoring.table(scores)
+    text = (f"<h3>expected admission times against real admissions</h3>"
+            f"<p>{html.escape(NOTE.format(resolution=etascoring.RESOLUTION_SECONDS))}</p>"
+            + shown.to_html(index=False, escape=True, classes="data", float_format=lambda v: f"{v:.4g}", na_rep=""))
+    picture = scatter(tables, scores)
+    return text, (((TITLE, picture),) if picture is not None else ())
