@@ -118,6 +118,25 @@ _ADMISSION = _object({
         "topologyAssignment": _TOPOLOGY_ASSIGNMENT,
     })),
 })
+# Admission checks as Kueue's v1beta2 CRDs bound them (what the API server refuses, it refuses here too).
+_ADMISSION_CHECK_SPEC = _object({
+    "controllerName": {**_STRING, "minLength": 1, "maxLength": 253,
+                       "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "field is immutable"}]},
+    "parameters": _object({"apiGroup": _STRING, "kind": _STRING, "name": _STRING}),
+}, required=["controllerName"])
+_CHECK_NAME = {**_STRING, "minLength": 1, "maxLength": 316}
+_ADMISSION_CHECKS_STRATEGY = _object({"admissionChecks": {
+    **_array(_object({"name": _CHECK_NAME, "onFlavors": _array(_STRING, 64)}, required=["name"]), 64),
+    "minItems": 1, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}})
+_ADMISSION_CHECK_STATES = {
+    **_array(_object({
+        "name": _CHECK_NAME, "state": {"type": "string", "enum": ["Pending", "Ready", "Retry", "Rejected"]},
+        "lastTransitionTime": {"type": "string", "format": "date-time"}, "message": {**_STRING, "maxLength": 32768},
+        "requeueAfterSeconds": {**_INT, "minimum": 0}, "retryCount": {**_INT, "minimum": 0},
+        "podSetUpdates": _array(_OPEN),
+    }, required=["lastTransitionTime", "message", "name", "state"]), 8),
+    "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +154,8 @@ class Kind:
 
 
 KINDS = (
+    Kind("AdmissionCheck", "admissionchecks", False, ("ac",), _ADMISSION_CHECK_SPEC,
+         _object({"conditions": _CONDITIONS})),
     Kind("ResourceFlavor", "resourceflavors", False, ("flavor", "flavors", "rf"),
          _object({"nodeLabels": {"type": "object", "additionalProperties": _STRING},
                   "nodeTaints": _array(_OPEN), "tolerations": _array(_OPEN), "topologyName": _STRING}), _object()),
@@ -153,6 +174,7 @@ KINDS = (
                                     "borrowWithinCohort": _OPEN}),
              "flavorFungibility": _object({"whenCanBorrow": _STRING, "whenCanPreempt": _STRING}),
              "stopPolicy": _STRING, "fairSharing": _FAIR_SHARING,
+             "admissionChecks": _array(_CHECK_NAME), "admissionChecksStrategy": _ADMISSION_CHECKS_STRATEGY,
              "admissionScope": _object({"admissionMode": {
                  "type": "string", "enum": ["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"]}},
                  required=["admissionMode"]),
@@ -180,7 +202,7 @@ KINDS = (
                   # as Kueue's CRD (a kubebuilder Minimum=1 marker; no webhook checks it)
                   "maximumExecutionTimeSeconds": {**_INT, "minimum": 1}}),
          _object({"admission": _ADMISSION, "conditions": _WORKLOAD_CONDITIONS, "requeueState": _OPEN,
-                  "accumulatedPastExecutionTimeSeconds": _INT,
+                  "accumulatedPastExecutionTimeSeconds": _INT, "admissionChecks": _ADMISSION_CHECK_STATES,
                   "positionInClusterQueue": {"type": "integer", "format": "int64"},
                   "positionInLocalQueue": {"type": "integer", "format": "int64"}}),
          (("Queue", "string", ".spec.queueName"), ("Admitted by", "string", ".status.admission.clusterQueue"),

@@ -16,12 +16,16 @@ import orjson
 
 from scheduler.api import groups
 from scheduler.controller import (
-    deadlines, estimating, informing, metering, podsreadiness, statuses, topologyfeeding, workqueues,
+    admissionchecking, deadlines, estimating, informing, metering, podsreadiness, statuses, topologyfeeding,
+    workqueues,
 )
-from scheduler.core import activation, conversion, draining, executiontime, podsready, queuestatus, scheduling
+from scheduler.core import (
+    activation, admissionchecks, conversion, draining, executiontime, podsready, queuestatus, scheduling,
+)
 from scheduler.core.decisions import (
-    CLUSTER_QUEUE_INACTIVE, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt, describe,
+    CLUSTER_QUEUE_INACTIVE, FAILED_CHECKS, NAMESPACE_MISMATCH, Admit, Decision, Park, Preempt, describe,
 )
+from scheduler.core.kinds import ClusterQueue
 from scheduler.core.queues import QueueManager
 from scheduler.core.workloads import Workload
 from scheduler.kube import client as kube
@@ -126,6 +130,7 @@ class Controller:
         self.decoder = conversion.WorkloadDecoder(self.pods_ready.requeuing_timestamp)
         self.readiness = podsreadiness.PodsReadiness(self.pods_ready,
                                                      hold_evicted_quota=self.settings.hold_evicted_quota)
+        self.checks = admissionchecking.AdmissionChecking(self._cluster_queue_of)
         self.changed = asyncio.Event()
         self._writes = asyncio.Semaphore(self.settings.write_concurrency)
         self._tasks: set[asyncio.Task] = set()
@@ -209,14 +214,20 @@ class Controller:
                     self._status_written.pop("/".join(key(obj)), None)  # new (or recreated): write it
                 return decode(obj)
             return wrapped
+        def cluster_queue_added(cq: ClusterQueue) -> None:
+            m.add_cluster_queue(cq)
+            self.checks.cluster_queue_changed(cq.name, self.clock())  # its checks may have changed
+
         return {
+            "admissionchecks": simple(m.add_admission_check, m.delete_admission_check,
+                                      conversion.admission_check_from_dict, name),
             "resourceflavors": simple(m.add_resource_flavor, m.delete_resource_flavor,
                                       conversion.resource_flavor_from_dict, name),
             "workloadpriorityclasses": simple(m.add_workload_priority_class, m.delete_workload_priority_class,
                                               conversion.workload_priority_class_from_dict, name),
             "cohorts": simple(m.add_cohort, m.delete_cohort, conversion.cohort_from_dict, name),
             "namespaces": simple(m.add_namespace, m.delete_namespace, conversion.namespace_from_dict, name),
-            "clusterqueues": simple(m.add_cluster_queue, m.delete_cluster_queue,
+            "clusterqueues": simple(cluster_queue_added, m.delete_cluster_queue,
                                     seen(conversion.cluster_queue_from_dict, name), name),
             "localqueues": simple(m.add_local_queue, m.delete_local_queue,
                                   seen(conversion.local_queue_from_dict, ns_name), ns_name),
@@ -271,6 +282,8 @@ class Controller:
             self.manager.add_workload(workload)
         if self.readiness.observe(workload, obj, self.clock()):
             self.changed.set()  # the cycle loop's wait may have to end sooner
+        if self.checks.observe(workload, obj, self.clock()):
+            self.changed.set()
         if draining.is_held_by_stop(workload):
             self._held_by_stop[workload.key] = workload
         else:
@@ -318,6 +331,7 @@ class Controller:
         self._known_workloads.pop(key, None)
         self._executing.disarm(key)
         self.readiness.forget(key)
+        self.checks.forget(key)
         self._not_reserved.pop(key, None)
         self._held_by_stop.pop(key, None)
         self.manager.delete_workload(key)
@@ -364,7 +378,8 @@ class Controller:
         async with self._writes:
             try:
                 body = statuses.admission_status(workload, decision.admission, now,
-                                                 self.manager.tas_hostname_prefix_encoding)
+                                                 self.manager.tas_hostname_prefix_encoding,
+                                                 self._required_checks(decision))
                 result = await self.client.request(
                     "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body, APPLY_PATCH)
             except kube.FAILURES as error:
@@ -517,6 +532,43 @@ class Controller:
         if not written and known is not None and known["metadata"].get("resourceVersion") == version:
             self.readiness.retry(workload, obj, self.clock() + podsreadiness.RETRY_SECONDS)
 
+    # -- admission checks ---------------------------------------------------------------------
+    def _cluster_queue_of(self, workload: Workload) -> ClusterQueue | None:
+        lq = self.manager.local_queues.get(workload.local_queue)
+        return self.manager.cache.quotas.cluster_queues.get(lq.cluster_queue) if lq is not None else None
+
+    def _required_checks(self, decision: Admit) -> frozenset[str]:
+        """The admission checks an admission needs (its ClusterQueue's, on the flavors it assigned)."""
+        cq = self.manager.cache.quotas.cluster_queues.get(decision.cluster_queue)
+        if cq is None or not cq.admission_checks:
+            return frozenset()
+        return admissionchecks.checks_for_admission(admissionchecks.checks_by_flavor(cq), decision.admission)
+
+    def mark_checks(self, now: float) -> int:
+        """Start the write of every Workload whose admission checks call for one by ``now``
+        (scheduler.controller.admissionchecking); returns how many were started."""
+        started = 0
+        for workload, obj in self.checks.pop_due(now):
+            if workload.key in self._status_writes_in_flight:
+                self.checks.retry(workload, obj, now + admissionchecking.RETRY_SECONDS)
+                continue
+            write = self.checks.write_for(workload, obj, now)
+            if write is None:
+                continue
+            self._status_writes_in_flight.add(workload.key)
+            self._spawn(self._write_checks(workload, obj, write))
+            started += 1
+        return started
+
+    async def _write_checks(self, workload: Workload, obj: dict, write: admissionchecking.Write) -> None:
+        """The write; tried again a little later when it failed and no newer object came meanwhile."""
+        version = obj["metadata"].get("resourceVersion", "")
+        written = await self._write_status(workload, write.body, admissionchecking.FIELD_MANAGER, write.evicted_from,
+                                           "/status", statuses.MERGE_PATCH)
+        known = self._known_workloads.get(workload.key)
+        if not written and known is not None and known["metadata"].get("resourceVersion") == version:
+            self.checks.retry(workload, obj, self.clock() + admissionchecking.RETRY_SECONDS)
+
     def _pending_body(self, workload: Workload, message: str, now: float) -> dict | None:
         """Why a workload was turned away, as a status write; None when its QuotaReserved condition says
         so already (or a write of it is in flight). Marks the write in flight."""
@@ -602,7 +654,8 @@ class Controller:
                     self._turned_away.append((decision.workload, decision.message + suffix))
             elif every_head:
                 self._turned_away.append((decision.workload, decision.message))
-            elif isinstance(decision, Park) and decision.reason in (NAMESPACE_MISMATCH, CLUSTER_QUEUE_INACTIVE):
+            elif isinstance(decision, Park) and decision.reason in (NAMESPACE_MISMATCH, CLUSTER_QUEUE_INACTIVE,
+                                                                    FAILED_CHECKS):
                 # Kueue writes this for every head it turns away; by default the reference scheduler only
                 # for these (a head that does not fit stays unmarked, see docs/kueue.md).
                 self._write_pending(decision.workload, decision.message, now)
@@ -634,6 +687,7 @@ class Controller:
             now = self.clock()
             self.mark_exceeded(now)
             self.mark_not_ready(now)
+            self.mark_checks(now)
             self.manager.retry_parked(now)  # parked workloads whose batched retry is due come back first
             caught_up = self._unwritten < self.settings.max_unwritten and not self.readiness.blocks_admission()
             started = time.perf_counter()
@@ -647,7 +701,8 @@ class Controller:
                 continue
             self.manager.retry_parked(now)  # times the retries this cycle's changes asked for
             wait = self.settings.idle_wait_seconds
-            for due in (self.manager.next_retry_at(), self.next_execution_deadline(), self.next_readiness_deadline()):
+            for due in (self.manager.next_retry_at(), self.next_execution_deadline(), self.next_readiness_deadline(),
+                        self.checks.next_due()):
                 if due is not None:
                     wait = min(wait, max(0.0, due - now))
             try:
@@ -722,8 +777,8 @@ class Controller:
         tasks = []
         handlers = self.informer_handlers()
         # Configuration first so that workloads find their queues (and their namespaces' labels) when they arrive.
-        for resource in ("resourceflavors", "workloadpriorityclasses", "cohorts", "clusterqueues", "localqueues",
-                         "namespaces", "workloads"):
+        for resource in ("admissionchecks", "resourceflavors", "workloadpriorityclasses", "cohorts", "clusterqueues",
+                         "localqueues", "namespaces", "workloads"):
             on_list, on_event = handlers[resource]
             informer = informing.Informer(self.client, PATHS.get(resource, f"{BASE}/{resource}"), on_list, on_event)
             self.informers.append(informer)

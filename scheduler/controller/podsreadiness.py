@@ -19,8 +19,9 @@ The writes are JSON merge patches onto the resourceVersion the decision saw: ``r
 next admission, which an apply by the admission's field manager would remove, and a merge patch is how
 Kueue itself clears it (see its Reconcile, "Clear RequeueState using Merge Patch").
 
-A Workload in its backoff (``Requeued=False`` reason PodsReadyTimeout) is held by the core as Kueue holds it
-(pkg/cache/queue/cluster_queue.go ``backoffWaitingTimeExpired``; workloads.REQUEUE_HOLDING_REASONS).
+A Workload in its backoff (``Requeued=False`` reason PodsReadyTimeout, or AdmissionCheck after a check's Retry
+evicted it: Kueue ends both alike) is held by the core as Kueue holds it (pkg/cache/queue/cluster_queue.go
+``backoffWaitingTimeExpired``; workloads.REQUEUE_HOLDING_REASONS).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scheduler.controller import deadlines, statuses
-from scheduler.core import conversion, podsready
+from scheduler.core import admissionchecks, conversion, podsready
 from scheduler.core.podsready import Action, PodsReadyCondition, Readiness, RequeueState
 from scheduler.core.workloads import Workload, WorkloadKey
 
@@ -55,17 +56,19 @@ def requeue_state_of(obj: dict) -> RequeueState:
     return RequeueState(int(state.get("count") or 0), conversion.parse_timestamp(at) if at else None)
 
 
+BACKOFF_REASONS = frozenset({podsready.PODS_READY_TIMEOUT, admissionchecks.EVICTED_BY_ADMISSION_CHECK})
+"""Requeued=False reasons Kueue's Reconcile ends with BackoffFinished once requeueAt has passed (one switch case
+for both: a PodsReady timeout and an admission check's Retry)."""
+
+
 def in_backoff(workload: Workload) -> bool:
-    """Pending after a PodsReady timeout and held by Requeued=False until its backoff ends."""
-    return (workload.requeue_held_by == podsready.PODS_READY_TIMEOUT and workload.active
+    """Pending after a PodsReady timeout or an admission check's Retry, held by Requeued=False until its backoff
+    ends."""
+    return (workload.requeue_held_by in BACKOFF_REASONS and workload.active
             and workload.admission is None and not workload.finished)
 
 
-def _merged(previous: list[dict], changed: list[dict]) -> list[dict]:
-    """The whole conditions list with ``changed`` put in by type (a merge patch replaces the list)."""
-    by_type = {c["type"]: statuses.keep_transition(c, previous) for c in changed}
-    out = [by_type.pop(c.get("type"), c) for c in previous]
-    return out + list(by_type.values())
+_merged = statuses.merged
 
 
 def _patch(obj: dict, status: dict) -> dict:

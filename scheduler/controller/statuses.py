@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 
 from scheduler.api import groups
-from scheduler.core import activation, conversion, executiontime, queuestatus
+from scheduler.core import activation, admissionchecks, conversion, executiontime, queuestatus
 from scheduler.core.quantities import format_quantity
-from scheduler.core.workloads import Admission, Workload
+from scheduler.core.workloads import Admission, AdmittedCondition, Workload
 
 GROUP_VERSION = groups.API_VERSION
 FIELD_MANAGER = "kqbench-scheduler"
@@ -54,6 +54,32 @@ def conditions_of(obj: dict) -> list[dict]:
     return (obj.get("status") or {}).get("conditions") or []
 
 
+def merged(previous: list[dict], changed: list[dict]) -> list[dict]:
+    """The whole conditions list with ``changed`` put in by type, each keeping its lastTransitionTime while its
+    status stays (what a JSON merge patch of the conditions must carry: it replaces the list)."""
+    by_type = {c["type"]: keep_transition(c, previous) for c in changed}
+    out = [by_type.pop(c.get("type"), c) for c in previous]
+    return out + list(by_type.values())
+
+
+def admitted(condition_: AdmittedCondition) -> dict:
+    """An Admitted condition as the API holds it."""
+    return condition("Admitted", condition_.status, condition_.reason, condition_.message, condition_.last_transition)
+
+
+def admitted_after_release(workload: Workload, now: float) -> dict | None:
+    """The Admitted condition once the reservation is released at ``now`` (None: the Workload has none).
+
+    Without admission checks, False with NoReservation. With them, as Kueue's SyncAdmittedCondition leaves it
+    after the eviction reset every check to Pending: NoReservationUnsatisfiedChecks if it was Admitted, else
+    unchanged (a Workload never admitted keeps UnsatisfiedChecks: the condition is written only on a flip)."""
+    if not workload.admission_checks:
+        return condition("Admitted", False, "NoReservation", "The workload has no reservation", now)
+    states = admissionchecks.reset_on_eviction(workload.admission_checks, now)
+    synced = admissionchecks.sync_admitted(False, states, workload.admitted_condition, now)
+    return admitted(synced.condition) if synced.condition is not None else None
+
+
 def _workload_body(workload: Workload, status: dict) -> dict:
     return {"apiVersion": GROUP_VERSION, "kind": "Workload",
             "metadata": {"name": workload.name, "namespace": workload.namespace}, "status": status}
@@ -72,10 +98,11 @@ def eviction_status(workload: Workload, reason: str, message: str, previous: lis
     reconciler would (a bare Workload has none): omitting status.admission removes it under apply.
     The seconds it was admitted are added to its accumulated execution time (Kueue's SyncAdmittedCondition
     as Admitted turns False); a DeactivationTarget for an exceeded limit stays (executiontime)."""
+    after = admitted_after_release(workload, now)
     conditions = [
         condition("Evicted", True, reason, message, now),
         condition("QuotaReserved", False, "Pending", message, now),
-        condition("Admitted", False, "NoReservation", "The workload has no reservation", now),
+        *([after] if after is not None else []),
         condition("Requeued", False, reason, message, now),
     ]
     if executiontime.kept_after_eviction(workload):
@@ -106,14 +133,32 @@ def deactivation_spec(resource_version: str) -> dict:
     return {"metadata": {"resourceVersion": resource_version}, "spec": {"active": False}}
 
 
-def admission_status(workload: Workload, admission: Admission, now: float, hostname_prefix_runs: bool = False) -> dict:
+def admitted_at_reservation(workload: Workload, required_checks: frozenset[str], now: float) -> dict | None:
+    """The Admitted condition the reservation's write carries (None: none): True at once without admission
+    checks; with them as Kueue's scheduler syncs it (admissionchecks.admitted_at_reservation), the states
+    read as reset to Pending if the Workload is still marked Evicted (the reset of its eviction)."""
+    states = workload.admission_checks
+    if not states and not required_checks:
+        return condition("Admitted", True, "Admitted", "The workload is admitted", now)
+    if workload.evicted:
+        states = admissionchecks.reset_on_eviction(states, now)
+    synced = admissionchecks.admitted_at_reservation(states, required_checks, workload.admitted_condition, now,
+                                                     workload.accumulated_execution_seconds)
+    kept = synced.condition if synced is not None else workload.admitted_condition
+    return admitted(kept) if kept is not None else None
+
+
+def admission_status(workload: Workload, admission: Admission, now: float, hostname_prefix_runs: bool = False,
+                     required_checks: frozenset[str] = frozenset()) -> dict:
     """The apply configuration that admits a workload; an Evicted one is no longer (Kueue's
     SetQuotaReservation turns Evicted and Preempted False). ``hostname_prefix_runs``: the topology
-    assignment in Kueue v0.19's encoding (topologyconversion.assignment_to_dict)."""
+    assignment in Kueue v0.19's encoding (topologyconversion.assignment_to_dict). ``required_checks``: the
+    admission checks this admission needs (admissionchecks.checks_for_admission): with any, Admitted waits."""
     cq = admission.cluster_queue
+    admitted_now = admitted_at_reservation(workload, required_checks, now)
     conditions = [
         condition("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now),
-        condition("Admitted", True, "Admitted", "The workload is admitted", now),
+        *([admitted_now] if admitted_now is not None else []),
     ]
     # SetQuotaReservation turns False only the ones that are True (pkg/workload resetActiveCondition)
     conditions += [condition(kind, False, "QuotaReserved", "Previously evicted", now)

@@ -44,7 +44,8 @@ from scheduler.core import conditions
 from scheduler.core.kinds import ClusterQueue
 from scheduler.core.backoffs import NS as _NS, wait_time_ns
 from scheduler.core.podsready import RequeueState
-from scheduler.core.workloads import Admission, AdmissionCheckState, CheckState
+from scheduler.core.workloads import Admission, AdmissionCheckState, AdmittedCondition, CheckState
+
 
 # AdmissionCheck kind (apis/kueue/v1beta2/admissioncheck_types.go, multikueue_types.go,
 # provisioningrequestconfig_types.go).
@@ -181,16 +182,6 @@ def _name(state: AdmissionCheckState) -> str:
 
 
 # --- Admitted ----------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True, frozen=True)
-class AdmittedCondition:
-    """A Workload's Admitted condition; lastTransitionTime in POSIX seconds."""
-
-    status: bool
-    reason: str
-    message: str
-    last_transition: float
 
 
 @dataclass(slots=True, frozen=True)

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from scheduler.core import admissionfairsharing
+from scheduler.core import admissionchecks, admissionfairsharing
 from scheduler.core.kinds import AdmissionFairSharing, ClusterQueue, LocalQueue, LocalQueueKey, ResourceFlavor
 from scheduler.core.preempting import AdmittedWorkload
 from scheduler.core.quotas import QuotaBook
@@ -35,6 +35,8 @@ class ClusterQueueCache:
                  admission_fair_sharing: AdmissionFairSharing) -> None:
         self.quotas = QuotaBook()
         self.flavors: dict[str, ResourceFlavor] = {}
+        # AdmissionChecks by name: one a queue names that is missing or not Active keeps it from admitting.
+        self.admission_checks: dict[str, admissionchecks.AdmissionCheck] = {}
         # Topologies, nodes and where admitted pods are, for TAS flavors.
         self.topologies = TopologyState()
         # Kueue's Configuration admissionFairSharing: LocalQueue usage orders some ClusterQueues.
@@ -55,9 +57,29 @@ class ClusterQueueCache:
         return [cq.name for cq in self.quotas.cluster_queues.values() if name in cq.flavor_names()]
 
     def admitting(self, name: str) -> ClusterQueue | None:
-        """The ClusterQueue if it can admit now (not stopped, every flavor it names known), else None."""
+        """The ClusterQueue if it can admit now (not stopped, every flavor it names known, its admission checks
+        all there and Active), else None."""
         cq = self.quotas.cluster_queues[name]
-        return cq if not cq.stopped and cq.flavor_names() <= self.flavors.keys() else None
+        if cq.stopped or not cq.flavor_names() <= self.flavors.keys():
+            return None
+        if cq.admission_checks and admissionchecks.cluster_queue_problems(cq, self.admission_checks):
+            return None
+        return cq
+
+    # -- admission checks -------------------------------------------------------------------
+    def set_admission_check(self, check: admissionchecks.AdmissionCheck) -> list[str]:
+        """Add or update an AdmissionCheck; returns the ClusterQueues that name it."""
+        self.admission_checks[check.name] = check
+        return self._naming(check.name)
+
+    def remove_admission_check(self, name: str) -> list[str]:
+        """Forget an AdmissionCheck; returns the ClusterQueues that name it (inactive until it returns)."""
+        self.admission_checks.pop(name, None)
+        return self._naming(name)
+
+    def _naming(self, check: str) -> list[str]:
+        return [cq.name for cq in self.quotas.cluster_queues.values()
+                if any(rule.name == check for rule in cq.admission_checks)]
 
     # -- admitted workloads ---------------------------------------------------------------
     def admitted(self, key: WorkloadKey) -> AdmittedWorkload | None:

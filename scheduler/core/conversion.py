@@ -16,6 +16,7 @@ from typing import Any
 from scheduler.core.kinds import (
     EVERYTHING,
     NOTHING,
+    AdmissionCheckStrategyRule,
     BorrowWithinCohort,
     BorrowWithinCohortPolicy,
     ClusterQueue,
@@ -39,11 +40,13 @@ from scheduler.core.kinds import (
     Toleration,
     WorkloadPriorityClass,
 )
-from scheduler.core import topologyconversion
+from scheduler.core import admissionchecks, topologyconversion
 from scheduler.core.quantities import format_quantity, parse_quantity
 from scheduler.core.workloads import (
     REQUEUE_AT_EVICTION_REASONS,
     Admission,
+    AdmissionCheckState,
+    AdmittedCondition,
     PodSet,
     PodSetAssignment,
     RequeuingTimestamp,
@@ -137,7 +140,56 @@ def cluster_queue_from_dict(obj: Obj) -> ClusterQueue:
         namespace_selector=label_selector_from_dict(spec.get("namespaceSelector")),
         fair_weight=fair_weight_from_dict(spec.get("fairSharing")),
         usage_based_admission=(spec.get("admissionScope") or {}).get("admissionMode") == USAGE_BASED_ADMISSION,
+        admission_checks=admission_check_rules_from_dict(spec),
     )
+
+
+def admission_check_rules_from_dict(spec: Obj) -> tuple[AdmissionCheckStrategyRule, ...]:
+    """``spec.admissionChecksStrategy.admissionChecks``, or v1beta1's ``spec.admissionChecks`` (names, for every
+    flavor), as Kueue's NewAdmissionChecks reads them (the webhook refuses both at once; the strategy wins here)."""
+    strategy = (spec.get("admissionChecksStrategy") or {}).get("admissionChecks")
+    if strategy:
+        return tuple(AdmissionCheckStrategyRule(rule["name"], tuple(rule.get("onFlavors") or ()))
+                     for rule in strategy)
+    return tuple(AdmissionCheckStrategyRule(name) for name in spec.get("admissionChecks") or ())
+
+
+def admission_check_from_dict(obj: Obj) -> admissionchecks.AdmissionCheck:
+    """An AdmissionCheck object: its controller and whether its Active condition is True."""
+    return admissionchecks.AdmissionCheck.of(obj)
+
+
+def admission_check_states_from_dict(states: list[Obj] | None) -> tuple[AdmissionCheckState, ...]:
+    """``status.admissionChecks``, sorted by name as Kueue keeps them."""
+    if not states:
+        return ()
+    return tuple(sorted((AdmissionCheckState(
+        s.get("name") or "", s.get("state") or "",
+        parse_timestamp(s["lastTransitionTime"]) if s.get("lastTransitionTime") else None,
+        s.get("message") or "", _optional_int(s.get("requeueAfterSeconds")), _optional_int(s.get("retryCount")))
+        for s in states), key=lambda state: state.name))
+
+
+def admission_check_states_to_dict(states: tuple[AdmissionCheckState, ...]) -> list[Obj]:
+    """``status.admissionChecks`` JSON for these states (podSetUpdates are not modelled: none is written)."""
+    out = []
+    for state in states:
+        entry: Obj = {"name": state.name, "state": state.state.value, "message": state.message,
+                      "lastTransitionTime": format_timestamp(state.last_transition or 0.0)}
+        if state.requeue_after_seconds is not None:
+            entry["requeueAfterSeconds"] = state.requeue_after_seconds
+        if state.retry_count is not None:
+            entry["retryCount"] = state.retry_count
+        out.append(entry)
+    return out
+
+
+def admitted_condition_from_dict(condition: Obj | None) -> AdmittedCondition | None:
+    """A Workload's Admitted condition, None when it has none."""
+    if condition is None:
+        return None
+    return AdmittedCondition(condition.get("status") == "True", condition.get("reason") or "",
+                             condition.get("message") or "", parse_timestamp(condition.get("lastTransitionTime")))
 
 
 USAGE_BASED_ADMISSION = "UsageBasedAdmissionFairSharing"
@@ -310,6 +362,8 @@ class WorkloadDecoder:
             max_execution_seconds=int(spec.get("maximumExecutionTimeSeconds") or 0),
             accumulated_execution_seconds=_optional_int(status.get("accumulatedPastExecutionTimeSeconds")),
             deactivation_target=_deactivation_target(conditions.get("DeactivationTarget")),
+            admission_checks=admission_check_states_from_dict(status.get("admissionChecks")),
+            admitted_condition=admitted_condition_from_dict(conditions.get("Admitted")),
         )
 
     def _quantity(self, value: Any) -> int:

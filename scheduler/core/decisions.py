@@ -29,6 +29,10 @@ CLUSTER_QUEUE_INACTIVE = "ClusterQueueInactive"
 """A head of a ClusterQueue whose cohort chain loops: Kueue's nominate writes "ClusterQueue X is
 inactive" on it and sets it aside until the tree changes (its requeue reason has no name)."""
 
+FAILED_CHECKS = "FailedAdmissionChecks"
+"""A head with an admission check in Retry or Rejected: Kueue's nominate refuses it first, writing "The workload
+has failed admission checks" (scheduler.core.admissionchecks.failed_checks_refusal); no requeue reason."""
+
 
 @dataclass(slots=True, frozen=True)
 class Admit:
@@ -62,8 +66,9 @@ class Preempt:
 @dataclass(slots=True, frozen=True)
 class Park:
     """BestEffortFIFO: set aside as inadmissible until capacity changes; keeps its position.
-    Either strategy: a head whose namespace the ClusterQueue does not select (``NAMESPACE_MISMATCH``), or
-    whose ClusterQueue's cohort chain loops (``CLUSTER_QUEUE_INACTIVE``)."""
+    Either strategy: a head whose namespace the ClusterQueue does not select (``NAMESPACE_MISMATCH``),
+    whose ClusterQueue's cohort chain loops (``CLUSTER_QUEUE_INACTIVE``), or with a failed admission check
+    (``FAILED_CHECKS``)."""
 
     workload: Workload
     cluster_queue: str

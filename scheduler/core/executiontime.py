@@ -31,11 +31,13 @@ EXCEEDED_MESSAGE = "exceeding the maximum execution time"
 
 
 def deadline(workload: Workload) -> float | None:
-    """When an admitted Workload's execution time runs out (POSIX seconds); None without a limit or admission."""
-    if not workload.max_execution_seconds or workload.admission is None or workload.finished:
+    """When an admitted Workload's execution time runs out (POSIX seconds); None without a limit or while not
+    Admitted (with admission checks, Admitted comes after the reservation: the time counts from it)."""
+    since = workload.admitted_since
+    if not workload.max_execution_seconds or since is None or workload.finished:
         return None
     left = workload.max_execution_seconds - (workload.accumulated_execution_seconds or 0)
-    return workload.admitted_at + left
+    return since + left
 
 
 def exceeded(workload: Workload, now: float) -> bool:
@@ -46,9 +48,10 @@ def exceeded(workload: Workload, now: float) -> bool:
 
 def accumulated_after_release(workload: Workload, now: float) -> int | None:
     """status.accumulatedPastExecutionTimeSeconds once its admission is released at ``now`` (None: stays absent)."""
-    if workload.admission is None:
+    since = workload.admitted_since
+    if since is None:  # never turned Admitted (checks pending): SyncAdmittedCondition adds nothing
         return workload.accumulated_execution_seconds
-    return (workload.accumulated_execution_seconds or 0) + int(now - workload.admitted_at)
+    return (workload.accumulated_execution_seconds or 0) + int(now - since)
 
 
 def kept_after_eviction(workload: Workload) -> bool:

@@ -12,7 +12,8 @@ Facts carried over from Kueue (pkg/controller/jobs/job, pkg/controller/jobframew
 - its pod set's ``topologyRequest`` comes from the template's annotations
   (``kueue.x-k8s.io/podset-required-topology`` and the others, jobframework/tas.go) and always names the
   Job's completion index as the pod index label, as Kueue's Job integration does with TAS on (its default);
-- admitted, the Job is unsuspended with the node labels of its assigned flavors merged into the
+- admitted (``Admitted=True``: with admission checks that is after the reservation, once all are Ready;
+  a Job whose Workload only holds quota stays suspended, reconciler.go steps 7 and 8), the Job is unsuspended with the node labels of its assigned flavors merged into the
   pod template's nodeSelector and the label ``kueue.x-k8s.io/podset``; a pod set placed by topology
   also gets the scheduling gate ``kueue.x-k8s.io/topology`` and the annotation ``kueue.x-k8s.io/workload``
   (and ``podset-unconstrained-topology: "true"`` when it asked for no topology), so that its pods wait
@@ -343,7 +344,7 @@ def pods_ready_condition(job: Job, workload: Workload,
     """(status, reason, message) of the PodsReady condition the Job's pods give its Workload, as Kueue's job
     reconciler writes it with waitForPodsReady on (generatePodsReadyCondition; Job.PodsReady: ready + succeeded
     pods reach min(parallelism, completions))."""
-    if workload.admission is None:  # not admitted, or evicted and released
+    if workload.admitted_since is None:  # not admitted (checks pending), or evicted and released
         return "False", podsready.WAIT_FOR_START, NOT_READY_MESSAGE
     if job.ready_pods >= job.pod_count:
         recovered = current is not None and current.reason in (podsready.WAIT_FOR_RECOVERY, RECOVERED)
@@ -417,7 +418,7 @@ def next_step(job: Job, workload: Workload | None, flavors: Mapping[str, Resourc
         # Kueue writes only when no condition of this type, status and reason is there (HasConditionWithTypeAndReason)
         if pods_ready is None or (pods_ready.status, pods_ready.reason) != (status, reason):
             return SetPodsReady(job, workload, status, reason, message)
-    if workload.admission is not None and workload.active:
+    if workload.admitted_since is not None and workload.active:
         if not job.suspended:
             return None
         template = admitted_template(job, workload, flavors)

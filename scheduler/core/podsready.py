@@ -159,9 +159,9 @@ class Readiness:
     @classmethod
     def of(cls, workload: Workload, pods_ready: PodsReadyCondition | None,
            requeue: RequeueState = RequeueState()) -> Readiness:
-        """From a core Workload; its admitted_at is the reservation, which is Admitted without admission checks."""
-        admitted_at = workload.admitted_at if workload.admission is not None else None
-        return cls(workload.key, admitted_at, pods_ready, requeue, workload.active, workload.evicted)
+        """From a core Workload: the timeout counts from the Admitted condition (later than the reservation
+        when admission checks run)."""
+        return cls(workload.key, workload.admitted_since, pods_ready, requeue, workload.active, workload.evicted)
 
 
 class Action(enum.Enum):

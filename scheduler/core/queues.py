@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set as AbstractSet
 
+from scheduler.core.admissionchecks import AdmissionCheck
 from scheduler.core.clusterqueuecache import ClusterQueueCache
 from scheduler.core.decisions import Admit, Decision, Park, Preempt, Wait
 from scheduler.core.kinds import (
@@ -127,6 +128,22 @@ class QueueManager:
         # Kueue's ResourceFlavor controller retries the parked Workloads of the queues the deletion makes
         # inactive, and of their cohort trees (NotifyRetryInadmissible): they are back in order, ahead of
         # later heads, when the flavor returns.
+        quotas = self.cache.quotas
+        self.retries.capacity_changed(set().union(*(quotas.neighbours(cq) for cq in users)) if users else ())
+
+    def add_admission_check(self, check: AdmissionCheck) -> None:
+        """Add or update an AdmissionCheck; the queues naming it may admit (or stop admitting) now."""
+        if self.cache.admission_checks.get(check.name) == check:
+            return
+        self._checks_changed(self.cache.set_admission_check(check))
+
+    update_admission_check = add_admission_check
+
+    def delete_admission_check(self, name: str) -> None:
+        self._checks_changed(self.cache.remove_admission_check(name))
+
+    def _checks_changed(self, users: list[str]) -> None:
+        # Kueue's AdmissionCheck controller requeues the inadmissible Workloads of the queues naming it.
         quotas = self.cache.quotas
         self.retries.capacity_changed(set().union(*(quotas.neighbours(cq) for cq in users)) if users else ())
 
@@ -280,7 +297,8 @@ class QueueManager:
         updated = dataclasses.replace(
             old, admitted_at=new.admitted_at or old.admitted_at, max_execution_seconds=new.max_execution_seconds,
             accumulated_execution_seconds=new.accumulated_execution_seconds,
-            deactivation_target=new.deactivation_target)
+            deactivation_target=new.deactivation_target, admission_checks=new.admission_checks,
+            admitted_condition=new.admitted_condition)
         self._workloads[old.key] = updated
         self.cache.replace_workload(updated)
 
@@ -476,6 +494,8 @@ def _echo_differs(old: Workload, new: Workload) -> bool:
         or old.max_execution_seconds != new.max_execution_seconds
         or old.accumulated_execution_seconds != new.accumulated_execution_seconds
         or old.deactivation_target != new.deactivation_target
+        or old.admission_checks != new.admission_checks
+        or old.admitted_condition != new.admitted_condition
     )
 
 
@@ -489,4 +509,6 @@ def _same_for_queueing(old: Workload, new: Workload) -> bool:
         and old.finished == new.finished
         and old.admission == new.admission
         and old.pod_sets == new.pod_sets
+        # a pending head's check states decide whether the scheduler refuses it (failed checks)
+        and (old.admission is not None or old.admission_checks == new.admission_checks)
     )

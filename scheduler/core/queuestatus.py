@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
+from scheduler.core import admissionchecks
 from scheduler.core.kinds import ClusterQueue, LocalQueue, LocalQueueKey
 from scheduler.core.queues import QueueManager
 
@@ -77,8 +78,10 @@ def cluster_queue_usage(cq: ClusterQueue, used: Mapping[tuple[str, str], int]) -
     return tuple(out)
 
 
-def cluster_queue_active(cq: ClusterQueue, known_flavors: Container[str]) -> Active:
-    """Kueue's verdict: stopped, or referencing a missing ResourceFlavor, makes a queue inactive."""
+def cluster_queue_active(cq: ClusterQueue, known_flavors: Container[str],
+                         known_checks: Mapping[str, admissionchecks.AdmissionCheck] | None = None) -> Active:
+    """Kueue's verdict: stopped, referencing a missing ResourceFlavor, or a missing or inactive AdmissionCheck
+    (``admissionchecks.cluster_queue_problems``) makes a queue inactive, in inactiveReason's order."""
     reasons: list[str] = []
     messages: list[str] = []
     if cq.stopped:
@@ -92,9 +95,13 @@ def cluster_queue_active(cq: ClusterQueue, known_flavors: Container[str]) -> Act
     if missing:
         reasons.append("FlavorNotFound")
         messages.append(f"references missing ResourceFlavor(s): {','.join(missing)}")
+    for problem in admissionchecks.cluster_queue_problems(cq, known_checks or {}) if cq.admission_checks else ():
+        reasons.append(problem.reason)
+        messages.append(problem.message)
     if not reasons:
         return Active(True, "Ready", CQ_READY)
-    return Active(False, reasons[0], f"Can't admit new workloads: {', '.join(messages)}.")
+    return Active(False, reasons[0],
+                  admissionchecks.truncate_condition_message(f"Can't admit new workloads: {', '.join(messages)}."))
 
 
 def local_queue_active(lq: LocalQueue, cluster_queue: Active | None) -> Active:
@@ -116,7 +123,8 @@ def queue_statuses(manager: QueueManager) -> tuple[dict[str, QueueStatus], dict[
         admitted = list(manager.cache.admitted_in([name]))
         cq = manager.cache.quotas.cluster_queues[name]
         cluster_queues[name] = QueueStatus(manager.pending_lists.pending_count(name), len(admitted),
-                                           cluster_queue_active(cq, manager.cache.flavors),
+                                           cluster_queue_active(cq, manager.cache.flavors,
+                                                                manager.cache.admission_checks),
                                            cluster_queue_usage(cq, manager.cache.quotas.usage.get(name, {})))
         for key, count in manager.pending_lists.pending_by_local_queue(name).items():
             lq_counts.setdefault(key, [0, 0])[0] += count

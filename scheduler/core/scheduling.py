@@ -34,9 +34,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from scheduler.core import fairordering, topologyassigning
+from scheduler.core import admissionchecks, fairordering, topologyassigning
 from scheduler.core.decisions import (
     CLUSTER_QUEUE_INACTIVE,
+    FAILED_CHECKS,
     NAMESPACE_MISMATCH,
     NAMESPACE_MISMATCH_MESSAGE,
     NO_LONGER_FITS,
@@ -117,12 +118,21 @@ class _Entry:
 
 
 def _refused(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> bool:
-    return quotas.in_cycle(cq.name) or not manager.namespaces.selects(cq, head.namespace)
+    return (_failed_checks(head) is not None or quotas.in_cycle(cq.name)
+            or not manager.namespaces.selects(cq, head.namespace))
+
+
+def _failed_checks(head: Workload) -> tuple[str, str] | None:
+    return admissionchecks.failed_checks_refusal(head.admission_checks) if head.admission_checks else None
 
 
 def _refusal(manager: QueueManager, quotas: QuotaBook, cq: ClusterQueue, head: Workload) -> Park:
-    """Kueue's nominate: a queue whose cohort chain loops is left out of the snapshot, so its heads are
-    told it is inactive (pkg/scheduler/scheduler.go); then the namespace check."""
+    """Kueue's nominate: a head with a failed admission check first; a queue whose cohort chain loops is left
+    out of the snapshot, so its heads are told it is inactive (pkg/scheduler/scheduler.go); then the
+    namespace check."""
+    failed = _failed_checks(head)
+    if failed is not None:
+        return Park(head, cq.name, failed[1], FAILED_CHECKS)
     if quotas.in_cycle(cq.name):
         return Park(head, cq.name, f"ClusterQueue {cq.name} is inactive", CLUSTER_QUEUE_INACTIVE)
     return Park(head, cq.name, NAMESPACE_MISMATCH_MESSAGE, NAMESPACE_MISMATCH)

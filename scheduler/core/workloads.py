@@ -35,9 +35,11 @@ class RequeuingTimestamp(enum.Enum):
 
 
 # Requeued=False reasons that keep a pending workload from admission until this scheduler marks it
-# Requeued=True (resumed workload, restarted queue, a PodsReady timeout's backoff ended). Kueue holds any
-# Requeued=False workload; the AdmissionCheck backoff is not modelled here.
-REQUEUE_HOLDING_REASONS = frozenset({"Deactivated", "ClusterQueueStopped", "LocalQueueStopped", "PodsReadyTimeout"})
+# Requeued=True (resumed workload, restarted queue, the backoff after a PodsReady timeout or an admission
+# check's Retry ended: scheduler.controller.podsreadiness marks both BackoffFinished, as Kueue's Reconcile
+# does in one switch case). Kueue holds any Requeued=False workload.
+REQUEUE_HOLDING_REASONS = frozenset({"Deactivated", "ClusterQueueStopped", "LocalQueueStopped", "PodsReadyTimeout",
+                                     "AdmissionCheck"})
 # A deactivation with a cause (DeactivatedDueToMaximumExecutionTimeExceeded) holds too; Kueue never marks it
 # Requeued=True (it reactivates only reason Deactivated), and neither does this scheduler.
 REQUEUE_HOLDING_PREFIX = "DeactivatedDueTo"
@@ -83,6 +85,16 @@ class AdmissionCheckState:
             if value is not None and value < 0:
                 raise ValueError(f"status.admissionChecks[].{api_name} must be >= 0 (got {value}): "
                                  "the API server refuses the write (the CRD's minimum is 0)")
+
+
+@dataclass(slots=True, frozen=True)
+class AdmittedCondition:
+    """A Workload's Admitted condition (scheduler.core.admissionchecks); lastTransitionTime in POSIX seconds."""
+
+    status: bool
+    reason: str
+    message: str
+    last_transition: float
 
 
 @dataclass(slots=True, frozen=True)
@@ -172,6 +184,8 @@ class Workload:
     deactivation_target: tuple[str, str] | None = None
     # status.admissionChecks, sorted by name as Kueue keeps them (scheduler.core.admissionchecks).
     admission_checks: tuple[AdmissionCheckState, ...] = ()
+    # The Admitted condition (None: none). With admission checks it turns True after the reservation.
+    admitted_condition: AdmittedCondition | None = None
     key: WorkloadKey = field(init=False)
     order_key: OrderKey = field(init=False)
 
@@ -186,6 +200,20 @@ class Workload:
         """Pending but not admissible until its Requeued condition turns True."""
         held = self.requeue_held_by
         return held in REQUEUE_HOLDING_REASONS or held.startswith(REQUEUE_HOLDING_PREFIX)
+
+    @property
+    def admitted_since(self) -> float | None:
+        """When it turned Admitted (the Admitted=True condition's lastTransitionTime); None while not admitted.
+
+        An object holding quota with no Admitted condition at all and no admission checks (written by a tool
+        that sets QuotaReserved alone) counts as admitted at its reservation, as it would be without checks.
+        """
+        condition = self.admitted_condition
+        if condition is not None:
+            return condition.last_transition if condition.status and self.admission is not None else None
+        if self.admission is not None and not self.admission_checks:
+            return self.admitted_at
+        return None
 
     @property
     def local_queue(self) -> tuple[str, str]:

@@ -100,12 +100,14 @@ def test_a_held_requeue_keeps_the_workload_pending_and_positioned_but_never_admi
 def test_only_the_reasons_this_scheduler_releases_hold_a_workload():
     cq = ClusterQueueBuilder("cq").flavors(("default", {"cpu": "4"})).obj()
     manager = manager_with(cq)
-    # An admission check's Retry backoff: Kueue releases it itself; nothing here would, so it must not hold.
-    manager.add_workload(dataclasses.replace(WorkloadBuilder("w").obj(), requeue_held_by="AdmissionCheck"))
+    # A reason nothing here would release (a DRA error's Inadmissible): it must not hold.
+    manager.add_workload(dataclasses.replace(WorkloadBuilder("w").obj(), requeue_held_by="Inadmissible"))
     assert [d.workload.name for d in run_cycle(manager, now=1)] == ["w"]
-    # A PodsReady timeout's backoff: the controller writes Requeued=True when it ends, so it holds until then.
-    backing_off = dataclasses.replace(WorkloadBuilder("p").obj(), requeue_held_by="PodsReadyTimeout")
-    manager.add_workload(backing_off)
-    assert run_cycle(manager, now=2) == []
-    manager.update_workload(dataclasses.replace(backing_off, requeue_held_by=""))  # BackoffFinished written
-    assert [d.workload.name for d in run_cycle(manager, now=3)] == ["p"]
+    # A PodsReady timeout's or an admission check's backoff: the controller writes Requeued=True (BackoffFinished)
+    # when it ends, so it holds until then.
+    for at, (name, reason) in enumerate((("p", "PodsReadyTimeout"), ("a", "AdmissionCheck"))):
+        backing_off = dataclasses.replace(WorkloadBuilder(name).obj(), requeue_held_by=reason)
+        manager.add_workload(backing_off)
+        assert run_cycle(manager, now=2 + 2 * at) == []
+        manager.update_workload(dataclasses.replace(backing_off, requeue_held_by=""))  # BackoffFinished written
+        assert [d.workload.name for d in run_cycle(manager, now=3 + 2 * at)] == [name]

@@ -18,7 +18,7 @@ from scheduler.visibility import authn, authz, documents
 def test_every_kueue_kind_has_a_crd_with_status_subresource():
     kinds = {c["spec"]["names"]["kind"]: c for c in crds.all_crds() if c["spec"]["group"] == "kueue.x-k8s.io"}
     assert set(kinds) == {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass", "Workload",
-                          "Topology"}
+                          "Topology", "AdmissionCheck"}
     for crd in kinds.values():
         version = crd["spec"]["versions"][0]
         assert version["name"] == "v1beta2" and version["subresources"] == {"status": {}}

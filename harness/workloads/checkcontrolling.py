@@ -1,0 +1,226 @@
+"""kqbench's admission check controller: drives checks whose ``spec.controllerName`` is
+``kqbench.io/admission-check`` alike for real Kueue and the reference scheduler (Kueue's own ProvisioningRequest
+controller needs a cluster autoscaler; this one follows a rule per Workload, harness.workloads.checkrules).
+
+It marks each of its AdmissionChecks ``Active=True`` (only a check's controller does: Kueue leaves a ClusterQueue
+naming an inactive one inactive), and sets the state of each of its checks in ``status.admissionChecks`` of
+every Workload as that Workload's rule says. One thread: each round lists the AdmissionChecks, then watches
+the Workloads of every namespace for WATCH_SECONDS from the last resourceVersion (so ``stop()`` never waits long
+and a rule's later step is at most that late), then acts on what came due. A state is written as a JSON merge
+patch of the whole list onto the resourceVersion it was decided from (a 409 waits for the next event).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+from collections.abc import Callable
+
+from harness.kube import rest
+from harness.kube.kubeconfig import Credentials
+from harness.workloads import checkrules
+from scheduler.api import groups
+
+WATCH_SECONDS = 1
+MAX_FAILED_ROUNDS = 30
+"""Rounds that fail in a row before the controller gives up (and says so in `error`)."""
+FIELD_MANAGER = "kqbench-admission-check"
+ACTIVE_REASON = "Active"
+ACTIVE_MESSAGE = "The admission check is active"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def _time(text: str | None) -> float:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else 0.0
+
+
+def _stamp(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(int(seconds), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _condition(obj: dict, kind: str) -> dict | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == kind), None)
+
+
+def rule_text(obj: dict) -> str | None:
+    """The Workload's rule annotation, else its first pod set template's: a Job's annotations do not reach its
+    Workload (Kueue copies only ProvisioningRequest ones), its pod template's do, in both implementations."""
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(checkrules.RULE_ANNOTATION)
+    if text is not None:
+        return text
+    for pod_set in (obj.get("spec") or {}).get("podSets") or ():
+        annotations = ((pod_set.get("template") or {}).get("metadata") or {}).get("annotations") or {}
+        if checkrules.RULE_ANNOTATION in annotations:
+            return annotations[checkrules.RULE_ANNOTATION]
+    return None
+
+
+class _Gone(Exception):
+    pass
+
+
+class CheckController:
+    """Started once the cluster's API is up; `stop()` at the end (also on failure)."""
+
+    def __init__(self, creds: Credentials, say: Callable[[str], None] = print,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.creds, self.say, self.clock = creds, say, clock
+        self.error: str | None = None
+        self.rule_errors: dict[str, str] = {}
+        """Workload ("namespace/name") -> the one-line error of its rule annotation."""
+        self.written = 0
+        self._ours: set[str] = set()
+        self._seen: dict[str, dict] = {}
+        self._due: dict[str, float] = {}
+        self._version = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kqbench-check-controller", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=WATCH_SECONDS + 40)
+
+    def __enter__(self) -> CheckController:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.stop()
+
+    # -- the loop ---------------------------------------------------------------------------
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self._mark_active()
+                if not self._version:
+                    self._relist()
+                self._watch()
+                failures = 0
+            except _Gone:
+                self._version = ""
+            except (OSError, urllib.error.URLError, ValueError, KeyError) as error:
+                failures += 1
+                self.error = str(error)
+                if failures >= MAX_FAILED_ROUNDS:
+                    self.say(f"check controller: gave up after {failures} failed rounds: {error}")
+                    return
+                self._stop.wait(0.5)
+            self._act_on_due()
+
+    def _mark_active(self) -> None:
+        """Active=True on every AdmissionCheck of ours that lacks it."""
+        listed = rest.get_json(self.creds, f"{groups.PATH}/admissionchecks", timeout=30)
+        ours = set()
+        for check in listed.get("items") or ():
+            if (check.get("spec") or {}).get("controllerName") != checkrules.CONTROLLER_NAME:
+                continue
+            name = check["metadata"]["name"]
+            ours.add(name)
+            active = _condition(check, "Active")
+            if active is not None and active.get("status") == "True":
+                continue
+            others = [c for c in (check.get("status") or {}).get("conditions") or () if c.get("type") != "Active"]
+            condition = {"type": "Active", "status": "True", "reason": ACTIVE_REASON, "message": ACTIVE_MESSAGE,
+                         "lastTransitionTime": _stamp(self.clock())}
+            body = {"metadata": {"resourceVersion": check["metadata"]["resourceVersion"]},
+                    "status": {"conditions": [*others, condition]}}
+            rest.request(self.creds, "PATCH", f"{groups.PATH}/admissionchecks/{name}/status", body, MERGE_PATCH)
+        if ours - self._ours:
+            self._ours = ours
+            for obj in list(self._seen.values()):
+                self._observe(obj)  # a check that became ours: its Workloads seen before it are acted on now
+        self._ours = ours
+
+    def _path(self, **params) -> str:
+        query = urllib.parse.urlencode(params)
+        return f"{groups.PATH}/workloads" + (f"?{query}" if query else "")
+
+    def _relist(self) -> None:
+        listed = rest.get_json(self.creds, self._path(), timeout=60)
+        self._seen.clear()
+        for item in listed.get("items") or ():
+            self._observe(item)
+        self._version = listed["metadata"]["resourceVersion"]
+
+    def _watch(self) -> None:
+        path = self._path(watch="1", allowWatchBookmarks="true", timeoutSeconds=str(WATCH_SECONDS),
+                          resourceVersion=self._version)
+        rest.watch(self.creds, path, self._event, timeout=WATCH_SECONDS + 30)
+
+    def _event(self, event: dict) -> None:
+        obj = event.get("object") or {}
+        if event.get("type") == "ERROR":
+            if obj.get("code") == 410:
+                raise _Gone(obj.get("message", "410 Gone"))
+            raise ValueError(f"watch error: {obj.get('message')}")
+        if version := (obj.get("metadata") or {}).get("resourceVersion"):
+            self._version = version
+        if event.get("type") == "DELETED":
+            key = f"{obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
+            self._seen.pop(key, None)
+            self._due.pop(key, None)
+        elif event.get("type") in ("ADDED", "MODIFIED"):
+            self._observe(obj)
+
+    def _act_on_due(self) -> None:
+        now = self.clock()
+        for key in [k for k, due in self._due.items() if due <= now]:
+            del self._due[key]
+            if (obj := self._seen.get(key)) is not None:
+                self._observe(obj)
+
+    # -- one Workload ---------------------------------------------------------------------------
+    def _observe(self, obj: dict) -> None:
+        meta = obj["metadata"]
+        key = f"{meta.get('namespace')}/{meta['name']}"
+        self._seen[key] = obj
+        self._due.pop(key, None)
+        states = (obj.get("status") or {}).get("admissionChecks") or []
+        mine = [s for s in states if s.get("name") in self._ours and s.get("state") == "Pending"]
+        reserved = _condition(obj, "QuotaReserved")
+        if not mine or reserved is None or reserved.get("status") != "True" or \
+                (obj.get("spec") or {}).get("active", True) is False:
+            return
+        text = rule_text(obj)
+        try:
+            rule = checkrules.parse(text)
+        except checkrules.BadRule as error:
+            self.rule_errors[key] = str(error)
+            self._write(obj, states, {s["name"]: {**s, "message": str(error)} for s in mine
+                                      if s.get("message") != str(error)})
+            return
+        now = self.clock()
+        changed, later = {}, []
+        for state in mine:
+            verdict = checkrules.decide(rule, int(state.get("retryCount") or 0), _time(reserved.get("lastTransitionTime")),
+                                        now)
+            if verdict.state is None:
+                if verdict.look_again_at is not None:
+                    later.append(verdict.look_again_at)
+                continue
+            entry = {**state, "state": verdict.state, "message": verdict.message, "lastTransitionTime": _stamp(now)}
+            if verdict.requeue_after_seconds is not None:
+                entry["requeueAfterSeconds"] = verdict.requeue_after_seconds
+            changed[state["name"]] = entry
+        if later:
+            self._due[key] = min(later)
+        self._write(obj, states, changed)
+
+    def _write(self, obj: dict, states: list[dict], changed: dict[str, dict]) -> None:
+        if not changed:
+            return
+        meta = obj["metadata"]
+        body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                "status": {"admissionChecks": [changed.get(s["name"], s) for s in states]}}
+        path = f"{groups.PATH}/namespaces/{meta['namespace']}/workloads/{meta['name']}/status"
+        status, answer = rest.request(self.creds, "PATCH", path, body, MERGE_PATCH)
+        if status < 300:
+            self.written += 1
+            self._seen[f"{meta['namespace']}/{meta['name']}"] = json.loads(answer)
+        elif status not in (404, 409):  # a newer object is on its way, or it is gone
+            self.error = f"PATCH {path}: {status} {answer[:200]!r}"
