@@ -114,6 +114,10 @@ def run(implementation: str, log_dir) -> dict[str, list[tuple]]:
             assert status == 201, f"POST job {name}: {status} {body[:300]!r}"
         marks = watch(creds, ("stuck", "ready"), lambda w: _deactivated(w["stuck"]), WATCH_SECONDS)
         time.sleep(SETTLE_SECONDS)  # what the deactivation leaves
+        # One more look after it: Kueue's job reconciler writes Requeued=False after the deactivation's
+        # eviction, sometimes after the poll that saw spec.active=false.
+        for name, late in watch(creds, ("stuck", "ready"), lambda w: True, WATCH_SECONDS).items():
+            marks[name] += [m for m in late if m[:3] not in [seen[:3] for seen in marks[name]]]
         marks["final"] = [final_state(workload_of(creds, name)) for name in ("stuck", "ready")]
         return marks
 
