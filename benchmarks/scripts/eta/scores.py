@@ -1,0 +1,52 @@
+"""The estimators' scores in a scoring run (results/eta/*-scoring.yaml), per estimator over the run's repeats.
+
+    .venv/bin/python benchmarks/scripts/eta/scores.py results/eta/baseline-scoring-RUN
+
+Reads the run's `summary.json` (the kueue-baseline driver's `eta.*` metrics, one sample per repeat of each
+estimator's point) and writes `scores.json` into the run folder: per estimator and metric, the median of the
+repeats with the lowest and highest, and the moving average's over the simulator's for the absolute errors
+(the README's table reads it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+METRICS = ("eta.scored", "eta.abs_error_p50_seconds", "eta.abs_error_p90_seconds", "eta.relative_error_p50",
+           "eta.within_20pct_share", "eta.bias_abs_seconds", "eta.without_time_share", "eta.refresh_cpu_p50_seconds",
+           "eta.refresh_cpu_p99_seconds")
+POINT = "estimator="
+
+
+def per_estimator(metrics: dict) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for entry in metrics.values():
+        if entry["metric"] not in METRICS or POINT not in entry["point"]:
+            continue
+        estimator = entry["point"].split(POINT, 1)[1].split(",")[0]
+        samples = [s for s in entry["samples"] if s is not None]
+        if samples:
+            out.setdefault(estimator, {})[entry["metric"].removeprefix("eta.")] = {
+                "median": statistics.median(samples), "low": min(samples), "high": max(samples), "n": len(samples)}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a scoring run folder")
+    args = parser.parse_args()
+    scores = per_estimator(json.loads((args.run / "summary.json").read_text())["metrics"])
+    record = {"estimators": scores}
+    moving, simulator = scores.get("moving-average", {}), scores.get("simulator", {})
+    for name in ("abs_error_p50_seconds", "abs_error_p90_seconds"):
+        if name in moving and name in simulator and moving[name]["median"]:
+            record[f"simulator_over_moving_average_{name}"] = simulator[name]["median"] / moving[name]["median"]
+    (args.run / "scores.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    main()
