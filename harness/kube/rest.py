@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 
@@ -67,6 +68,34 @@ def watch(creds: Credentials, path: str, on_event: Callable[[dict], None], timeo
     with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=timeout) as response:
         for line in response:
             on_event(json.loads(line))
+
+
+class Gone(Exception):
+    """A watch's resourceVersion is older than kube-apiserver keeps (410 Gone): list again and watch from there."""
+
+
+def watch_from(creds: Credentials, path: str, version: str, seconds: int, on_version: Callable[[str], None],
+               on_change: Callable[[dict], None], on_delete: Callable[[dict], None]) -> None:
+    """One watch request of the collection `path` (it may carry a query) from `version` that the server ends
+    after `seconds`: every resourceVersion seen (bookmarks too) to `on_version` as it comes, so that the next
+    request resumes there; ADDED and MODIFIED objects to `on_change`, DELETED ones to `on_delete`. A 410
+    raises Gone; another ERROR event raises ValueError."""
+    def event(item: dict) -> None:
+        obj = item.get("object") or {}
+        if item.get("type") == "ERROR":
+            if obj.get("code") == 410:
+                raise Gone(obj.get("message", "410 Gone"))
+            raise ValueError(f"watch error: {obj.get('message')}")
+        if resource_version := (obj.get("metadata") or {}).get("resourceVersion"):
+            on_version(resource_version)
+        if item.get("type") == "DELETED":
+            on_delete(obj)
+        elif item.get("type") in ("ADDED", "MODIFIED"):
+            on_change(obj)
+
+    query = urllib.parse.urlencode({"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": str(seconds),
+                                    "resourceVersion": version})
+    watch(creds, f"{path}{'&' if '?' in path else '?'}{query}", event, timeout=seconds + 30)
 
 
 def apply(creds: Credentials, path: str, obj: dict, manager: str = "kqbench") -> dict:

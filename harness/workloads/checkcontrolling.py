@@ -59,10 +59,6 @@ def rule_text(obj: dict) -> str | None:
     return None
 
 
-class _Gone(Exception):
-    pass
-
-
 class CheckController:
     """Started once the cluster's API is up; `stop()` at the end (also on failure)."""
 
@@ -101,7 +97,7 @@ class CheckController:
                     self._relist()
                 self._watch()
                 failures = 0
-            except _Gone:
+            except rest.Gone:
                 self._version = ""
             except (OSError, urllib.error.URLError, ValueError, KeyError) as error:
                 failures += 1
@@ -148,24 +144,16 @@ class CheckController:
         self._version = listed["metadata"]["resourceVersion"]
 
     def _watch(self) -> None:
-        path = self._path(watch="1", allowWatchBookmarks="true", timeoutSeconds=str(WATCH_SECONDS),
-                          resourceVersion=self._version)
-        rest.watch(self.creds, path, self._event, timeout=WATCH_SECONDS + 30)
+        rest.watch_from(self.creds, self._path(), self._version, WATCH_SECONDS, self._resume_at, self._observe,
+                        self._forget)
 
-    def _event(self, event: dict) -> None:
-        obj = event.get("object") or {}
-        if event.get("type") == "ERROR":
-            if obj.get("code") == 410:
-                raise _Gone(obj.get("message", "410 Gone"))
-            raise ValueError(f"watch error: {obj.get('message')}")
-        if version := (obj.get("metadata") or {}).get("resourceVersion"):
-            self._version = version
-        if event.get("type") == "DELETED":
-            key = f"{obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
-            self._seen.pop(key, None)
-            self._due.pop(key, None)
-        elif event.get("type") in ("ADDED", "MODIFIED"):
-            self._observe(obj)
+    def _resume_at(self, version: str) -> None:
+        self._version = version
+
+    def _forget(self, obj: dict) -> None:
+        key = f"{obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
+        self._seen.pop(key, None)
+        self._due.pop(key, None)
 
     def _act_on_due(self) -> None:
         now = self.clock()

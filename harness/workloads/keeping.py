@@ -76,7 +76,7 @@ class Keeper:
             try:
                 self._watch()
                 failures = 0
-            except _Gone:
+            except rest.Gone:
                 self._relist()
             except (OSError, urllib.error.URLError, ValueError) as error:
                 failures += 1
@@ -88,22 +88,11 @@ class Keeper:
             self._finish_due()
 
     def _watch(self) -> None:
-        path = self._path(watch="1", allowWatchBookmarks="true", timeoutSeconds=str(WATCH_SECONDS),
-                          resourceVersion=self._version)
-        rest.watch(self.creds, path, self._event, timeout=WATCH_SECONDS + 30)
+        rest.watch_from(self.creds, self._path(), self._version, WATCH_SECONDS, self._resume_at,
+                        self._observe, lambda obj: self._forget(obj["metadata"]["name"]))
 
-    def _event(self, event: dict) -> None:
-        obj = event.get("object") or {}
-        if event.get("type") == "ERROR":
-            if obj.get("code") == 410:
-                raise _Gone(obj.get("message", "410 Gone"))
-            raise ValueError(f"watch error: {obj.get('message')}")
-        if version := (obj.get("metadata") or {}).get("resourceVersion"):
-            self._version = version
-        if event.get("type") == "DELETED":
-            self._forget(obj["metadata"]["name"])
-        elif event.get("type") in ("ADDED", "MODIFIED"):
-            self._observe(obj)
+    def _resume_at(self, version: str) -> None:
+        self._version = version
 
     def _observe(self, obj: dict) -> None:
         name = obj["metadata"]["name"]
@@ -166,7 +155,3 @@ class Keeper:
         if status >= 300:
             self.refilled -= 1
             self.error = f"refill refused: HTTP {status} {answer[:200]!r}"
-
-
-class _Gone(Exception):
-    """The watch's resourceVersion is older than etcd keeps (410): list again."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from scheduler.controller import deadlines, podsreadiness, statuses
 from scheduler.core import admissionchecks, conversion
@@ -45,12 +46,7 @@ RETRY_SECONDS = 1.0
 DEACTIVATION_TARGET = "DeactivationTarget"
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
-    """A status write the checks call for; ``evicted_from``: the ClusterQueue an eviction leaves."""
-
-    body: dict
-    evicted_from: str | None = None
+Write = statuses.Write
 
 
 def _patch(obj: dict, status: dict) -> dict:
@@ -172,6 +168,8 @@ def plan(workload: Workload, obj: dict, cq: ClusterQueue | None, now: float) -> 
 class AdmissionChecking:
     """The Workloads admission checks concern, each timed to when its next write is due."""
 
+    field_manager: ClassVar[str] = FIELD_MANAGER
+    retry_seconds: ClassVar[float] = RETRY_SECONDS
     cluster_queue_of: Callable[[Workload], ClusterQueue | None]
     """The ClusterQueue a Workload queues in through its LocalQueue (None: unknown)."""
     _timers: deadlines.Deadlines[tuple[Workload, dict]] = field(default_factory=deadlines.Deadlines)

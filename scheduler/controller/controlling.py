@@ -509,28 +509,33 @@ class Controller:
     def mark_not_ready(self, now: float) -> int:
         """Start the write of every Workload whose waitForPodsReady timer is due by ``now`` (the eviction, the
         deactivation or the backoff's end, scheduler.controller.podsreadiness); returns how many were started."""
+        return self._mark_due(self.readiness, now)
+
+    def _mark_due(self, timed: podsreadiness.PodsReadiness | admissionchecking.AdmissionChecking, now: float) -> int:
+        """Start the writes ``timed``'s due timers call for; a Workload with a write in flight is timed again."""
         started = 0
-        for workload, obj in self.readiness.pop_due(now):
+        for workload, obj in timed.pop_due(now):
             if workload.key in self._status_writes_in_flight:
-                self.readiness.retry(workload, obj, now + podsreadiness.RETRY_SECONDS)
+                timed.retry(workload, obj, now + timed.retry_seconds)
                 continue
-            write = self.readiness.write_for(workload, obj, now)
+            write = timed.write_for(workload, obj, now)
             if write is None:
                 continue
             self._status_writes_in_flight.add(workload.key)
-            self._spawn(self._write_readiness(workload, obj, write))
+            self._spawn(self._write_timed(timed, workload, obj, write))
             started += 1
         return started
 
-    async def _write_readiness(self, workload: Workload, obj: dict, write: podsreadiness.Write) -> None:
+    async def _write_timed(self, timed: podsreadiness.PodsReadiness | admissionchecking.AdmissionChecking,
+                           workload: Workload, obj: dict, write: statuses.Write) -> None:
         """The write; tried again a little later when it failed and no newer object came meanwhile (a newer
         one times the Workload again itself)."""
         version = obj["metadata"].get("resourceVersion", "")
-        written = await self._write_status(workload, write.body, podsreadiness.FIELD_MANAGER, write.evicted_from,
+        written = await self._write_status(workload, write.body, timed.field_manager, write.evicted_from,
                                            "/status", statuses.MERGE_PATCH)
         known = self._known_workloads.get(workload.key)
         if not written and known is not None and known["metadata"].get("resourceVersion") == version:
-            self.readiness.retry(workload, obj, self.clock() + podsreadiness.RETRY_SECONDS)
+            timed.retry(workload, obj, self.clock() + timed.retry_seconds)
 
     # -- admission checks ---------------------------------------------------------------------
     def _cluster_queue_of(self, workload: Workload) -> ClusterQueue | None:
@@ -547,27 +552,7 @@ class Controller:
     def mark_checks(self, now: float) -> int:
         """Start the write of every Workload whose admission checks call for one by ``now``
         (scheduler.controller.admissionchecking); returns how many were started."""
-        started = 0
-        for workload, obj in self.checks.pop_due(now):
-            if workload.key in self._status_writes_in_flight:
-                self.checks.retry(workload, obj, now + admissionchecking.RETRY_SECONDS)
-                continue
-            write = self.checks.write_for(workload, obj, now)
-            if write is None:
-                continue
-            self._status_writes_in_flight.add(workload.key)
-            self._spawn(self._write_checks(workload, obj, write))
-            started += 1
-        return started
-
-    async def _write_checks(self, workload: Workload, obj: dict, write: admissionchecking.Write) -> None:
-        """The write; tried again a little later when it failed and no newer object came meanwhile."""
-        version = obj["metadata"].get("resourceVersion", "")
-        written = await self._write_status(workload, write.body, admissionchecking.FIELD_MANAGER, write.evicted_from,
-                                           "/status", statuses.MERGE_PATCH)
-        known = self._known_workloads.get(workload.key)
-        if not written and known is not None and known["metadata"].get("resourceVersion") == version:
-            self.checks.retry(workload, obj, self.clock() + admissionchecking.RETRY_SECONDS)
+        return self._mark_due(self.checks, now)
 
     def _pending_body(self, workload: Workload, message: str, now: float) -> dict | None:
         """Why a workload was turned away, as a status write; None when its QuotaReserved condition says

@@ -29,6 +29,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from scheduler.controller import deadlines, statuses
 from scheduler.core import admissionchecks, conversion, podsready
@@ -125,18 +126,15 @@ def tidy_patch(obj: dict) -> dict:
     return _patch(obj, {"conditions": kept, "requeueState": None})
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
-    """A status write a due timer calls for; ``evicted_from``: the ClusterQueue an eviction leaves."""
-
-    body: dict
-    evicted_from: str | None = None
+Write = statuses.Write
 
 
 @dataclass
 class PodsReadiness:
     """The timers of every Workload waitForPodsReady watches, and which Workloads holding quota are not ready."""
 
+    field_manager: ClassVar[str] = FIELD_MANAGER
+    retry_seconds: ClassVar[float] = RETRY_SECONDS
     settings: podsready.WaitForPodsReady = podsready.OFF
     draw: Callable[[], float] = random.random
     """A uniform draw in [0, 1) for the backoff's jitter (Kueue's rand.Float64)."""

@@ -12,6 +12,7 @@ Conditions keep their ``lastTransitionTime`` while their status stays the same, 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from scheduler.api import groups
 from scheduler.core import activation, admissionchecks, conversion, executiontime, queuestatus
@@ -29,6 +30,15 @@ the main manager, that body would remove the admission and the QuotaReserved con
 manager, that one-condition body would remove the other conditions the main manager owns."""
 MERGE_PATCH = "application/merge-patch+json"
 ACCUMULATED = "accumulatedPastExecutionTimeSeconds"
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A status write a due timer calls for (waitForPodsReady, admission checks); ``evicted_from``: the
+    ClusterQueue an eviction leaves."""
+
+    body: dict
+    evicted_from: str | None = None
 
 
 def rfc3339(seconds: float) -> str:
