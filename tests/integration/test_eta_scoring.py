@@ -1,5 +1,5 @@
 """Expected admission times scored in the run that served them, end to end through `kqbench run` on a real kwok
-cluster: 30 Workloads of 1 CPU (each declaring its 2 s runtime) into a ClusterQueue with quota for 2, the
+cluster: 12 Workloads of 1 CPU (each declaring its 1.5 s runtime) into a ClusterQueue with quota for 2, the
 reference scheduler running the simulator, the kueue-baseline phase reading every pending Workload's estimate
 every 2 s. Asserted: the estimates table has rows, every scored estimate's Workload was really admitted (its
 QuotaReserved condition), and the eta.* metrics and the report part exist; no assertion on times."""
@@ -17,10 +17,11 @@ from tests.integration.conftest import run_cli
 
 pytestmark = pytest.mark.integration
 
-WORKLOADS = 30
+WORKLOADS = 12
+RUNTIME_SECONDS = 1.5
 SCENARIO = f"""
 name: eta-scoring-tiny
-description: "30 Workloads, quota for 2, the simulator's estimates read every 2 s and scored"
+description: "12 Workloads, quota for 2, the simulator's estimates read every 2 s and scored"
 cluster: {{backend: kwok, nodes: 1}}
 queues:
   flavors: [{{name: default}}]
@@ -41,7 +42,7 @@ phases:
 load:
   users: {{churn: 0, querier: 0, bystander: 0}}
   mix:
-    - {{weight: 1, priority: 0, cpu: "1", runtime_seconds: 2.0, per_second: 10, count: {WORKLOADS}}}
+    - {{weight: 1, priority: 0, cpu: "1", runtime_seconds: {RUNTIME_SECONDS}, per_second: 10, count: {WORKLOADS}}}
 measurements:
   scrape_interval_seconds: 2
   census: false
@@ -69,7 +70,7 @@ def test_estimates_were_read_and_every_scored_one_was_really_admitted(run):
     estimates, workloads = table(run, tabulating.ESTIMATES_TABLE), table(run, tabulating.WORKLOADS_TABLE)
     assert len(estimates) > 0 and set(estimates["estimator"]) == {"simulator"}
     assert len(workloads) == WORKLOADS and workloads["quota_reserved_s"].notna().all()
-    assert (workloads["declared_runtime_s"] == 2.0).all()
+    assert (workloads["declared_runtime_s"] == RUNTIME_SECONDS).all()
     joined = etascoring.joined(estimates, workloads)
     scored = joined[joined["scored"]]
     assert len(scored) > 0
