@@ -4,6 +4,7 @@ reader of the scheduler, the load generator and the harness."""
 from __future__ import annotations
 
 import atexit
+import base64
 import hashlib
 import os
 import shutil
@@ -134,13 +135,23 @@ def _configuration(path: Path, context: str | None):
     return configuration
 
 
+_PLAIN_USER = frozenset({"client-certificate", "client-certificate-data", "client-key", "client-key-data", "token"})
+_PLAIN_CLUSTER = frozenset({"server", "certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify"})
+
+
 def load(path: str | Path, context: str | None = None) -> Credentials:
-    """Credentials of the current (or named) context, read the way kubectl reads them (client
-    certificates, tokens and token files, exec plugins, relative paths) by the `kubernetes` client's
-    loader; inline `*-data` fields become 0600 files in this process's private folder."""
+    """Credentials of the current (or named) context, read the way kubectl reads them.
+
+    A plain file (client certificates or a token, inline or beside it) is read here; anything more (exec
+    plugins, token files, auth providers, proxies) goes to the `kubernetes` client's loader, imported only
+    then: it adds some 17 MB to a process, which the scheduler under test should not carry for nothing.
+    Inline `*-data` fields become 0600 files in this process's private folder."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise KubeconfigError(f"kubeconfig {path} does not exist: pass --kubeconfig with an existing file")
+    plain = _plain(path, context)
+    if plain is not None:
+        return plain
     configuration = _configuration(path, context)
     authorization = configuration.api_key.get("BearerToken") or ""
     if authorization and not authorization.startswith(_BEARER):
@@ -149,6 +160,41 @@ def load(path: str | Path, context: str | None = None) -> Credentials:
     return Credentials(server=configuration.host.rstrip("/"), ca_file=configuration.ssl_ca_cert or None,
                        cert_file=configuration.cert_file or None, key_file=configuration.key_file or None,
                        token=authorization[len(_BEARER):] or None, insecure=not configuration.verify_ssl)
+
+
+def _plain(path: Path, context: str | None) -> Credentials | None:
+    """The credentials of a plain kubeconfig, or None when it needs kubectl's other rules (or is not valid:
+    the client's loader then says what is wrong)."""
+    try:
+        config = yaml.safe_load(path.read_text())
+        name = context or config["current-context"]
+        ctx = next(c["context"] for c in config["contexts"] if c["name"] == name)
+        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
+        user = next(u["user"] for u in config.get("users") or [] if u["name"] == ctx.get("user"))
+    except (yaml.YAMLError, KeyError, StopIteration, TypeError, AttributeError):
+        return None
+    if not isinstance(user, dict) or not isinstance(cluster, dict) or set(user) - _PLAIN_USER \
+            or set(cluster) - _PLAIN_CLUSTER or "server" not in cluster:
+        return None
+    base = path.parent
+    return Credentials(
+        server=str(cluster["server"]).rstrip("/"),
+        ca_file=_materialise(cluster.get("certificate-authority-data"), cluster.get("certificate-authority"), base,
+                             ".crt"),
+        cert_file=_materialise(user.get("client-certificate-data"), user.get("client-certificate"), base, ".crt"),
+        key_file=_materialise(user.get("client-key-data"), user.get("client-key"), base, ".key"),
+        token=user.get("token") or None,
+        insecure=bool(cluster.get("insecure-skip-tls-verify")),
+    )
+
+
+def _materialise(data_b64: str | None, path: str | None, base: Path, suffix: str) -> str | None:
+    """Inline `*-data` fields become files (ssl wants paths); relative paths resolve from the kubeconfig."""
+    if data_b64:
+        return str(credential_file(base64.b64decode(data_b64), suffix))
+    if path:
+        return str((base / path).resolve())
+    return None
 
 
 def server(path: str | Path, context: str | None = None) -> str:
