@@ -4,7 +4,10 @@ controller needs a cluster autoscaler; this one follows a rule per Workload, har
 
 It marks each of its AdmissionChecks ``Active=True`` (only a check's controller does: Kueue leaves a ClusterQueue
 naming an inactive one inactive), and sets the state of each of its checks in ``status.admissionChecks`` of
-every Workload as that Workload's rule says. One thread: each round lists the AdmissionChecks, then watches
+every Workload as that Workload's rule says, while it holds quota and is neither evicted nor finished (as Kueue's
+own check controllers: provisioning/controller.go's Reconcile in v0.17.0 and v0.19.2; an evicted Workload's
+states are reset to Pending before its quota is released, and a verdict then would be written for a Workload on
+its way out). One thread: each round lists the AdmissionChecks, then watches
 the Workloads of every namespace for WATCH_SECONDS from the last resourceVersion (so ``stop()`` never waits long
 and a rule's later step is at most that late), then acts on what came due. A state is written as a JSON merge
 patch of the whole list onto the resourceVersion it was decided from (a 409 waits for the next event).
@@ -44,6 +47,20 @@ def _stamp(seconds: float) -> str:
 
 def _condition(obj: dict, kind: str) -> dict | None:
     return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == kind), None)
+
+
+def _is_true(condition: dict | None) -> bool:
+    return condition is not None and condition.get("status") == "True"
+
+
+def pending_checks(obj: dict, ours: set[str] | frozenset[str]) -> list[dict]:
+    """The Workload's Pending states of the checks named in `ours` that are due a verdict: none unless it holds
+    quota and is neither evicted, finished nor deactivated."""
+    if not _is_true(_condition(obj, "QuotaReserved")) or _is_true(_condition(obj, "Evicted")) or \
+            _is_true(_condition(obj, "Finished")) or (obj.get("spec") or {}).get("active", True) is False:
+        return []
+    return [s for s in (obj.get("status") or {}).get("admissionChecks") or []
+            if s.get("name") in ours and s.get("state") == "Pending"]
 
 
 def rule_text(obj: dict) -> str | None:
@@ -169,11 +186,10 @@ class CheckController:
         self._seen[key] = obj
         self._due.pop(key, None)
         states = (obj.get("status") or {}).get("admissionChecks") or []
-        mine = [s for s in states if s.get("name") in self._ours and s.get("state") == "Pending"]
-        reserved = _condition(obj, "QuotaReserved")
-        if not mine or reserved is None or reserved.get("status") != "True" or \
-                (obj.get("spec") or {}).get("active", True) is False:
+        mine = pending_checks(obj, self._ours)
+        if not mine:
             return
+        reserved = _condition(obj, "QuotaReserved")
         text = rule_text(obj)
         try:
             rule = checkrules.parse(text)

@@ -95,13 +95,19 @@ def marks_of(workload: dict) -> list[tuple[str, str, str]]:
     return marks
 
 
-def record(creds, done, seconds: float) -> tuple[dict[str, list[tuple]], dict[str, dict]]:
+def workloads_version(creds) -> str:
+    return rest.get_json(creds, f"{ko.BASE}/namespaces/{NAMESPACE}/workloads")["metadata"]["resourceVersion"]
+
+
+def record(creds, done, seconds: float, since: str | None = None) -> tuple[dict[str, list[tuple]], dict[str, dict]]:
     """Every distinct mark each Job's Workload shows in every version the watch delivers (in the order first seen),
-    and the last object of each, until `done(last)` or `seconds`."""
+    and the last object of each, until `done(last)` or `seconds`. From `since` (a resourceVersion taken before
+    the Jobs were posted: every version of their Workloads), else from a list (the present state)."""
     seen: dict[str, list[tuple]] = {}
     last: dict[str, dict] = {}
-    listed = rest.get_json(creds, f"{ko.BASE}/namespaces/{NAMESPACE}/workloads")
-    version = listed["metadata"]["resourceVersion"]
+    listed = {"items": []} if since is not None else rest.get_json(
+        creds, f"{ko.BASE}/namespaces/{NAMESPACE}/workloads")
+    version = ""
 
     def take(obj: dict) -> None:
         nonlocal version
@@ -116,6 +122,7 @@ def record(creds, done, seconds: float) -> tuple[dict[str, list[tuple]], dict[st
 
     for item in listed["items"]:
         take(item)
+    version = since if since is not None else listed["metadata"]["resourceVersion"]  # items carry older versions
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not done(last):
         query = urllib.parse.urlencode({"watch": "1", "resourceVersion": version, "timeoutSeconds": "1",
@@ -173,12 +180,13 @@ def run(implementation: str, log_dir) -> dict:
                               ko.local_queue("lq-missing", "cq-missing")])
             # the Jobs come once the check is Active: before, Kueue marks them Inadmissible (UNMODELLED)
             assert ko.wait_for(lambda: (queue_active(creds, "cq") or ("",))[0] == "True"), queue_active(creds, "cq")
+            before = workloads_version(creds)
             for name, rule in RULES.items():
                 posted, body = rest.request(creds, "POST", JOBS, job(name, "lq", rule))
                 assert posted == 201, f"POST job {name}: {posted} {body[:300]!r}"
             posted, body = rest.request(creds, "POST", JOBS, job("missing", "lq-missing", "ready"))
             assert posted == 201, f"POST job missing: {posted} {body[:300]!r}"
-            marks, last = record(creds, _finished_flow, WATCH_SECONDS)
+            marks, last = record(creds, _finished_flow, WATCH_SECONDS, since=before)
             time.sleep(SETTLE_SECONDS)  # what the deactivation and the last writes leave
             _, last = record(creds, lambda _: False, 1.0)
             return {"marks": marks, "final": {name: final_state(last.get(name)) for name in (*RULES, "missing")},
