@@ -45,8 +45,9 @@ browser:
 
 # The test command: import contracts, unit tests, the report in a real browser, integration tests on a real local cluster.
 # Tests marked `nightly` (long cluster runs at scale, every Kueue version) run in the nightly tier instead.
+# The 30 slowest tests are printed: what to move to the nightly tier when the suite grows past its 25 minutes.
 test: toolchain lint browser
-	$(BIN)/python -m pytest tests -q -m "not nightly"
+	$(BIN)/python -m pytest tests -q -m "not nightly" --durations=30
 
 # The nightly tier: what `make test` leaves out (`pytest -m nightly --collect-only -q` lists it).
 test-nightly: toolchain
