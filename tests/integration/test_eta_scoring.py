@@ -71,11 +71,17 @@ def test_estimates_were_read_and_every_scored_one_was_really_admitted(run):
     assert len(estimates) > 0 and set(estimates["estimator"]) == {"simulator"}
     assert len(workloads) == WORKLOADS and workloads["quota_reserved_s"].notna().all()
     assert (workloads["declared_runtime_s"] == RUNTIME_SECONDS).all()
-    joined = etascoring.joined(estimates, workloads)
+    admissions = table(run, tabulating.ADMISSIONS_TABLE)
+    # every Workload's reservations, the first of them the one kueue_workloads keeps
+    firsts = admissions[admissions["n"] == 0].set_index("name")["quota_reserved_s"]
+    assert set(firsts.index) == set(workloads["name"])
+    assert (firsts.reindex(workloads["name"]).to_numpy() == workloads["quota_reserved_s"].to_numpy()).all()
+    joined = etascoring.joined(estimates, workloads, admissions)
     scored = joined[joined["scored"]]
     assert len(scored) > 0
     reserved = set(workloads.loc[workloads["quota_reserved_s"].notna(), "name"])
     assert set(scored["workload"]) <= reserved
+    assert (scored["real_s"] >= scored["read_s"] - etascoring.RESOLUTION_SECONDS).all()
 
 
 def test_the_summary_and_the_report_carry_the_scores(run):

@@ -16,12 +16,12 @@ from harness.drivers.kueuebaseline import etascoring, tabulating
 TITLE = "expected admission times: estimated against real wait from each read, per case"
 NOTE = ("Each row scores every expected admission time the case's pending Workloads carried when the generator read "
         "their ClusterQueues' pendingworkloads (every estimates_every_seconds), against the Workload's real "
-        "admission (its first QuotaReserved time). Error: estimated less real admission, in seconds (positive: "
+        "admission (its first QuotaReserved time after the read). Error: estimated less real admission, in seconds (positive: "
         "expected later than it came); relative to the real wait from the read (at least {resolution:g} s: both "
         "times are whole seconds). A Workload read pending many times counts many times. Without a time: the "
         "estimator gave a reason instead (share of all estimates). Unadmitted: estimates with a time whose Workload "
-        "was not admitted before the run ended; requeued: read after its first admission (evicted and queued again), "
-        "not scored. Refresh CPU: the scheduler's kqbench_scheduler_estimate_refresh_cpu_seconds per refresh.")
+        "was not admitted before the run ended; requeued: read after its last admission (evicted, queued again and not "
+        "admitted again before the run ended), not scored. Refresh CPU: the scheduler's kqbench_scheduler_estimate_refresh_cpu_seconds per refresh.")
 POINTS_PER_CASE = 4000
 """Points drawn per case at most (a fixed-seed sample of the scored estimates): a readable scatter."""
 
@@ -34,7 +34,8 @@ def scatter(tables: contract.Tables, scores: Mapping[str, etascoring.Scores]) ->
     panels = []
     for case, s in scores.items():
         rows = etascoring.joined(estimates[(estimates["case"] == case) & (estimates["estimator"].fillna("") != "")],
-                                 workloads[workloads["case"] == case])
+                                 workloads[workloads["case"] == case],
+                                 etascoring.of_case(tables.get(tabulating.ADMISSIONS_TABLE), case))
         rows = rows[rows["scored"]]
         if len(rows) > POINTS_PER_CASE:
             rows = rows.sample(POINTS_PER_CASE, random_state=0)

@@ -1,10 +1,12 @@
 """Expected admission times scored against the admissions that really happened in the same run (pure).
 
 Input: the `kueue_estimates` table (one row per Workload per read of the pending Workloads, with the
-estimate its entry carried) and the driver's `kueue_workloads` table (each Workload's first QuotaReserved
-time, `quota_reserved_s`, else the time the generator first saw it admitted, `admitted_s`), both in
-seconds after the start of generation. Per case (one estimator), each estimate with a time is joined with
-its Workload's real admission:
+estimate its entry carried), the driver's `kueue_admissions` table (every QuotaReserved time of each
+Workload: an evicted one reserves again) and its `kueue_workloads` table (each Workload's first
+QuotaReserved time, `quota_reserved_s`, else the time the generator first saw it admitted, `admitted_s`:
+what runs from before the admissions table are scored by), all in seconds after the start of generation.
+Per case (one estimator), each estimate with a time is joined with the admission it foretold: its
+Workload's first admission after the read:
 
 - error = estimated - real admission (s; positive: expected later than it came); `abs_error_p50/p90`;
 - the real wait from the read: real admission - read time; `relative_error_p50` is |error| over it, and
@@ -14,8 +16,9 @@ its Workload's real admission:
 - `bias_seconds`: the median signed error (negative: optimistic);
 - `without_time_share`: estimates served without a time (any reason), and per reason;
 - not scored: estimates whose Workload was never admitted in the run (`unadmitted`: the run ended first),
-  and those read after its first admission by more than the resolution (`requeued`: it was evicted and
-  queued again, and the table keeps only its first admission).
+  and those read after its last admission by more than the resolution (`requeued`: evicted and queued
+  again, not admitted again before the run ended; without the admissions table, every read after the
+  first admission).
 
 Every estimate counts, so a Workload read pending ten times weighs ten times: the scores are of what
 readers were told, over the run. The refresh's CPU per refresh (p50, p99) comes from the scraped
@@ -73,28 +76,52 @@ def real_admissions(workloads: pd.DataFrame) -> pd.Series:
     return pd.Series(seen.to_numpy(), index=workloads["name"].to_numpy()).dropna()
 
 
-def joined(estimates: pd.DataFrame, workloads: pd.DataFrame) -> pd.DataFrame:
-    """The estimates with a time, each with `real_s` (NaN: never admitted), `error_s`, `real_wait_s`,
-    `estimated_wait_s` and `scored` (admitted, and not before the read)."""
+def every_admission(workloads: pd.DataFrame, admissions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """(workload, admission_s): each Workload's every quota reservation from the admissions table, and its
+    first admission from the Workloads table for one the admissions table has no time of."""
+    first = real_admissions(workloads)
+    first = first[~first.index.duplicated()]
+    parts = []
+    if admissions is not None and not admissions.empty:
+        known = admissions[admissions["quota_reserved_s"].notna()]
+        parts.append(pd.DataFrame({"workload": known["name"].to_numpy(),
+                                   "admission_s": known["quota_reserved_s"].to_numpy(dtype=float)}))
+        first = first[~first.index.isin(known["name"])]
+    parts.append(pd.DataFrame({"workload": first.index.to_numpy(), "admission_s": first.to_numpy(dtype=float)}))
+    return pd.concat(parts, ignore_index=True).drop_duplicates()
+
+
+def joined(estimates: pd.DataFrame, workloads: pd.DataFrame, admissions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The estimates with a time, each with `real_s` (the Workload's first admission after the read, within the
+    resolution; NaN: none), `error_s`, `real_wait_s`, `estimated_wait_s`, `admitted` (ever, in the run) and
+    `scored` (an admission came after the read)."""
     timed = estimates[estimates["estimated_s"].notna()].copy()
-    real = real_admissions(workloads)
-    real = real[~real.index.duplicated()]
-    timed["real_s"] = timed["workload"].map(real).astype("float64")
+    every = every_admission(workloads, admissions)
+    timed["admitted"] = timed["workload"].isin(every["workload"])
+    timed["_key"] = (timed["read_s"] - RESOLUTION_SECONDS).astype("float64")
+    timed["_row"] = range(len(timed))
+    found = pd.merge_asof(timed[["_key", "_row", "workload"]].sort_values("_key"),
+                          every.rename(columns={"admission_s": "real_s"}).assign(
+                              _key=lambda f: f["real_s"].astype("float64")).sort_values("_key"),
+                          on="_key", by="workload", direction="forward")
+    timed["real_s"] = found.set_index("_row")["real_s"].reindex(timed["_row"]).to_numpy(dtype=float)
+    timed = timed.drop(columns=["_key", "_row"])
     timed["error_s"] = timed["estimated_s"] - timed["real_s"]
     timed["real_wait_s"] = timed["real_s"] - timed["read_s"]
     timed["estimated_wait_s"] = timed["estimated_s"] - timed["read_s"]
-    timed["scored"] = timed["real_s"].notna() & (timed["real_wait_s"] >= -RESOLUTION_SECONDS)
+    timed["scored"] = timed["real_s"].notna()
     return timed
 
 
-def score(estimates: pd.DataFrame, workloads: pd.DataFrame, summary: pd.DataFrame | None = None) -> Scores | None:
+def score(estimates: pd.DataFrame, workloads: pd.DataFrame, summary: pd.DataFrame | None = None,
+          admissions: pd.DataFrame | None = None) -> Scores | None:
     """One case's scores (its rows of each table); None when it read no estimates."""
     if estimates is None or estimates.empty or workloads is None:
         return None
     served = estimates[estimates["estimator"].fillna("") != ""]
     if served.empty:
         return None
-    rows = joined(served, workloads)
+    rows = joined(served, workloads, admissions)
     scored = rows[rows["scored"]]
     errors = scored["error_s"].to_numpy(dtype=float)
     waits = np.maximum(scored["real_wait_s"].to_numpy(dtype=float), RESOLUTION_SECONDS)
@@ -108,8 +135,8 @@ def score(estimates: pd.DataFrame, workloads: pd.DataFrame, summary: pd.DataFram
         relative_error_p50=_quantile(relative, 0.5),
         within_share=float(np.mean(relative <= TOLERANCE)) if len(errors) else None,
         bias_seconds=_quantile(errors, 0.5), without_time_share=len(untimed) / len(served),
-        without_time_by_reason=by_reason, unadmitted=int(rows["real_s"].isna().sum()),
-        requeued=int((rows["real_s"].notna() & ~rows["scored"]).sum()),
+        without_time_by_reason=by_reason, unadmitted=int((~rows["admitted"]).sum()),
+        requeued=int((rows["admitted"] & ~rows["scored"]).sum()),
         refreshes=refreshes, refresh_cpu_p50_seconds=p50, refresh_cpu_p99_seconds=p99)
 
 
@@ -142,6 +169,13 @@ def slug(reason: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", reason.lower()).strip("-") or "none"
 
 
+def of_case(frame: pd.DataFrame | None, case: str) -> pd.DataFrame | None:
+    """A table's rows of one case (None for a run without the table)."""
+    if frame is None or "case" not in frame.columns:
+        return None
+    return frame[frame["case"] == case]
+
+
 def scores_by_case(tables: contract.Tables) -> dict[str, Scores]:
     """Every case of the run that read estimates -> its scores."""
     estimates, workloads = tables.get(tabulating.ESTIMATES_TABLE), tables.get(tabulating.WORKLOADS_TABLE)
@@ -149,7 +183,8 @@ def scores_by_case(tables: contract.Tables) -> dict[str, Scores]:
         return {}
     out = {}
     for case in estimates["case"].unique():
-        scores = score(estimates[estimates["case"] == case], workloads[workloads["case"] == case], tables.get("summary"))
+        scores = score(estimates[estimates["case"] == case], workloads[workloads["case"] == case], tables.get("summary"),
+                       of_case(tables.get(tabulating.ADMISSIONS_TABLE), case))
         if scores is not None:
             out[str(case)] = scores
     return out

@@ -53,6 +53,8 @@ class Outcome:
     """Every ClusterQueue state the informer saw, by this process's clock."""
     api_times: dict[str, list[str]] = field(default_factory=dict)
     """name -> [creationTimestamp, first QuotaReserved=True lastTransitionTime, Finished lastTransitionTime] (1 s resolution)."""
+    reservations: dict[str, list[str]] = field(default_factory=dict)
+    """name -> every QuotaReserved=True lastTransitionTime seen, in order (an evicted Workload reserves again)."""
     evictions: list[figs.Eviction] = field(default_factory=list)
     """Every eviction the informer saw, with its reason and preemptor."""
     runtimes: dict[str, declaring.Runtime] = field(default_factory=dict)
@@ -187,6 +189,10 @@ class Generator:
         api[0] = meta.get("creationTimestamp", "") or api[0]
         if is_reserved and not api[1]:
             api[1] = reserved.get("lastTransitionTime", "")
+        if is_reserved and (stamp := reserved.get("lastTransitionTime", "")):
+            times = self.outcome.reservations.setdefault(record.name, [])
+            if not times or times[-1] != stamp:
+                times.append(stamp)
         if is_finished:
             api[2] = finished.get("lastTransitionTime", "")
         if conditions.is_true(obj, "Evicted") and is_reserved and not is_finished \

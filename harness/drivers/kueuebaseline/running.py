@@ -67,7 +67,8 @@ def run(context: contract.PhaseContext) -> None:
                     for c in figures.classes)
         + ("" if figures.complete else f" (INCOMPLETE: {figures.finished}/{plan.total} finished)"))
     tables = [(tabulating.FIGURES_TABLE, frame), (tabulating.CLASSES_TABLE, classes),
-              (tabulating.WORKLOADS_TABLE, workloads), (tabulating.EVICTIONS_TABLE, evictions)]
+              (tabulating.WORKLOADS_TABLE, workloads), (tabulating.EVICTIONS_TABLE, evictions),
+              (tabulating.ADMISSIONS_TABLE, tabulating.admissions_frame(outcome.reservations, created.start))]
     reader = outcome.reader
     if reader is not None:
         estimates = tabulating.estimates_frame(reader.entries, created.start)

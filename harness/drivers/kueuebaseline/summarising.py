@@ -57,7 +57,8 @@ def eta_metrics(tables: contract.Tables, workloads: pd.DataFrame | None, case: s
     if estimates is None or estimates.empty or workloads is None or "case" not in estimates.columns:
         return []
     return etascoring.metrics(etascoring.score(estimates[estimates["case"] == case], workloads[workloads["case"] == case],
-                                               tables.get("summary")))
+                                               tables.get("summary"),
+                                               etascoring.of_case(tables.get(tabulating.ADMISSIONS_TABLE), case)))
 
 
 def hold_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:

@@ -19,6 +19,7 @@ CLASSES_TABLE = "kueue_classes"
 WORKLOADS_TABLE = "kueue_workloads"
 EVICTIONS_TABLE = "kueue_evictions"
 ESTIMATES_TABLE = "kueue_estimates"
+ADMISSIONS_TABLE = "kueue_admissions"
 ESTIMATES_COLUMNS = ["read", "read_s", "workload", "namespace", "cluster_queue", "position", "estimator", "estimated_s",
                      "reason", "note", "snapshot_s", "age_seconds"]
 
@@ -109,6 +110,15 @@ def workloads_frame(records: dict[str, figs.WorkloadRecord], api_times: dict[str
                                        "finished_s", "admitted_seconds", "evictions", "api_created",
                                        "api_quota_reserved", "api_finished", "quota_reserved_s", "runtime_s",
                                        "declared_runtime_s"])
+
+
+def admissions_frame(reservations: dict[str, list[str]], start: float) -> pd.DataFrame:
+    """One row per quota reservation of each Workload (`n` from 0; more than one when it was evicted and
+    admitted again): the API time as stored and on the generation's axis (`quota_reserved_s`)."""
+    rows = [(name, n, stamp, None if (t := parse_time(stamp)) is None else t - start)
+            for name, stamps in reservations.items() for n, stamp in enumerate(stamps)]
+    frame = pd.DataFrame(rows, columns=["name", "n", "api_quota_reserved", "quota_reserved_s"])
+    return frame.astype({"n": "int64", "quota_reserved_s": "float64"})
 
 
 def estimates_frame(entries: list[reading.Entry], start: float) -> pd.DataFrame:

@@ -72,6 +72,34 @@ def test_the_joined_rows_say_what_each_estimate_was_worth():
     assert len(rows) == 7  # only the estimates with a time
 
 
+def admissions(case: str = CASE) -> pd.DataFrame:
+    """Every reservation: a and b once; e at 5 s, evicted, and again at 15 s; c and d have none kept."""
+    return tabulating.admissions_frame({"a": ["1970-01-01T00:00:10Z"], "b": ["1970-01-01T00:00:20Z"],
+                                        "e": ["1970-01-01T00:00:05Z", "1970-01-01T00:00:15Z"]}, 0.0).assign(case=case)
+
+
+def test_an_estimate_read_after_an_eviction_is_scored_against_the_admission_that_followed():
+    rows = etascoring.joined(estimates(), workloads(), admissions()).set_index(["workload", "read_s"])
+    assert rows.loc[("e", 10.0), "scored"] and rows.loc[("e", 10.0), "real_s"] == pytest.approx(15.0)
+    assert rows.loc[("e", 10.0), "error_s"] == pytest.approx(-3.0)
+    # the rest as without the table: c by the generator's time, d never admitted
+    assert rows.loc[("c", 30.0), "real_s"] == pytest.approx(30.4) and not rows.loc[("d", 0.0), "scored"]
+    s = etascoring.score(estimates(), workloads(), summary(), admissions())
+    assert (s.scored, s.unadmitted, s.requeued) == (6, 1, 0)
+
+
+def test_an_estimate_read_after_the_last_admission_is_requeued_not_unadmitted():
+    only_first = admissions()[lambda f: ~((f["name"] == "e") & (f["n"] == 1))]
+    s = etascoring.score(estimates(), workloads(), summary(), only_first)
+    assert (s.scored, s.unadmitted, s.requeued) == (5, 1, 1)
+
+
+def test_every_reservation_becomes_a_row_on_the_generation_axis():
+    frame = tabulating.admissions_frame({"e": ["1970-01-01T00:00:05Z", "1970-01-01T00:00:15Z"], "f": [""]}, 1.0)
+    assert frame[["name", "n", "quota_reserved_s"]].values.tolist()[:2] == [["e", 0, 4.0], ["e", 1, 14.0]]
+    assert math.isnan(frame["quota_reserved_s"].iloc[2])
+
+
 def test_a_scheduler_serving_no_estimates_is_not_scored():
     assert etascoring.score(estimates(estimator=""), workloads()) is None
     assert etascoring.score(estimates().iloc[:0], workloads()) is None

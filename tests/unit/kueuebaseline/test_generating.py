@@ -26,11 +26,11 @@ class FakeApi:
         return {}
 
 
-def _admitted(name: str, admitted: bool = True) -> dict:
+def _admitted(name: str, admitted: bool = True, at: str = "2025-01-01T00:00:01Z") -> dict:
     status = "True" if admitted else "False"
     return {"metadata": {"name": name, "labels": {plans.CLASS_LABEL: "x"}, "creationTimestamp": "2025-01-01T00:00:00Z"},
             "status": {"admission": {"clusterQueue": "cq"} if admitted else None,
-                       "conditions": [{"type": "QuotaReserved", "status": status, "lastTransitionTime": "2025-01-01T00:00:01Z"},
+                       "conditions": [{"type": "QuotaReserved", "status": status, "lastTransitionTime": at},
                                       {"type": "Admitted", "status": status}]}}
 
 
@@ -87,9 +87,12 @@ def test_eviction_disarms_the_finish_and_counts():
         await _settle(gen)
         record = gen.outcome.records["large-lq-0"]
         assert len(api.calls) == writes and record.finished is None and record.evictions == 1
-        gen._on_event("MODIFIED", _admitted("large-lq-0"))  # admitted again: runs its full runtime from here
-        await _settle(gen)
+        gen._on_event("MODIFIED", _admitted("large-lq-0", at="2025-01-01T00:00:09Z"))  # admitted again: runs its
+        await _settle(gen)                                                                 # full runtime from here
         assert record.finished is not None and len(api.calls) == writes + 1
+        # both reservations kept (an estimate read while it was queued again is scored against the second)
+        assert gen.outcome.reservations["large-lq-0"] == ["2025-01-01T00:00:01Z", "2025-01-01T00:00:09Z"]
+        assert gen.outcome.api_times["large-lq-0"][1] == "2025-01-01T00:00:01Z"
         assert not gen.engine.finished.is_set()  # the two small ones never got admitted
     asyncio.run(scenario())
 
