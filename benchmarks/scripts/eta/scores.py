@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/scripts/eta/scores.py results/eta/baseline-scoring-RUN
 
 Reads the run's `summary.json` (the kueue-baseline driver's `eta.*` metrics, one sample per repeat of each
-estimator's point) and writes `scores.json` into the run folder: per estimator and metric, the median of the
-repeats with the lowest and highest, and the moving average's over the simulator's for the absolute errors
-(the README's table reads it).
+estimator's point) and writes `scores.json` into the run folder: per estimator (a point with more settings
+than the estimator is named by them too, `simulator-max-cpu-seconds-4`) and metric, the median of the repeats
+with the lowest and highest, and each simulator's over the moving average's for the absolute errors (the
+README's table reads it).
 """
 
 from __future__ import annotations
@@ -21,12 +22,20 @@ METRICS = ("eta.scored", "eta.abs_error_p50_seconds", "eta.abs_error_p90_seconds
 POINT = "estimator="
 
 
+def variant(point: str) -> str:
+    """A sweep point as a name: `estimator=simulator` -> `simulator`; the point's other settings follow it
+    (`estimator=simulator,estimate_max_cpu_seconds=4` -> `simulator-max-cpu-seconds-4`)."""
+    estimator, *others = point.split(POINT, 1)[1].split(",")
+    return "-".join([estimator, *(part.removeprefix("estimate_").replace("_", "-").replace("=", "-")
+                                  for part in others)])
+
+
 def per_estimator(metrics: dict) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for entry in metrics.values():
         if entry["metric"] not in METRICS or POINT not in entry["point"]:
             continue
-        estimator = entry["point"].split(POINT, 1)[1].split(",")[0]
+        estimator = variant(entry["point"])
         samples = [s for s in entry["samples"] if s is not None]
         if samples:
             out.setdefault(estimator, {})[entry["metric"].removeprefix("eta.")] = {
@@ -40,10 +49,14 @@ def main() -> None:
     args = parser.parse_args()
     scores = per_estimator(json.loads((args.run / "summary.json").read_text())["metrics"])
     record = {"estimators": scores}
-    moving, simulator = scores.get("moving-average", {}), scores.get("simulator", {})
-    for name in ("abs_error_p50_seconds", "abs_error_p90_seconds"):
-        if name in moving and name in simulator and moving[name]["median"]:
-            record[f"simulator_over_moving_average_{name}"] = simulator[name]["median"] / moving[name]["median"]
+    moving = scores.get("moving-average", {})
+    for key, scored in scores.items():
+        if not key.startswith("simulator"):
+            continue
+        for name in ("abs_error_p50_seconds", "abs_error_p90_seconds"):
+            if name in moving and name in scored and moving[name]["median"]:
+                prefix = key.replace("-", "_")
+                record[f"{prefix}_over_moving_average_{name}"] = scored[name]["median"] / moving[name]["median"]
     (args.run / "scores.json").write_text(json.dumps(record, indent=2) + "\n")
     print(json.dumps(record, indent=2))
 
