@@ -30,6 +30,6 @@ def _report(tables: contract.Tables, context: contract.ReportContext) -> contrac
 DRIVER = contract.DriverSpec(name="kueue-baseline", phases=phases.PHASES, run_phase=running.run,
                              tables=(tabulating.FIGURES_TABLE, tabulating.CLASSES_TABLE, tabulating.WORKLOADS_TABLE,
                                      tabulating.EVICTIONS_TABLE, tabulating.ESTIMATES_TABLE,
-                                     tabulating.ADMISSIONS_TABLE),
+                                     tabulating.ADMISSIONS_TABLE, tabulating.ESTIMATE_READS_TABLE),
                              summary_metrics=summarising.metrics, report_section=_report,
                              mix_fields=(arrivals.ArrivalFields, declaring.RuntimeFields))

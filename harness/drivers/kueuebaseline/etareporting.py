@@ -21,7 +21,9 @@ NOTE = ("Each row scores every expected admission time the case's pending Worklo
         "times are whole seconds). A Workload read pending many times counts many times. Without a time: the "
         "estimator gave a reason instead (share of all estimates). Unadmitted: estimates with a time whose Workload "
         "was not admitted before the run ended; requeued: read after its last admission (evicted, queued again and not "
-        "admitted again before the run ended), not scored. Refresh CPU: the scheduler's kqbench_scheduler_estimate_refresh_cpu_seconds per refresh.")
+        "admitted again before the run ended), not scored. Refresh CPU: the scheduler's kqbench_scheduler_estimate_refresh_cpu_seconds per refresh. Page read: "
+        "one pendingworkloads GET through kube-apiserver, as the reader timed it; bytes per entry: the pages' JSON "
+        "bodies over their entries.")
 POINTS_PER_CASE = 4000
 """Points drawn per case at most (a fixed-seed sample of the scored estimates): a readable scatter."""
 

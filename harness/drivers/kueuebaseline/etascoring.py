@@ -23,7 +23,8 @@ Workload's first admission after the read:
 Every estimate counts, so a Workload read pending ten times weighs ten times: the scores are of what
 readers were told, over the run. The refresh's CPU per refresh (p50, p99) comes from the scraped
 histogram `kqbench_scheduler_estimate_refresh_cpu_seconds` in the run's `summary` table, when the case
-has it (the reference scheduler with an estimator).
+has it (the reference scheduler with an estimator); the read path's cost from the `kueue_estimate_reads`
+table (one row per page GET): its latency (p50, p99) and the body's bytes per entry.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class Scores:
     refreshes: float | None = None
     refresh_cpu_p50_seconds: float | None = None
     refresh_cpu_p99_seconds: float | None = None
+    read_latency_p50_seconds: float | None = None
+    read_latency_p99_seconds: float | None = None
+    read_bytes_per_entry: float | None = None
+    """A page body's JSON bytes per entry, over every page that had entries."""
 
 
 def real_admissions(workloads: pd.DataFrame) -> pd.Series:
@@ -113,8 +118,18 @@ def joined(estimates: pd.DataFrame, workloads: pd.DataFrame, admissions: pd.Data
     return timed
 
 
+def read_path(reads: pd.DataFrame | None) -> tuple[float | None, float | None, float | None]:
+    """(p50, p99 seconds per page GET, bytes per entry) of a case's estimate reads (Nones without any)."""
+    if reads is None or reads.empty:
+        return None, None, None
+    seconds = reads["seconds"].to_numpy(dtype=float)
+    filled = reads[reads["entries"] > 0]
+    per_entry = float(filled["json_bytes"].sum() / filled["entries"].sum()) if not filled.empty else None
+    return _quantile(seconds, 0.5), _quantile(seconds, 0.99), per_entry
+
+
 def score(estimates: pd.DataFrame, workloads: pd.DataFrame, summary: pd.DataFrame | None = None,
-          admissions: pd.DataFrame | None = None) -> Scores | None:
+          admissions: pd.DataFrame | None = None, reads: pd.DataFrame | None = None) -> Scores | None:
     """One case's scores (its rows of each table); None when it read no estimates."""
     if estimates is None or estimates.empty or workloads is None:
         return None
@@ -137,7 +152,8 @@ def score(estimates: pd.DataFrame, workloads: pd.DataFrame, summary: pd.DataFram
         bias_seconds=_quantile(errors, 0.5), without_time_share=len(untimed) / len(served),
         without_time_by_reason=by_reason, unadmitted=int((~rows["admitted"]).sum()),
         requeued=int((rows["admitted"] & ~rows["scored"]).sum()),
-        refreshes=refreshes, refresh_cpu_p50_seconds=p50, refresh_cpu_p99_seconds=p99)
+        refreshes=refreshes, refresh_cpu_p50_seconds=p50, refresh_cpu_p99_seconds=p99,
+        **dict(zip(("read_latency_p50_seconds", "read_latency_p99_seconds", "read_bytes_per_entry"), read_path(reads))))
 
 
 def refresh_cpu(summary: pd.DataFrame | None, estimates: pd.DataFrame) -> tuple[float | None, float | None, float | None]:
@@ -184,7 +200,8 @@ def scores_by_case(tables: contract.Tables) -> dict[str, Scores]:
     out = {}
     for case in estimates["case"].unique():
         scores = score(estimates[estimates["case"] == case], workloads[workloads["case"] == case], tables.get("summary"),
-                       of_case(tables.get(tabulating.ADMISSIONS_TABLE), case))
+                       of_case(tables.get(tabulating.ADMISSIONS_TABLE), case),
+                       of_case(tables.get(tabulating.ESTIMATE_READS_TABLE), case))
         if scores is not None:
             out[str(case)] = scores
     return out
@@ -204,7 +221,10 @@ def metrics(scores: Scores | None) -> list[contract.Metric]:
                ("eta.without_time_share", scores.without_time_share, "ratio", "lower"),
                ("eta.unadmitted", float(scores.unadmitted), "count", "lower"),
                ("eta.refresh_cpu_p50_seconds", scores.refresh_cpu_p50_seconds, "s", "lower"),
-               ("eta.refresh_cpu_p99_seconds", scores.refresh_cpu_p99_seconds, "s", "lower")]
+               ("eta.refresh_cpu_p99_seconds", scores.refresh_cpu_p99_seconds, "s", "lower"),
+               ("eta.read_latency_p50_seconds", scores.read_latency_p50_seconds, "s", "lower"),
+               ("eta.read_latency_p99_seconds", scores.read_latency_p99_seconds, "s", "lower"),
+               ("eta.read_bytes_per_entry", scores.read_bytes_per_entry, "B", "lower")]
     figures += [(f"eta.without_time_share[{slug(reason)}]", share, "ratio", "lower")
                 for reason, share in sorted(scores.without_time_by_reason.items())]
     return [contract.Metric(name, float(value), unit, better) for name, value, unit, better in figures
@@ -222,5 +242,7 @@ def table(scores: Mapping[str, Scores]) -> pd.DataFrame:
                      "without a time": s.without_time_share,
                      "reasons": "; ".join(f"{r}: {v:.1%}" for r, v in sorted(s.without_time_by_reason.items())),
                      "unadmitted": s.unadmitted, "requeued": s.requeued,
-                     "refresh CPU p50 (s)": s.refresh_cpu_p50_seconds, "refresh CPU p99 (s)": s.refresh_cpu_p99_seconds})
+                     "refresh CPU p50 (s)": s.refresh_cpu_p50_seconds, "refresh CPU p99 (s)": s.refresh_cpu_p99_seconds,
+                     "page read p50 (s)": s.read_latency_p50_seconds, "page read p99 (s)": s.read_latency_p99_seconds,
+                     "bytes per entry": s.read_bytes_per_entry})
     return pd.DataFrame(rows)

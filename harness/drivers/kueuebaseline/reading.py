@@ -7,6 +7,8 @@ keeps one `Entry` per Workload per read: its position and the estimate fields th
 generator cancels when its run ends (done, at the deadline, or failing), and is bounded in reads, pages and
 entries. A read that fails (the scheduler restarting, a 503 while the APIService is unavailable) is
 counted and the next one tried; a scheduler that serves no estimates gives entries without an estimator.
+Each page read is also kept as a `Page`: how long the GET took and the size of its body, the read path's
+cost beside what it told.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+
+import orjson
 
 from scheduler.api import groups
 from scheduler.core import conversion
@@ -49,6 +53,20 @@ class Entry:
     note: str
     snapshot_at: float | None
     age_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page GET of one read: the read path's cost."""
+
+    read: int
+    cluster_queue: str
+    offset: int
+    seconds: float
+    """From the request to the parsed body, by a monotonic clock."""
+    entries: int
+    json_bytes: int
+    """The body as JSON again (orjson, the server's encoder: its size to within whitespace)."""
 
 
 def page_path(cluster_queue: str, offset: int, limit: int = PAGE_LIMIT) -> str:
@@ -90,6 +108,7 @@ class Reader:
         self.page_limit = page_limit
         self.max_entries = max_entries
         self.entries: list[Entry] = []
+        self.pages: list[Page] = []
         self.reads = 0
         self.failures = 0
         self.first_failure = ""
@@ -114,6 +133,7 @@ class Reader:
         for cluster_queue in self.cluster_queues:
             offset = 0
             for _ in range(MAX_PAGES):
+                started = time.monotonic()
                 try:
                     body = await self.client.get(page_path(cluster_queue, offset, self.page_limit),
                                                  timeout=READ_TIMEOUT_SECONDS)
@@ -122,6 +142,8 @@ class Reader:
                     self.first_failure = self.first_failure or str(error)[:300]
                     break
                 items = body.get("items") or []
+                self.pages.append(Page(read, cluster_queue, offset, time.monotonic() - started, len(items),
+                                       len(orjson.dumps(body))))
                 self.entries.extend(entries_of(items, read, self.clock(), cluster_queue))
                 if len(items) < self.page_limit:
                     break

@@ -72,7 +72,8 @@ def run(context: contract.PhaseContext) -> None:
     reader = outcome.reader
     if reader is not None:
         estimates = tabulating.estimates_frame(reader.entries, created.start)
-        tables.append((tabulating.ESTIMATES_TABLE, estimates))
+        tables += [(tabulating.ESTIMATES_TABLE, estimates),
+                   (tabulating.ESTIMATE_READS_TABLE, tabulating.estimate_reads_frame(reader.pages))]
         say(f"    kueue-baseline: {reader.reads} reads of the pending Workloads, {len(estimates)} entries, "
             f"{int(estimates['estimated_s'].notna().sum())} with a time"
             + (f", {reader.failures} failed reads (first: {reader.first_failure})" if reader.failures else "")

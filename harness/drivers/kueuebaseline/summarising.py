@@ -58,7 +58,8 @@ def eta_metrics(tables: contract.Tables, workloads: pd.DataFrame | None, case: s
         return []
     return etascoring.metrics(etascoring.score(estimates[estimates["case"] == case], workloads[workloads["case"] == case],
                                                tables.get("summary"),
-                                               etascoring.of_case(tables.get(tabulating.ADMISSIONS_TABLE), case)))
+                                               etascoring.of_case(tables.get(tabulating.ADMISSIONS_TABLE), case),
+                                               etascoring.of_case(tables.get(tabulating.ESTIMATE_READS_TABLE), case)))
 
 
 def hold_metrics(workloads: pd.DataFrame | None, case: str) -> list[contract.Metric]:

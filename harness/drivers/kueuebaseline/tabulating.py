@@ -20,6 +20,7 @@ WORKLOADS_TABLE = "kueue_workloads"
 EVICTIONS_TABLE = "kueue_evictions"
 ESTIMATES_TABLE = "kueue_estimates"
 ADMISSIONS_TABLE = "kueue_admissions"
+ESTIMATE_READS_TABLE = "kueue_estimate_reads"
 ESTIMATES_COLUMNS = ["read", "read_s", "workload", "namespace", "cluster_queue", "position", "estimator", "estimated_s",
                      "reason", "note", "snapshot_s", "age_seconds"]
 
@@ -133,6 +134,14 @@ def estimates_frame(entries: list[reading.Entry], start: float) -> pd.DataFrame:
     # None (no time, no snapshot) as NaN, so that an all-empty column is still a float column in parquet
     return frame.astype({"read": "int64", "position": "int64", "read_s": "float64", "estimated_s": "float64",
                          "snapshot_s": "float64", "age_seconds": "float64"})
+
+
+def estimate_reads_frame(pages: list[reading.Page]) -> pd.DataFrame:
+    """One row per page the estimates reader GET: its read, ClusterQueue, offset, seconds, entries and bytes."""
+    frame = pd.DataFrame([(p.read, p.cluster_queue, p.offset, p.seconds, p.entries, p.json_bytes) for p in pages],
+                         columns=["read", "cluster_queue", "offset", "seconds", "entries", "json_bytes"])
+    return frame.astype({"read": "int64", "offset": "int64", "seconds": "float64", "entries": "int64",
+                         "json_bytes": "int64"})
 
 
 def evictions_frame(evictions: list[figs.Eviction], records: dict[str, figs.WorkloadRecord],

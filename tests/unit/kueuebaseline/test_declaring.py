@@ -141,6 +141,10 @@ def test_the_reader_reads_every_page_of_every_queue_each_round_and_is_bounded():
     assert offsets == ["0", "2", "4"] * 3  # pages of 2 until a short one
     assert len(reader.entries) == 3 * 6 and reader.failures == 3 and "refused" in reader.first_failure
     assert [e.workload for e in reader.entries if e.read == 1] == ["a0", "a1", "a2", "a3", "a4", "b0"]
+    # every page that answered is kept with its size (a failed GET is counted, not a page)
+    first = [(p.cluster_queue, p.offset, p.entries) for p in reader.pages if p.read == 0]
+    assert first == [("cq-a", 0, 2), ("cq-a", 2, 2), ("cq-a", 4, 1), ("cq-b", 0, 1)]
+    assert all(p.json_bytes > 0 and p.seconds >= 0 for p in reader.pages)
 
 
 def test_the_reader_stops_at_its_entry_bound():

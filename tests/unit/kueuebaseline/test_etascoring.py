@@ -100,6 +100,17 @@ def test_every_reservation_becomes_a_row_on_the_generation_axis():
     assert math.isnan(frame["quota_reserved_s"].iloc[2])
 
 
+def test_the_read_path_cost_is_the_pages_latency_and_bytes_per_entry():
+    reads = pd.DataFrame({"read": [0, 0, 1], "cluster_queue": "cq", "offset": 0, "seconds": [0.01, 0.03, 0.02],
+                          "entries": [10, 0, 30], "json_bytes": [2000, 80, 5000], "case": CASE})
+    s = etascoring.score(estimates(), workloads(), summary(), reads=reads)
+    assert s.read_latency_p50_seconds == pytest.approx(0.02)
+    assert s.read_bytes_per_entry == pytest.approx(7000 / 40)  # the empty page's bytes are not an entry's
+    names = {m.name for m in etascoring.metrics(s)}
+    assert {"eta.read_latency_p50_seconds", "eta.read_latency_p99_seconds", "eta.read_bytes_per_entry"} <= names
+    assert etascoring.score(estimates(), workloads(), summary()).read_latency_p50_seconds is None
+
+
 def test_a_scheduler_serving_no_estimates_is_not_scored():
     assert etascoring.score(estimates(estimator=""), workloads()) is None
     assert etascoring.score(estimates().iloc[:0], workloads()) is None
