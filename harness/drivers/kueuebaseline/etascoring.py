@@ -105,9 +105,11 @@ def joined(estimates: pd.DataFrame, workloads: pd.DataFrame, admissions: pd.Data
     timed["admitted"] = timed["workload"].isin(every["workload"])
     timed["_key"] = (timed["read_s"] - RESOLUTION_SECONDS).astype("float64")
     timed["_row"] = range(len(timed))
-    found = pd.merge_asof(timed[["_key", "_row", "workload"]].sort_values("_key"),
-                          every.rename(columns={"admission_s": "real_s"}).assign(
-                              _key=lambda f: f["real_s"].astype("float64")).sort_values("_key"),
+    # one key type on both sides: parquet gives strings a string dtype, a frame built here may hold objects
+    found = pd.merge_asof(timed[["_key", "_row"]].assign(workload=timed["workload"].astype(object)).sort_values("_key"),
+                          pd.DataFrame({"workload": every["workload"].astype(object),
+                                        "real_s": every["admission_s"].astype("float64"),
+                                        "_key": every["admission_s"].astype("float64")}).sort_values("_key"),
                           on="_key", by="workload", direction="forward")
     timed["real_s"] = found.set_index("_row")["real_s"].reindex(timed["_row"]).to_numpy(dtype=float)
     timed = timed.drop(columns=["_key", "_row"])

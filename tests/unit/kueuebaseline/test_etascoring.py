@@ -88,6 +88,16 @@ def test_an_estimate_read_after_an_eviction_is_scored_against_the_admission_that
     assert (s.scored, s.unadmitted, s.requeued) == (6, 1, 0)
 
 
+def test_names_of_either_string_dtype_join():
+    """As read back from parquet (a string dtype) beside a table built in memory (objects), and the reverse."""
+    for left, right in (("string", object), (object, "string")):
+        rows = etascoring.joined(estimates().astype({"workload": left}),
+                                 workloads().astype({"name": right}), admissions().astype({"name": left}))
+        assert int(rows["scored"].sum()) == 6
+    empty = admissions().iloc[:0].astype({"name": object})
+    assert int(etascoring.joined(estimates().astype({"workload": "string"}), workloads(), empty)["scored"].sum()) == 5
+
+
 def test_an_estimate_read_after_the_last_admission_is_requeued_not_unadmitted():
     only_first = admissions()[lambda f: ~((f["name"] == "e") & (f["n"] == 1))]
     s = etascoring.score(estimates(), workloads(), summary(), only_first)
