@@ -117,6 +117,23 @@ def _print_files(runs: list[dict]) -> None:
                    f"{t['git_budget_bytes'] / 2**10:.0f})")
 
 
+@group.command("summarise")
+@_FOLDER
+def summarise(folder: Path) -> None:
+    """Write FOLDER's summary.json again from its tables, as `kqbench run` does at its end: after a fix of how a
+    driver summarises (or a run whose summary step failed); `kqbench report FOLDER` then draws its report."""
+    from harness.drivers import registry
+    from harness.results import runs, summaries, tables
+
+    record = runs.read_run(folder)
+    found = tables.read(folder)
+    if not found:
+        raise KqbenchError(f"{folder} has no tables here: `kqbench results pull {folder}` brings them from the store")
+    summary = summaries.summarise(record, found, registry.drivers())
+    written = summaries.write(folder, summary)
+    click.echo(f"summary: {written} ({len(summary.entries)} metrics)")
+
+
 @group.command("record-history")
 @_FOLDER
 @click.option("--untrack", is_flag=True,

@@ -180,3 +180,29 @@ def test_run_repeat_makes_n_cases_per_point(monkeypatch, capsys):
     code, out, _ = _kqbench(monkeypatch, capsys, "run", "quick", "--repeat", "3", "--dry-run")
     cases = out.split()
     assert code == 0 and len(cases) == 15 and cases[::5] == [f"strategy=status-field,r{r}" for r in range(3)]
+
+
+def test_results_summarise_writes_the_summary_the_run_would_have(tmp_path, monkeypatch, capsys):
+    from harness.drivers import registry
+    from harness.results import runs, tables
+    from tests.unit.reporting import builders
+
+    run = builders.RunBuilder().write(tmp_path / "run")
+    code, out, err = _kqbench(monkeypatch, capsys, "results", "summarise", str(run))
+    assert code == 0, err
+    written = summaries.read(run)
+    expected = summaries.summarise(runs.read_run(run), tables.read(run), registry.drivers())
+    assert written.entries.keys() == expected.entries.keys() and len(written.entries) > 0
+    assert f"summary: {run / 'summary.json'}" in out
+
+
+def test_results_summarise_without_tables_says_where_they_are(tmp_path, monkeypatch, capsys):
+    from tests.unit.reporting import builders
+
+    run = builders.RunBuilder().write(tmp_path / "run")
+    for path in (run / "tables").iterdir():
+        path.unlink()
+    code, _, err = _kqbench(monkeypatch, capsys, "results", "summarise", str(run))
+    assert code != 0 and "kqbench results pull" in err and len(err.strip().splitlines()) == 1
+    code, _, err = _kqbench(monkeypatch, capsys, "results", "summarise", str(tmp_path))
+    assert code != 0 and "no run.json" in err
