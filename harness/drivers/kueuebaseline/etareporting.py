@@ -8,12 +8,13 @@ import io
 from collections.abc import Mapping
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from harness.drivers import contract
 from harness.drivers.kueuebaseline import etascoring, tabulating
 
-TITLE = "expected admission times: estimated against real wait from each read, per case"
+TITLE = "expected admission times: estimated against real wait from each read, per sweep point (its repeats together)"
 NOTE = ("Each row scores every expected admission time the case's pending Workloads carried when the generator read "
         "their ClusterQueues' pendingworkloads (every estimates_every_seconds), against the Workload's real "
         "admission (its first QuotaReserved time after the read). Error: estimated less real admission, in seconds (positive: "
@@ -25,27 +26,43 @@ NOTE = ("Each row scores every expected admission time the case's pending Worklo
         "one pendingworkloads GET through kube-apiserver, as the reader timed it; bytes per entry: the pages' JSON "
         "bodies over their entries.")
 POINTS_PER_CASE = 4000
-"""Points drawn per case at most (a fixed-seed sample of the scored estimates): a readable scatter."""
+"""Points drawn per panel at most (a fixed-seed sample of the scored estimates): a readable scatter."""
+PANELS_PER_ROW = 4
+
+
+def point_of(case: str) -> str:
+    """A case id without its repeat (`estimator=rate,r2` -> `estimator=rate`): the repeats of a point share a panel."""
+    head, _, last = case.rpartition(",")
+    return head if head and last[:1] == "r" and last[1:].isdigit() else case
 
 
 def scatter(tables: contract.Tables, scores: Mapping[str, etascoring.Scores]) -> bytes | None:
-    """One panel per case: real wait (x) against estimated wait (y) from each read; None with nothing scored."""
+    """One panel per sweep point, its repeats together: real wait (x) against estimated wait (y) from each read,
+    at most PANELS_PER_ROW to a row; None with nothing scored."""
     estimates, workloads = tables.get(tabulating.ESTIMATES_TABLE), tables.get(tabulating.WORKLOADS_TABLE)
     if estimates is None or workloads is None or not scores:
         return None
-    panels = []
+    by_point: dict[str, list] = {}
     for case, s in scores.items():
         rows = etascoring.joined(estimates[(estimates["case"] == case) & (estimates["estimator"].fillna("") != "")],
                                  workloads[workloads["case"] == case],
                                  etascoring.of_case(tables.get(tabulating.ADMISSIONS_TABLE), case))
-        rows = rows[rows["scored"]]
+        by_point.setdefault(point_of(case), []).append((s.estimator, rows[rows["scored"]]))
+    panels = []
+    for point, parts in by_point.items():
+        rows = pd.concat([rows for _, rows in parts], ignore_index=True)
         if len(rows) > POINTS_PER_CASE:
             rows = rows.sample(POINTS_PER_CASE, random_state=0)
-        panels.append((f"{s.estimator} ({case})", rows))
+        repeats = f", {len(parts)} repeats" if len(parts) > 1 else ""
+        panels.append((f"{parts[0][0]} ({point}{repeats})", rows))
     if not any(len(rows) for _, rows in panels):
         return None
-    fig = Figure(figsize=(4.2 * len(panels), 4))
-    axes = np.atleast_1d(fig.subplots(1, len(panels), squeeze=False)[0])
+    columns = min(PANELS_PER_ROW, len(panels))
+    lines = -(-len(panels) // columns)
+    fig = Figure(figsize=(4.2 * columns, 4 * lines))
+    axes = fig.subplots(lines, columns, squeeze=False).ravel()
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
     for ax, (label, rows) in zip(axes, panels):
         ax.scatter(rows["real_wait_s"], rows["estimated_wait_s"], s=4, alpha=0.3)
         top = max(1.0, float(np.nanmax([rows["real_wait_s"].max(), rows["estimated_wait_s"].max(), 1.0])))

@@ -196,3 +196,12 @@ def test_a_run_without_estimates_has_no_eta_part():
     section = reporting.section(tables, cpus=2)
     assert "expected admission times" not in section.html
     assert not any(name.startswith("eta.") for name in (m.name for m in summarising.metrics(tables, CASE)))
+
+
+def test_repeats_of_a_point_share_a_panel():
+    from harness.drivers.kueuebaseline import etareporting
+
+    assert etareporting.point_of("estimator=rate,r2") == "estimator=rate"
+    assert etareporting.point_of("estimator=simulator,estimate_max_cpu_seconds=4,r0") == \
+        "estimator=simulator,estimate_max_cpu_seconds=4"
+    assert etareporting.point_of("all") == "all" and etareporting.point_of("strategy=x,rate=1") == "strategy=x,rate=1"
