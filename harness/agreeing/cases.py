@@ -17,14 +17,18 @@ from typing import Literal
 import pydantic
 import yaml
 
+from harness.agreeing import lifecycles
 from harness.errors import KqbenchError
 from scheduler import settings as scheduler_settings
 from scheduler.core import kinds, quantities
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Version 1: flavors, namespaces, clusterQueues, localQueues, epochs (arrive / finish).
 Version 2 adds cohorts (Cohort objects: parentName, quota, weight), ClusterQueue fairSharing
-weights and the scheduler's fairSharing configuration; a version 1 file reads the same."""
+weights and the scheduler's fairSharing configuration; a version 1 file reads the same.
+Version 3 adds the Workload lifecycle (``lifecycles``): Workload maximumExecutionTimeSeconds,
+podsReady and checkRule, the scheduler's waitForPodsReady, AdmissionChecks and ClusterQueue
+admissionChecks; a version 1 or 2 file reads the same (none of them set)."""
 
 RESOURCES = ("cpu", "memory", "pods")
 Strict = pydantic.ConfigDict(extra="forbid", frozen=True)
@@ -113,6 +117,8 @@ class ClusterQueue(pydantic.BaseModel):
     flavorFungibility: FlavorFungibility = FlavorFungibility()
     resourceGroups: tuple[ResourceGroup, ...]
     fairSharing: FairSharing | None = None
+    admissionChecks: tuple[str, ...] = ()
+    """Names of the case's AdmissionChecks, for every flavor (spec.admissionChecksStrategy)."""
 
 
 class Flavor(pydantic.BaseModel):
@@ -149,6 +155,11 @@ class Workload(pydantic.BaseModel):
     queueName: str
     priority: int = 0
     podSets: tuple[PodSet, ...]
+    maximumExecutionTimeSeconds: int | None = None
+    podsReady: bool = False
+    """The tester writes PodsReady=True once it is admitted (needs the case's waitForPodsReady)."""
+    checkRule: str | None = None
+    """How kqbench's check controller answers its checks (harness.workloads.checkrules; None: ready)."""
 
 
 class Epoch(pydantic.BaseModel):
@@ -161,11 +172,15 @@ class Epoch(pydantic.BaseModel):
 
 class Case(pydantic.BaseModel):
     model_config = Strict
-    version: Literal[1, 2] = FORMAT_VERSION
+    version: Literal[1, 2, 3] = FORMAT_VERSION
     seed: int | None = None
     """The generator's seed, when the case came from one (provenance only)."""
     fairSharing: FairSharingConfig | None = None
     """On for both schedulers when present (cases with and without it never share a batch)."""
+    waitForPodsReady: lifecycles.WaitForPodsReady | None = None
+    """On for both schedulers when present, as fairSharing (a case without it runs with the Kueue
+    version's default: off in v0.17, a 30-minute timeout in v0.19, which no case reaches)."""
+    admissionChecks: tuple[lifecycles.AdmissionCheck, ...] = ()
     flavors: tuple[Flavor, ...]
     namespaces: tuple[Namespace, ...]
     cohorts: tuple[Cohort, ...] = ()
@@ -201,8 +216,10 @@ def _problems(case: Case):
     flavors = {f.name for f in case.flavors}
     namespaces = {n.name for n in case.namespaces}
     queues = {q.name for q in case.clusterQueues}
+    checks = {c.name for c in case.admissionChecks}
     for kind, names in (("flavors", [f.name for f in case.flavors]), ("namespaces", [n.name for n in case.namespaces]),
                         ("cohorts", [c.name for c in case.cohorts]),
+                        ("admissionChecks", [c.name for c in case.admissionChecks]),
                         ("clusterQueues", [q.name for q in case.clusterQueues]),
                         ("localQueues", [f"{q.namespace}/{q.name}" for q in case.localQueues]),
                         ("workloads", [w.name for w in case.workloads()])):
@@ -217,6 +234,7 @@ def _problems(case: Case):
         yield from _queue_problems(f"clusterQueues[{i}]", cq, flavors)
         if cq.cohort is not None and not _dns_label(cq.cohort):
             yield f"clusterQueues[{i}].cohort: {cq.cohort!r} is not a DNS label"
+        yield from lifecycles.queue_problems(f"clusterQueues[{i}]", cq.admissionChecks, checks)
     for i, cohort in enumerate(case.cohorts):
         yield from _cohort_problems(f"cohorts[{i}]", cohort, flavors)
     accepted = scheduler_settings.FAIR_SHARING_STRATEGY_SETS
@@ -238,6 +256,8 @@ def _problems(case: Case):
             where = f"epochs[{e}].arrive[{w}]"
             if (wl.namespace, wl.queueName) not in local:
                 yield f"{where}.queueName: {wl.namespace}/{wl.queueName} is not in localQueues"
+            yield from lifecycles.workload_problems(where, wl.maximumExecutionTimeSeconds, wl.podsReady, wl.checkRule,
+                                                    case.waitForPodsReady)
             for p, pod_set in enumerate(wl.podSets):
                 for resource, value in pod_set.requests.items():
                     if _quantity(value) is None:

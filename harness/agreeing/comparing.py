@@ -2,7 +2,9 @@
 
 A *decision* is what the agreement rate counts: for every Workload that has arrived, where it holds
 quota after the epoch (ClusterQueue and flavor per pod set and resource, or nowhere), and for every
-Workload either side evicted during the epoch, that it was evicted and why. Pending order (per
+Workload either side evicted during the epoch, that it was evicted and why; and, for every Workload
+either side gave a lifecycle mark (``LIFECYCLE_KINDS``), whether it is deactivated and why, how many
+PodsReady timeouts requeued it, and its admission check states. Pending order (per
 ClusterQueue and LocalQueue) and ClusterQueue usage are compared too and reported beside them:
 they follow from the decisions, so they are not counted twice.
 
@@ -25,7 +27,10 @@ from harness.agreeing import cases
 from harness.agreeing.decisions import Decisions
 
 
-DECISION_KINDS = ("admission", "eviction")
+LIFECYCLE_KINDS = ("deactivation", "requeue", "checks")
+"""Decisions of the Workload lifecycle, each counted for the Workloads either side marked (a Workload
+neither deactivated, requeued nor checked is no decision of these kinds)."""
+DECISION_KINDS = ("admission", "eviction", *LIFECYCLE_KINDS)
 """What the agreement rate counts; pending lists and usage follow from them."""
 TIE = "tie-target"
 """The class of a tie's own evictions (``replaying`` names the same tie in one cycle so)."""
@@ -35,7 +40,7 @@ TIE = "tie-target"
 class Difference:
     epoch: int
     kind: str
-    """admission | eviction | pending | pending-local | usage"""
+    """admission | eviction | deactivation | requeue | checks | pending | pending-local | usage"""
     subject: str
     a: object
     b: object
@@ -53,6 +58,10 @@ class Difference:
             if self.a is None or self.b is None:
                 return "eviction: " + ("only b evicts" if self.a is None else "only a evicts")
             return "eviction: different reason"
+        if self.kind in LIFECYCLE_KINDS:
+            if self.a is None or self.b is None:
+                return f"{self.kind}: only {'b' if self.a is None else 'a'}"
+            return f"{self.kind}: different"
         return self.kind
 
 
@@ -138,6 +147,14 @@ def _compare_epoch(epoch: int, arrived: list[str], da: Decisions, db: Decisions)
             agreeing += 1
         else:
             differences.append(Difference(epoch, "eviction", name, evicted_a.get(name), evicted_b.get(name)))
+    for kind, left_map, right_map in (("deactivation", da.deactivated, db.deactivated),
+                                      ("requeue", da.requeues, db.requeues), ("checks", da.checks, db.checks)):
+        for name in sorted(left_map.keys() | right_map.keys()):
+            decisions += 1
+            if left_map.get(name) == right_map.get(name):
+                agreeing += 1
+            else:
+                differences.append(Difference(epoch, kind, name, left_map.get(name), right_map.get(name)))
     for kind, left_map, right_map in (("pending", da.pending, db.pending),
                                       ("pending-local", da.pending_local, db.pending_local),
                                       ("usage", da.usage, db.usage)):

@@ -17,6 +17,8 @@ from scheduler.core import conditions, quantities
 
 Admission = tuple[str, tuple[tuple[str, tuple[tuple[str, str], ...]], ...]]
 """(ClusterQueue, ((pod set, ((resource, flavor), ...)), ...)), sorted."""
+CheckStates = tuple[tuple[str, str, int], ...]
+"""((AdmissionCheck, state, retryCount), ...) of a Workload's status.admissionChecks, by name."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,13 @@ class Decisions:
     """namespace/LocalQueue -> its pending Workloads in order."""
     usage: dict[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
     """ClusterQueue -> ((flavor, resource, total), ...) from status.flavorsUsage, zeros left out."""
+    deactivated: dict[str, str] = field(default_factory=dict)
+    """Workload -> why it is deactivated (spec.active false): its Evicted reason once evicted, else its
+    DeactivationTarget reason; active Workloads left out."""
+    requeues: dict[str, int] = field(default_factory=dict)
+    """Workload -> status.requeueState.count, where above 0 (PodsReady timeouts so far)."""
+    checks: dict[str, CheckStates] = field(default_factory=dict)
+    """Workload -> its admission check states, where it has any."""
     reserved: dict[str, str] = field(default_factory=dict, compare=False)
     """Workload -> its QuotaReserved lastTransitionTime (whole seconds, as the API stores it), for every
     admitted one; left out of ``==``. Empty in decisions written before it was recorded."""
@@ -70,6 +79,50 @@ def eviction_of(obj: Mapping) -> tuple[str, str] | None:
     preempted = conditions.condition(obj, "Preempted")
     reason = preempted.get("reason", "") if preempted and preempted.get("status") == "True" else evicted.get("reason", "")
     return evicted.get("lastTransitionTime", ""), reason
+
+
+def deactivation_of(obj: Mapping) -> str | None:
+    """Why a Workload is deactivated (None while spec.active is not false): the Evicted reason the
+    deactivation's eviction gave, else (not evicted yet) the DeactivationTarget reason, else ""."""
+    if ((obj.get("spec") or {}).get("active", True)) is not False:
+        return None
+    evicted = conditions.condition(obj, "Evicted")
+    if evicted is not None and evicted.get("status") == "True" and evicted.get("reason", "").startswith("Deactivated"):
+        return evicted["reason"]
+    target = conditions.condition(obj, "DeactivationTarget")
+    return target.get("reason", "") if target is not None and target.get("status") == "True" else ""
+
+
+def requeue_count_of(obj: Mapping) -> int:
+    return int(((obj.get("status") or {}).get("requeueState") or {}).get("count") or 0)
+
+
+def check_states_of(obj: Mapping, prefix: str) -> CheckStates:
+    """Its admission check states with the case's own check names."""
+    rows = []
+    for state in (obj.get("status") or {}).get("admissionChecks") or ():
+        name = state.get("name", "")
+        rows.append((rendering.local_name(prefix, name) or name, state.get("state", ""),
+                     int(state.get("retryCount") or 0)))
+    return tuple(sorted(rows))
+
+
+def lifecycle_by_case(workloads: Iterable[Mapping], prefixes: Iterable[str]
+                      ) -> dict[str, tuple[dict[str, str], dict[str, int], dict[str, CheckStates]]]:
+    """prefix -> (deactivated, requeues, checks) of its Workloads, as ``Decisions`` holds them."""
+    out: dict[str, tuple[dict[str, str], dict[str, int], dict[str, CheckStates]]] = {p: ({}, {}, {}) for p in prefixes}
+    for obj in workloads:
+        prefix, name = _owner(obj, out)
+        if prefix is None:
+            continue
+        deactivated, requeues, checks = out[prefix]
+        if (reason := deactivation_of(obj)) is not None:
+            deactivated[name] = reason
+        if count := requeue_count_of(obj):
+            requeues[name] = count
+        if states := check_states_of(obj, prefix):
+            checks[name] = states
+    return out
 
 
 def held_when_evicted(obj: Mapping, prefix: str) -> tuple[str, str] | None:
@@ -149,7 +202,7 @@ def _owner(obj: Mapping, prefixes: Mapping[str, object]) -> tuple[str | None, st
 
 def from_json(data: Mapping) -> Decisions:
     """A Decisions value back from its JSON form (``dataclasses.asdict`` written by the run; runs
-    written before ``reserved`` or the eviction details were recorded lack them)."""
+    written before ``reserved``, the eviction details or the lifecycle were recorded lack them)."""
     def admission(value) -> Admission:
         cq, pod_sets = value
         return cq, tuple((ps, tuple((r, f) for r, f in flavors)) for ps, flavors in pod_sets)
@@ -160,6 +213,10 @@ def from_json(data: Mapping) -> Decisions:
         pending={k: tuple(v) for k, v in data["pending"].items()},
         pending_local={k: tuple(v) for k, v in data["pending_local"].items()},
         usage={k: tuple(tuple(row) for row in v) for k, v in data["usage"].items()},
+        deactivated=dict(data.get("deactivated", {})),
+        requeues=dict(data.get("requeues", {})),
+        checks={name: tuple((c, state, count) for c, state, count in rows)
+                for name, rows in data.get("checks", {}).items()},
         reserved=dict(data.get("reserved", {})),
         evicted_reserved={name: (cq, at) for name, (cq, at) in data.get("evicted_reserved", {}).items()},
         evicted_by=dict(data.get("evicted_by", {})))

@@ -54,10 +54,11 @@ def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: 
     indexed = list(enumerate(all_cases))
     outcomes: dict[int, dict[str, list[running.Outcome]]] = {i: {impl: [] for impl in implementations}
                                                              for i, _ in indexed}
-    # A batch shares one scheduler, so cases with and without fair sharing go to batches of their own.
-    settings: dict[tuple[str, ...] | None, list[tuple[int, cases.Case]]] = {}
+    # A batch shares one scheduler, so cases that differ in its settings (fair sharing, waitForPodsReady)
+    # go to batches of their own.
+    settings: dict[running.SchedulerSetting, list[tuple[int, cases.Case]]] = {}
     for i, case in indexed:
-        settings.setdefault(running.fair_sharing_of(case), []).append((i, case))
+        settings.setdefault(running.setting_of(case), []).append((i, case))
     batches = [group[start:start + batch_size] for group in settings.values()
                for start in range(0, len(group), batch_size)]
     tag = uuid.uuid4().hex[:4]  # two runs at once (a test and a benchmark) never share a cluster name
@@ -129,13 +130,20 @@ def summarize(results: list[CaseResult], implementations: tuple[str, str]) -> di
         "order_classes": rows(decided=False),
         "tie_classes": [{"class": k, "count": n, "example_case": tie_examples[k]} for k, n in ties.most_common()],
         "failures": [{"case": r.index, "failure": (r.failure or "").splitlines()[0]} for r in results if r.failure],
+        # Added within schema version 1: whether the cases had lifecycle features (a summary without it had none).
+        "lifecycle": any(_has_lifecycle(r.case) for r in results),
         "runs_failed": _failed_runs(results),
     }
 
 
+def _has_lifecycle(case: cases.Case) -> bool:
+    return bool(case.waitForPodsReady or case.admissionChecks
+                or any(w.maximumExecutionTimeSeconds or w.checkRule for w in case.workloads()))
+
+
 def disagreeing(results: list[CaseResult]) -> list[CaseResult]:
     """Cases with a decision difference that both implementations reproduced in their repeats."""
-    return [r for r in results if any(d.kind in comparing.DECISION_KINDS for d in _stable(r))]
+    return [r for r in results if r.cross is not None and any(d.kind in comparing.DECISION_KINDS for d in _stable(r))]
 
 
 def confirm(summary: dict, first: list[CaseResult], again: list[CaseResult]) -> None:

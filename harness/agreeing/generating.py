@@ -16,6 +16,16 @@ and then every queue has a cohort (a queue alone has nothing to share fairly). `
 on in every case (`hierarchy`, `fair-sharing`): the same draws are made, so a seed whose case had them
 anyway gives the same case.
 
+The Workload lifecycle families come from a third stream, and only when required, so that every other
+case is what it was: `limits` gives about half of the Workloads a `maximumExecutionTimeSeconds` of 2-6 s;
+`pods-ready` turns waitForPodsReady on (a 5 s timeout, a 1 s backoff base capped at 2 s, a limit of 2
+requeues) and marks about half of the Workloads ready, so that the
+rest time out, back off and are deactivated; `checks` puts one or two AdmissionChecks on most
+ClusterQueues and a rule on every Workload (ready, ready after 1-2 s, one or two Retries with a 1-3 s
+backoff, or Rejected). The times are a few seconds, so that a batch of cases still finishes in minutes.
+A lifecycle case has fair sharing off: like waitForPodsReady it is a setting of the scheduler, and every
+setting among a batch's cases is a cluster of its own per implementation (its weights stay, unread).
+
 Quotas are small integers so that a few Workloads contend; the generator never checks its own
 output by hand: ``cases.check`` does, and a seed whose case it refuses is a generator bug.
 """
@@ -24,12 +34,15 @@ from __future__ import annotations
 
 import random
 
-from harness.agreeing import cases
+from harness.agreeing import cases, lifecycles
 from scheduler import settings as scheduler_settings
 
 PRIORITIES = (0, 100, 200)
 HIERARCHY, FAIR_SHARING = "hierarchy", "fair-sharing"
-FEATURES = (HIERARCHY, FAIR_SHARING)
+LIMITS, PODS_READY, CHECKS = "limits", "pods-ready", "checks"
+LIFECYCLE_FEATURES = (LIMITS, PODS_READY, CHECKS)
+"""Drawn only when required: a case without them is the one its seed always gave."""
+FEATURES = (HIERARCHY, FAIR_SHARING, *LIFECYCLE_FEATURES)
 """What `require` may turn on in every case."""
 
 
@@ -59,8 +72,57 @@ def generate(seed: int, require: frozenset[str] = frozenset()) -> cases.Case:
     more = random.Random(f"tree-{seed}")
     tree, queues = _cohort_tree(more, cohorts, queues, flavors, resources, HIERARCHY in require)
     fair, tree, queues = _fair_sharing(more, cohorts, tree, queues, FAIR_SHARING in require)
-    return cases.check(cases.Case(seed=seed, fairSharing=fair, flavors=flavors, namespaces=namespaces, cohorts=tree,
-                                  clusterQueues=queues, localQueues=local, epochs=epochs))
+    case = cases.Case(seed=seed, fairSharing=fair, flavors=flavors, namespaces=namespaces, cohorts=tree,
+                      clusterQueues=queues, localQueues=local, epochs=epochs)
+    if set(require) & set(LIFECYCLE_FEATURES):
+        case = _lifecycle(random.Random(f"lifecycle-{seed}"), case, require)
+    return cases.check(case)
+
+
+def _lifecycle(rng: random.Random, case: cases.Case, require: frozenset[str]) -> cases.Case:
+    """The required lifecycle features on ``case``, every draw made whichever are required (so that one
+    feature's draws do not depend on another's being on)."""
+    names = [w.name for w in case.workloads()]
+    limits = {n: rng.randint(2, 6) for n in names if rng.random() < 0.5}
+    settings = rng.choice(PODS_READY_SETTINGS)
+    ready = {n for n in names if rng.random() < 0.5}
+    checks = tuple(lifecycles.AdmissionCheck(name=f"ac{i}") for i in range(rng.randint(1, 2)))
+    queue_checks = {}
+    for queue in case.clusterQueues:  # 4 queues in 5 have checks, at least one of the case's
+        checked = rng.random() < 0.8
+        chosen = tuple(c.name for c in checks if rng.random() < 0.7) or (checks[0].name,)
+        queue_checks[queue.name] = chosen if checked else ()
+    rules = {n: rng.choices(CHECK_RULES, weights=CHECK_RULE_WEIGHTS)[0] for n in names}
+    update: dict = {}
+    workload_fields: dict[str, dict] = {n: {} for n in names}
+    if LIMITS in require:
+        for n, seconds in limits.items():
+            workload_fields[n]["maximumExecutionTimeSeconds"] = seconds
+    if PODS_READY in require:
+        update["waitForPodsReady"] = settings
+        for n in ready:
+            workload_fields[n]["podsReady"] = True
+    if CHECKS in require:
+        update["admissionChecks"] = checks
+        update["clusterQueues"] = tuple(q.model_copy(update={"admissionChecks": queue_checks[q.name]})
+                                        for q in case.clusterQueues)
+        for n, rule in rules.items():
+            workload_fields[n]["checkRule"] = rule
+    epochs = tuple(e.model_copy(update={"arrive": tuple(w.model_copy(update=workload_fields[w.name])
+                                                        for w in e.arrive)}) for e in case.epochs)
+    return case.model_copy(update={**update, "fairSharing": None, "epochs": epochs})
+
+
+PODS_READY_SETTINGS = (
+    lifecycles.WaitForPodsReady(timeoutSeconds=5, backoffBaseSeconds=1, backoffMaxSeconds=2, backoffLimitCount=2),
+)
+"""The settings a case may take. One: each is a scheduler of its own, a cluster per implementation and batch, and
+a second one doubled the family's run on this 2-core machine. Two requeues before the deactivation, so that the
+backoff doubles (1 s, then 2 s, the cap). Always a backoffLimitCount: without one a Workload that is never ready
+times out again and again, and its epoch never ends."""
+CHECK_RULES = ("ready", "ready-after=1s", "ready-after=2s", "retry=1,backoff=1s", "retry=1,backoff=3s",
+               "retry=2,backoff=2s", "reject")
+CHECK_RULE_WEIGHTS = (5, 1, 1, 1, 1, 1, 2)
 
 
 def _cohort_tree(rng: random.Random, cohorts: list[str], queues, flavors, resources, always: bool = False):

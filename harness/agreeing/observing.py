@@ -35,7 +35,9 @@ class State:
 
     def signature(self) -> tuple:
         admitted = sorted((w["metadata"]["namespace"], w["metadata"]["name"], repr(decisions.admission_of(w)),
-                           decisions.holds_evicted_quota(w)) for w in self.workloads)
+                           decisions.holds_evicted_quota(w), decisions.deactivation_of(w),
+                           decisions.requeue_count_of(w), repr(decisions.check_states_of(w, "")))
+                          for w in self.workloads)
         usage = sorted((q["metadata"]["name"], json.dumps((q.get("status") or {}).get("flavorsUsage"), sort_keys=True))
                        for q in self.cluster_queues)
         return tuple(admitted), tuple(usage)
@@ -116,6 +118,7 @@ def read_decisions(creds: Credentials, state: State, batch: dict[str, cases.Case
     """Every case's decisions at a settled point (``evictions``: since the last one, per case)."""
     admitted = decisions.admitted_by_case(state.workloads, batch)
     reserved = decisions.reserved_by_case(state.workloads, batch)
+    lifecycle = decisions.lifecycle_by_case(state.workloads, batch)
     queues = {q["metadata"]["name"]: q for q in state.cluster_queues}
     pages = _pages(creds, batch)
     out = {}
@@ -133,8 +136,10 @@ def read_decisions(creds: Credentials, state: State, batch: dict[str, cases.Case
                 held.setdefault(eviction.workload, eviction.held)
             if eviction.preemptor:
                 by.setdefault(eviction.workload, eviction.preemptor)
+        deactivated, requeues, checks = lifecycle[prefix]
         out[prefix] = decisions.Decisions(admitted[prefix], tuple(sorted((e.workload, e.reason) for e in evicted)),
-                                          pending, local, usage, reserved[prefix], held, by)
+                                          pending, local, usage, deactivated, requeues, checks, reserved[prefix], held,
+                                          by)
     return out
 
 

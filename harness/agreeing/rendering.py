@@ -14,12 +14,15 @@ group whose resources no pod set requests takes no part in flavor assignment.
 from __future__ import annotations
 
 from harness.agreeing import cases
+from harness.workloads import checkrules
 
 GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
 GATE_RESOURCE = "kqbench.io/agreement-gate"
 GATE = "gate"
 """The gate flavor's name inside a case (prefixed like any other)."""
 CASE_LABEL = "kqbench.io/agreement-case"
+PODS_READY_ANNOTATION = "kqbench.io/agreement-pods-ready"
+"""On a Workload the case marks podsReady: the tester's readying writes PodsReady=True once it is admitted."""
 
 
 def prefix_of(index: int) -> str:
@@ -37,13 +40,18 @@ def local_name(prefix: str, name: str) -> str | None:
 
 
 def setup_objects(case: cases.Case, prefix: str) -> list[dict]:
-    """Namespaces, flavors (without the gate), Cohorts, ClusterQueues and LocalQueues, in creation order."""
+    """Namespaces, flavors (without the gate), AdmissionChecks, Cohorts, ClusterQueues and LocalQueues, in
+    creation order."""
     objects: list[dict] = []
     for ns in case.namespaces:
         objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": named(prefix, ns.name), "labels": {**ns.labels, CASE_LABEL: prefix}}})
     for flavor in case.flavors:
         objects.append(_flavor(named(prefix, flavor.name), flavor.nodeLabels))
+    for check in case.admissionChecks:
+        objects.append({"apiVersion": GROUP_VERSION, "kind": "AdmissionCheck",
+                        "metadata": {"name": named(prefix, check.name)},
+                        "spec": {"controllerName": checkrules.CONTROLLER_NAME}})
     for cohort in case.cohorts:
         objects.append(_cohort(cohort, prefix))
     for cq in case.clusterQueues:
@@ -64,9 +72,18 @@ def workload(wl: cases.Workload, prefix: str) -> dict:
         "restartPolicy": "Never",
         "containers": [{"name": "c", "image": "agreement", "resources": {"requests": dict(ps.requests)}}]}}}
         for ps in wl.podSets]
-    return {"apiVersion": GROUP_VERSION, "kind": "Workload",
-            "metadata": {"name": wl.name, "namespace": named(prefix, wl.namespace)},
-            "spec": {"queueName": wl.queueName, "priority": wl.priority, "podSets": pod_sets}}
+    spec: dict = {"queueName": wl.queueName, "priority": wl.priority, "podSets": pod_sets}
+    if wl.maximumExecutionTimeSeconds is not None:
+        spec["maximumExecutionTimeSeconds"] = wl.maximumExecutionTimeSeconds
+    annotations = {}
+    if wl.checkRule is not None:
+        annotations[checkrules.RULE_ANNOTATION] = wl.checkRule
+    if wl.podsReady:
+        annotations[PODS_READY_ANNOTATION] = "true"
+    meta: dict = {"name": wl.name, "namespace": named(prefix, wl.namespace)}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": GROUP_VERSION, "kind": "Workload", "metadata": meta, "spec": spec}
 
 
 def _flavor(name: str, labels: dict[str, str]) -> dict:
@@ -108,6 +125,8 @@ def _cluster_queue(cq: cases.ClusterQueue, prefix: str) -> dict:
         spec["cohortName"] = named(prefix, cq.cohort)
     if cq.fairSharing is not None:
         spec["fairSharing"] = {"weight": cq.fairSharing.weight}
+    if cq.admissionChecks:
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": named(prefix, c)} for c in cq.admissionChecks]}
     return {"apiVersion": GROUP_VERSION, "kind": "ClusterQueue", "metadata": {"name": named(prefix, cq.name)},
             "spec": spec}
 

@@ -29,6 +29,9 @@ def render(run: dict, summary: dict) -> str:
     lines += ["", "A decision is where each Workload holds quota after each epoch (ClusterQueue, flavor per pod set",
               "and resource, or nowhere) and each eviction with its reason. A difference counts only where",
               "neither implementation disagreed with its own repeat on it.", ""]
+    if summary.get("lifecycle"):
+        lines[-1:-1] = ["With the Workload lifecycle in the cases, also each deactivation with its reason, each",
+                        "requeue count and each Workload's admission check states, where either side has one."]
     if "decisions_set_aside" in summary["cross"]:  # summaries written before ties were told apart lack it
         lines += _ties(pairs)
     for title, key in (("Decisions that differ", "classes"), ("Pending lists and usage that differ", "order_classes")):

@@ -11,10 +11,16 @@ The protocol that makes the outcome independent of timing, for each epoch:
    `--hold-evicted-quota` to do the same, so that neither decides on quota an eviction freed before
    the release) are released with the gates closed, then the gates open again, until nothing is left
    to release;
-5. the decisions are read: admissions, evictions (from a watch), pending lists, usage.
+5. while a timed lifecycle step (an execution limit, a PodsReady timeout, a backoff, a check rule) is
+   due later in the batch, the runner waits until it has passed plus a margin and goes back to 4
+   (``timing``), so that no step is left to happen when
+6. the decisions are read: admissions, evictions (from a watch), pending lists, usage, deactivations,
+   requeue counts and check states.
 
 A scheduler that exits fails the whole batch with its log's tail; the caller goes on. Fair sharing
-is a setting of the scheduler, not of a queue: cases that differ in it run on clusters of their own.
+and waitForPodsReady are settings of the scheduler, not of a queue: cases that differ in them run on
+clusters of their own. kqbench's check controller (for cases with AdmissionChecks) and the tester's
+PodsReady writer (``readying``, for cases with waitForPodsReady) run beside either scheduler alike.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.agreeing import cases, decisions, driving, observing, rendering
+from harness.agreeing import cases, decisions, driving, lifecycles, observing, readying, rendering, timing
 from harness.clusters import bringup, spec as specs
 from harness.implementations import contract, names
 from harness.implementations.kueue import starting
@@ -33,16 +39,27 @@ from harness.metrics import sampling
 from harness.nodes import pools
 from harness.progress import LineProgress
 from harness.toolchain import building
+from harness.workloads import checkcontrolling
 
 IMPLEMENTATIONS = (names.REFERENCE, names.KUEUE)
 SETTLE_QUIET_SECONDS = 5.0
 """No decision changed for this long = settled. Kueue requeues inadmissible Workloads in batches of 1 s
 and backs its scheduling loop off by up to ~1 s; 5 s is several of both. Time the scheduler,
 kube-apiserver or etcd spent waiting for a CPU does not count (observing.quiet_credit)."""
-SETTLE_TIMEOUT_SECONDS = 180.0
+SETTLE_TIMEOUT_SECONDS = 420.0
+"""A bound, not a wait: 180 s failed a batch of 52 lifecycle cases while three differential runs shared this
+2-core machine (its most starved deciding thread had waited 158 s for a CPU)."""
 GATE_SECONDS = 2.0
 """After closing or before opening the gates: time for both schedulers to see every change."""
 RELEASE_ROUNDS = 6
+TIMED_ROUNDS = 40
+"""Waits for timed lifecycle steps per epoch, at most: each step can start the next (a timeout frees quota
+for a Workload that times out in turn), so a case of 16 Workloads needs a few dozen at worst."""
+TIMED_MARGIN_SECONDS = 1.5
+"""After a timed step's due time, before settling: the schedulers act on their own timers, which the API's
+whole-second times put up to a second later."""
+TIMED_HORIZON_SECONDS = 120.0
+"""Steps due further ahead than this are not waited for (none of a generated case is)."""
 CYCLE_LOG_LEVEL = 3
 """Kueue's --zap-log-level from which its scheduler logs every cycle; the reference scheduler then logs its own."""
 CLIENT_QPS, CLIENT_BURST = 300.0, 500
@@ -84,27 +101,37 @@ def fair_sharing_of(case: cases.Case) -> tuple[str, ...] | None:
     return None if case.fairSharing is None else tuple(case.fairSharing.preemptionStrategies)
 
 
+SchedulerSetting = tuple[tuple[str, ...] | None, "tuple[int, int, int, int | None] | None"]
+
+
+def setting_of(case: cases.Case) -> SchedulerSetting:
+    """What a case needs of the scheduler's configuration: (fair_sharing_of, its waitForPodsReady's key);
+    cases that differ in it never share a scheduler."""
+    return fair_sharing_of(case), (None if case.waitForPodsReady is None else case.waitForPodsReady.key())
+
+
 def run_batch(start: StartScheduler, implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
               say: Callable[[str], None] = print, kueue: KueueOptions = KueueOptions()) -> dict[str, Outcome]:
     """Every case of ``batch`` (prefix -> case) through every epoch on a new cluster ``name`` (one per
-    fair-sharing setting among the cases, one after the other); ``start`` starts the scheduler from
+    scheduler setting among the cases, one after the other); ``start`` starts the scheduler from
     section fields (harness.scenarios.schedulers.start, handed down by the caller)."""
-    settings: dict[tuple[str, ...] | None, dict[str, cases.Case]] = {}
+    settings: dict[SchedulerSetting, dict[str, cases.Case]] = {}
     for prefix, case in batch.items():
-        settings.setdefault(fair_sharing_of(case), {})[prefix] = case
+        settings.setdefault(setting_of(case), {})[prefix] = case
     outcomes: dict[str, Outcome] = {}
-    for n, (fair_sharing, part) in enumerate(settings.items()):
-        outcomes |= _run_part(start, implementation, part, log_dir, name if n == 0 else f"{name}-{n}", fair_sharing,
-                              say, kueue)
+    for n, part in enumerate(settings.values()):
+        outcomes |= _run_part(start, implementation, part, log_dir, name if n == 0 else f"{name}-{n}", say, kueue)
     return outcomes
 
 
 def _run_part(start: StartScheduler, implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
-              fair_sharing: tuple[str, ...] | None, say: Callable[[str], None],
-              kueue: KueueOptions) -> dict[str, Outcome]:
+              say: Callable[[str], None], kueue: KueueOptions) -> dict[str, Outcome]:
+    """Cases of one scheduler setting (``setting_of``) on one cluster."""
     outcomes = {prefix: Outcome() for prefix in batch}
     scheduler: Scheduler | None = None
     log: observing.EvictionLog | None = None
+    helpers: list = []  # the check controller and the PodsReady writer, when a case needs them
+    first = next(iter(batch.values()))
     try:
         info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=2)], LineProgress(interval=30.0))
         creds = kubeconfig.load(info.kubeconfig)
@@ -113,9 +140,13 @@ def _run_part(start: StartScheduler, implementation: str, batch: dict[str, cases
         else:
             apiservice.install_crds(creds)
         driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
-        scheduler = _start(start, info, log_dir, implementation, fair_sharing, kueue)
+        scheduler = _start(start, info, log_dir, implementation, fair_sharing_of(first), first.waitForPodsReady, kueue)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
+        if any(case.admissionChecks for case in batch.values()):
+            helpers.append(checkcontrolling.CheckController(creds, say=say))
+        if first.waitForPodsReady is not None:
+            helpers.append(readying.Readying(creds, say=say))
         epochs = max(len(case.epochs) for case in batch.values())
         for epoch in range(epochs):
             say(f"{implementation} {name}: epoch {epoch + 1}/{epochs}")
@@ -131,6 +162,8 @@ def _run_part(start: StartScheduler, implementation: str, batch: dict[str, cases
             outcome.failure = outcome.failure or message
         say(f"{implementation} {name}: failed: {message.splitlines()[0]}")
     finally:
+        for helper in helpers:
+            helper.stop()
         if log is not None:
             log.stop()
         if scheduler is not None:
@@ -155,6 +188,22 @@ def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Sch
     time.sleep(GATE_SECONDS)
     driving.open_gates(creds, active)
     waits = _deciders_waits(info, scheduler)
+    state = _settle_and_release(creds, active, scheduler, waits)
+    settings = {p: c.waitForPodsReady for p, c in active.items()}
+    for _ in range(TIMED_ROUNDS):
+        due = timing.next_due(state.workloads, settings, time.time(), TIMED_HORIZON_SECONDS)
+        if due is None:
+            break
+        time.sleep(max(0.0, due - time.time()) + TIMED_MARGIN_SECONDS)
+        state = _settle_and_release(creds, active, scheduler, waits)
+    else:
+        say(f"  timed steps still due after {TIMED_ROUNDS} waits: decisions read as they stand")
+    say(f"  settled: {sum(1 for w in state.workloads if decisions.admission_of(w))} Workloads hold quota")
+    return observing.read_decisions(creds, state, active, log.take())
+
+
+def _settle_and_release(creds, active: dict[str, cases.Case], scheduler: Scheduler, waits) -> observing.State:
+    """Settled decisions, with the quota of every evicted Workload released (gates closed meanwhile)."""
     state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS, waits=waits)
     for _ in range(RELEASE_ROUNDS):
         held = [w for w in state.workloads if decisions.holds_evicted_quota(w)]
@@ -167,8 +216,7 @@ def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Sch
         driving.open_gates(creds, active)
         state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS,
                                   waits=waits)
-    say(f"  settled: {sum(1 for w in state.workloads if decisions.admission_of(w))} Workloads hold quota")
-    return observing.read_decisions(creds, state, active, log.take())
+    return state
 
 
 def _deciders_waits(info, scheduler: Scheduler) -> Callable[[], dict]:
@@ -185,7 +233,7 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
 
 
 def _start(start: StartScheduler, info, log_dir: Path, implementation: str, fair_sharing: tuple[str, ...] | None,
-           kueue: KueueOptions) -> Scheduler:
+           pods_ready: lifecycles.WaitForPodsReady | None, kueue: KueueOptions) -> Scheduler:
     """One section for both implementations (each reads its own fields): the reference scheduler decides as
     the run's Kueue version does (the Kueue defaults that version ships) and holds an evicted Workload's
     quota as Kueue holds a bare Workload's; at Kueue's cycle log level it logs its own cycles too."""
@@ -194,5 +242,11 @@ def _start(start: StartScheduler, info, log_dir: Path, implementation: str, fair
                   log_cycles=kueue.log_level is not None and kueue.log_level >= CYCLE_LOG_LEVEL)
     if fair_sharing is not None:
         fields |= dict(fair_sharing=True, fair_sharing_strategies=",".join(fair_sharing))
+    if pods_ready is not None:
+        fields |= dict(wait_for_pods_ready=True, wait_for_pods_ready_timeout_seconds=pods_ready.timeoutSeconds,
+                       wait_for_pods_ready_block_admission=False,
+                       wait_for_pods_ready_backoff_base_seconds=pods_ready.backoffBaseSeconds,
+                       wait_for_pods_ready_backoff_max_seconds=pods_ready.backoffMaxSeconds,
+                       wait_for_pods_ready_backoff_limit_count=pods_ready.backoffLimitCount)
     handle = start(info, log_dir, **fields)
     return Scheduler(handle.stop, handle.alive, handle.log_tail, handle.pid)

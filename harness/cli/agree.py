@@ -28,8 +28,10 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
               help="How many random cases (seeds SEED, SEED+1, ...).")
 @click.option("--seed", type=int, default=1, show_default=True, help="The first random case's seed.")
 @click.option("--require", "required", multiple=True, type=click.Choice(generating.FEATURES),
-              help="Turn this on in every random case (may be given twice); the same seed otherwise draws "
-                   "the same case.")
+              help="Turn this on in every random case (may be given several times); the same seed otherwise "
+                   "draws the same case. limits, pods-ready and checks (the Workload lifecycle families: "
+                   "execution limits, waitForPodsReady timeouts with backoff, admission checks) appear only "
+                   "when required.")
 @click.option("--case", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A case file to replay (YAML); may be given several times, beside or instead of --cases.")
 @click.option("--implementation-a", "impl_a", type=click.Choice(running.IMPLEMENTATIONS), default=names.REFERENCE,
@@ -60,7 +62,7 @@ def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, s
             kueue_version, kueue_log_level, out) -> None:
     """Generate or read cases (every one validated before a cluster starts), run each through
     both implementations on local clusters in epochs, and compare admissions, flavors, evictions,
-    pending order and usage at every settled point.
+    deactivations, requeue counts, admission check states, pending order and usage at every settled point.
 
     Writes summary.json, decisions.jsonl and the disagreeing cases under --out; exits 1 when a
     decision differs between the implementations (and not within one)."""

@@ -77,7 +77,7 @@ def test_the_generator_is_reproducible_and_its_cases_valid():
 
 
 def test_required_features_are_in_every_case_and_leave_the_rest_of_a_seed_alone():
-    both = frozenset(generating.FEATURES)
+    both = frozenset({generating.HIERARCHY, generating.FAIR_SHARING})
     unforced_with_both = 0
     for seed in range(40):
         forced = generating.generate(seed, both)

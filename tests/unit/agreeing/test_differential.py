@@ -161,3 +161,14 @@ def test_a_tie_is_set_aside_beside_the_rates_and_reads_back_from_the_files(tmp_p
     differential.write(results, summary, tmp_path, "reference", "kueue")
     assert differential.summarize(differential.read(tmp_path, ("reference", "kueue")), ("reference", "kueue")) == summary
     assert "# set aside (tie-target): epoch 1 eviction w1" in (tmp_path / "cases" / "case-000.yaml").read_text()
+
+
+def test_a_case_that_failed_on_one_side_is_not_taken_for_a_disagreeing_one():
+    def run_batch(impl, batch, name):
+        failed = "NotSettled: decisions still changed" if impl == "kueue" else None
+        return {p: running.Outcome([] if failed else [ADMITTED] * len(c.epochs), failed) for p, c in batch.items()}
+
+    results = differential.run([classical(1)], ("reference", "kueue"), repeats=1, batch_size=1, run_batch=run_batch,
+                               say=lambda line: None)
+    assert results[0].cross is None and results[0].failure
+    assert differential.disagreeing(results) == []

@@ -1,0 +1,83 @@
+"""When the next timed lifecycle step of a batch is due, read from the Workloads themselves (pure).
+
+Execution limits, PodsReady timeouts, backoffs and check rules act on a clock, not on an event the tester
+makes. So that decisions are still read at a point where nothing is left to happen, an epoch does not end
+at its first settled point: while some step is due later, the runner waits until it has passed (plus a
+margin), lets the decisions settle again, and asks once more (``running``). Every time comes from the
+objects (condition transition times, ``requeueAt``, whole seconds as the API keeps them), never from when
+the tester happened to see a change, so both implementations are waited for alike.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+
+from harness.agreeing import lifecycles
+from harness.workloads import checkrules
+from scheduler.core import conditions
+
+
+def _seconds(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    try:
+        return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _since(obj: Mapping, kind: str) -> float | None:
+    """When a condition turned True (None if it is not True)."""
+    condition = conditions.condition(obj, kind)
+    if condition is None or condition.get("status") != "True":
+        return None
+    return _seconds(condition.get("lastTransitionTime"))
+
+
+def dues(obj: Mapping, settings: lifecycles.WaitForPodsReady | None) -> list[float]:
+    """Every time at which a scheduler or the check controller will act on this Workload by itself."""
+    if (obj.get("spec") or {}).get("active", True) is False or conditions.is_true(obj, "Finished"):
+        return []
+    status = obj.get("status") or {}
+    out = []
+    if at := _seconds((status.get("requeueState") or {}).get("requeueAt")):
+        out.append(at)  # the end of a backoff (PodsReady timeout, or a check's Retry)
+    evicted = conditions.is_true(obj, "Evicted")
+    admitted = _since(obj, "Admitted")
+    limit = (obj.get("spec") or {}).get("maximumExecutionTimeSeconds")
+    if admitted is not None and not evicted and limit is not None:
+        out.append(admitted + limit - int(status.get("accumulatedPastExecutionTimeSeconds") or 0))
+    if admitted is not None and not evicted and settings is not None and not conditions.is_true(obj, "PodsReady"):
+        out.append(admitted + settings.timeoutSeconds)
+    reserved = _since(obj, "QuotaReserved")
+    for state in status.get("admissionChecks") or ():
+        since = _seconds(state.get("lastTransitionTime"))
+        if state.get("state") == checkrules.RETRY and since is not None:
+            out.append(since + int(state.get("requeueAfterSeconds") or 0))
+        if state.get("state") == "Pending" and reserved is not None and not evicted:
+            rule = _rule(obj)
+            if rule is not None and rule.ready_after_seconds:
+                out.append(reserved + rule.ready_after_seconds)
+    return out
+
+
+def _rule(obj: Mapping) -> checkrules.Rule | None:
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(checkrules.RULE_ANNOTATION)
+    try:
+        return checkrules.parse(text)
+    except checkrules.BadRule:
+        return None
+
+
+def next_due(workloads: Iterable[Mapping], settings_by_prefix: Mapping[str, lifecycles.WaitForPodsReady | None],
+             now: float, horizon: float) -> float | None:
+    """The earliest time after ``now`` (and within ``horizon`` seconds of it) at which a Workload of a case
+    in ``settings_by_prefix`` (prefix -> its waitForPodsReady) has a timed step due; None when none has."""
+    found = []
+    for obj in workloads:
+        prefix = ((obj.get("metadata") or {}).get("namespace") or "").split("-", 1)[0]
+        if prefix not in settings_by_prefix:
+            continue
+        found += [t for t in dues(obj, settings_by_prefix[prefix]) if now < t <= now + horizon]
+    return min(found, default=None)
