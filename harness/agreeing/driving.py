@@ -3,18 +3,18 @@ created, finished, and (for Kueue) evicted quota released, for a batch of cases 
 
 from __future__ import annotations
 
-import calendar
 import json
 import math
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from harness.agreeing import decisions, rendering
+from harness.agreeing import decisions, rendering, timing
 from harness.errors import KqbenchError
 from harness.kube import rest
 from harness.kube.kubeconfig import Credentials
 from harness.workloads import bareworkloads
+from scheduler.core import conversion
 
 WRITERS = 16
 FIELD_MANAGER = "kqbench-agreement"
@@ -119,22 +119,15 @@ def release_body(obj: dict, now: float) -> dict:
     evicted = next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == "Evicted"), {})
     admitted = next((c for c in (obj.get("status") or {}).get("conditions") or ()
                      if c.get("type") == "Admitted" and c.get("status") == "True"), None)
-    if admitted is not None and (since := _seconds(admitted.get("lastTransitionTime"))) is not None:
+    if admitted is not None and (since := timing.stamp_seconds(admitted.get("lastTransitionTime"))) is not None:
         past = int((obj.get("status") or {}).get("accumulatedPastExecutionTimeSeconds") or 0)
         body["status"]["accumulatedPastExecutionTimeSeconds"] = past + int(now - since)
     if evicted.get("reason") and evicted["reason"] not in REQUEUED_AFTER:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+        stamp = conversion.format_timestamp(now)
         kept = [c for c in body["status"]["conditions"] if c.get("type") != "Requeued"]
         body["status"]["conditions"] = [*kept, {"type": "Requeued", "status": "False", "reason": evicted["reason"],
                                                 "message": evicted.get("message", ""), "lastTransitionTime": stamp}]
     return body
-
-
-def _seconds(stamp: str | None) -> float | None:
-    try:
-        return calendar.timegm(time.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ"))
-    except ValueError:
-        return None
 
 
 def release_evicted(creds: Credentials, workloads: list[dict]) -> int:

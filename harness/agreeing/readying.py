@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from harness.agreeing import rendering
 from harness.kube import rest
 from harness.kube.kubeconfig import Credentials
-from scheduler.core import conditions, jobs
+from scheduler.core import conditions, conversion, jobs
 
 BASE = f"/apis/{rendering.GROUP_VERSION}"
 FIELD_MANAGER = "kqbench-agreement-readying"
@@ -41,7 +41,7 @@ def pods_ready_apply(namespace: str, name: str, now: float) -> dict:
     return {"apiVersion": rendering.GROUP_VERSION, "kind": "Workload", "metadata": {"name": name, "namespace": namespace},
             "status": {"conditions": [{"type": "PodsReady", "status": "True", "reason": jobs.STARTED,
                                        "message": jobs.READY_MESSAGE,
-                                       "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))}]}}
+                                       "lastTransitionTime": conversion.format_timestamp(now)}]}}
 
 
 class Readying:

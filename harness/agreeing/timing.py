@@ -10,19 +10,19 @@ the tester happened to see a change, so both implementations are waited for alik
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Mapping
 
 from harness.agreeing import lifecycles
 from harness.workloads import checkrules
-from scheduler.core import conditions
+from scheduler.core import conditions, conversion
 
 
-def _seconds(stamp: str | None) -> float | None:
+def stamp_seconds(stamp: str | None) -> float | None:
+    """An API time (RFC 3339) as POSIX seconds, the core's reading (conversion); None when absent or unreadable."""
     if not stamp:
         return None
     try:
-        return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        return conversion.parse_timestamp(stamp)
     except ValueError:
         return None
 
@@ -32,7 +32,7 @@ def _since(obj: Mapping, kind: str) -> float | None:
     condition = conditions.condition(obj, kind)
     if condition is None or condition.get("status") != "True":
         return None
-    return _seconds(condition.get("lastTransitionTime"))
+    return stamp_seconds(condition.get("lastTransitionTime"))
 
 
 def dues(obj: Mapping, settings: lifecycles.WaitForPodsReady | None) -> list[float]:
@@ -41,7 +41,7 @@ def dues(obj: Mapping, settings: lifecycles.WaitForPodsReady | None) -> list[flo
         return []
     status = obj.get("status") or {}
     out = []
-    if at := _seconds((status.get("requeueState") or {}).get("requeueAt")):
+    if at := stamp_seconds((status.get("requeueState") or {}).get("requeueAt")):
         out.append(at)  # the end of a backoff (PodsReady timeout, or a check's Retry)
     evicted = conditions.is_true(obj, "Evicted")
     admitted = _since(obj, "Admitted")
@@ -52,7 +52,7 @@ def dues(obj: Mapping, settings: lifecycles.WaitForPodsReady | None) -> list[flo
         out.append(admitted + settings.timeoutSeconds)
     reserved = _since(obj, "QuotaReserved")
     for state in status.get("admissionChecks") or ():
-        since = _seconds(state.get("lastTransitionTime"))
+        since = stamp_seconds(state.get("lastTransitionTime"))
         if state.get("state") == checkrules.RETRY and since is not None:
             out.append(since + int(state.get("requeueAfterSeconds") or 0))
         if state.get("state") == "Pending" and reserved is not None and not evicted:
