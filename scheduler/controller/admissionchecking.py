@@ -17,8 +17,9 @@ and at most one write is started for it at a time, the next decided from the obj
   is Ready;
 - failed checks (``reconcileCheckBasedEviction``, only while holding quota): a Rejected one sets
   ``DeactivationTarget=True`` (reason AdmissionCheck; ``scheduler.core.activation`` deactivates and evicts);
-  a Retry one evicts (reason AdmissionCheck) and, as the job reconciler then does for a Job, releases the
-  reservation in the same write (``Requeued=False`` AdmissionCheck), the checks reset to Pending.
+  a Retry one evicts (reason AdmissionCheck), the checks reset to Pending, and, as the job reconciler then
+  does for a Job, releases the reservation in the same write (``Requeued=False`` AdmissionCheck) unless the
+  controller holds evicted quota (Kueue's ``Evict`` leaves the admission to whoever stops the job).
 
 The end of the hold that eviction leaves (``Requeued=True`` BackoffFinished once requeueAt has passed) is
 ``scheduler.controller.podsreadiness``'s, as Kueue's Reconcile ends both holds in one switch case.
@@ -78,13 +79,18 @@ def admitted_patch(obj: dict, synced: admissionchecks.AdmittedSync) -> dict:
     return _patch(obj, status)
 
 
-def eviction_patch(workload: Workload, obj: dict, decision: admissionchecks.Decision, now: float) -> dict:
-    """Evicted (AdmissionCheck), the reservation released and the checks reset, in one write."""
+def eviction_patch(workload: Workload, obj: dict, decision: admissionchecks.Decision, now: float,
+                   release: bool = True) -> dict:
+    """Evicted (AdmissionCheck) and the checks reset, in one write (pkg/workload/evict ``prepareForEviction``);
+    with ``release`` the reservation goes too, as the job reconciler then writes for a Job."""
     previous = statuses.conditions_of(obj)
+    checks = conversion.admission_check_states_to_dict(admissionchecks.reset_on_eviction(workload.admission_checks, now))
+    if not release:
+        evicted = statuses.condition("Evicted", True, decision.reason, decision.message, now)
+        return _patch(obj, {"conditions": statuses.merged(previous, [evicted]), "admissionChecks": checks})
     released = statuses.eviction_status(workload, decision.reason, decision.message, previous, now)["status"]
     status: dict = {"conditions": statuses.merged(previous, released["conditions"]), "admission": None,
-                    "admissionChecks": conversion.admission_check_states_to_dict(
-                        admissionchecks.reset_on_eviction(workload.admission_checks, now))}
+                    "admissionChecks": checks}
     if statuses.ACCUMULATED in released:
         status[statuses.ACCUMULATED] = released[statuses.ACCUMULATED]
     return _patch(obj, status)
@@ -128,8 +134,10 @@ def reset_patch(workload: Workload, obj: dict, now: float) -> dict:
     return _patch(obj, status)
 
 
-def plan(workload: Workload, obj: dict, cq: ClusterQueue | None, now: float) -> tuple[Write | None, float | None]:
-    """The write the checks call for at ``now``, or when to look again (None: only when the object changes)."""
+def plan(workload: Workload, obj: dict, cq: ClusterQueue | None, now: float,
+         hold_evicted_quota: bool = False) -> tuple[Write | None, float | None]:
+    """The write the checks call for at ``now``, or when to look again (None: only when the object changes);
+    ``hold_evicted_quota``: a Retry's eviction leaves the reservation for someone else to release."""
     states = workload.admission_checks
     requeue = podsreadiness.requeue_state_of(obj)
     until = admissionchecks.requeue_at_update(states, requeue.requeue_at, now)
@@ -160,7 +168,8 @@ def plan(workload: Workload, obj: dict, cq: ClusterQueue | None, now: float) -> 
     if decision.action is Action.DEACTIVATE:
         return Write(deactivation_patch(obj, decision, now)), None
     if decision.action is Action.EVICT:
-        return Write(eviction_patch(workload, obj, decision, now), workload.admission.cluster_queue), None
+        return Write(eviction_patch(workload, obj, decision, now, release=not hold_evicted_quota),
+                     workload.admission.cluster_queue), None
     return None, None
 
 
@@ -172,6 +181,8 @@ class AdmissionChecking:
     retry_seconds: ClassVar[float] = RETRY_SECONDS
     cluster_queue_of: Callable[[Workload], ClusterQueue | None]
     """The ClusterQueue a Workload queues in through its LocalQueue (None: unknown)."""
+    hold_evicted_quota: bool = False
+    """A Retry's eviction leaves the reservation in place (ControllerSettings.hold_evicted_quota)."""
     _timers: deadlines.Deadlines[tuple[Workload, dict]] = field(default_factory=deadlines.Deadlines)
     _tracked: dict[WorkloadKey, tuple[Workload, dict]] = field(default_factory=dict)
 
@@ -188,7 +199,7 @@ class AdmissionChecking:
             self.forget(key)
             return False
         self._tracked[key] = (workload, obj)
-        write, later = plan(workload, obj, cq, now)
+        write, later = plan(workload, obj, cq, now, self.hold_evicted_quota)
         due = now if write is not None else later
         if due is None:
             self._timers.disarm(key)
@@ -217,7 +228,7 @@ class AdmissionChecking:
 
     def write_for(self, workload: Workload, obj: dict, now: float) -> Write | None:
         """The write a due timer calls for at ``now``; None when none (re-timed when one comes later)."""
-        write, later = plan(workload, obj, self.cluster_queue_of(workload), now)
+        write, later = plan(workload, obj, self.cluster_queue_of(workload), now, self.hold_evicted_quota)
         if write is None and later is not None:
             self.retry(workload, obj, later)
         return write

@@ -130,7 +130,8 @@ class Controller:
         self.decoder = conversion.WorkloadDecoder(self.pods_ready.requeuing_timestamp)
         self.readiness = podsreadiness.PodsReadiness(self.pods_ready,
                                                      hold_evicted_quota=self.settings.hold_evicted_quota)
-        self.checks = admissionchecking.AdmissionChecking(self._cluster_queue_of)
+        self.checks = admissionchecking.AdmissionChecking(self._cluster_queue_of,
+                                                         hold_evicted_quota=self.settings.hold_evicted_quota)
         self.changed = asyncio.Event()
         self._writes = asyncio.Semaphore(self.settings.write_concurrency)
         self._tasks: set[asyncio.Task] = set()

@@ -105,6 +105,24 @@ def test_a_retry_with_a_backoff_first_sets_requeue_at_then_waits_then_evicts_and
         "lastTransitionTime": _at(NOW + 2), "requeueAfterSeconds": 3, "retryCount": 1}]
 
 
+def test_a_retry_eviction_holding_evicted_quota_leaves_the_reservation_as_kueues_evict_does():
+    """Kueue's Evict writes Evicted and resets the checks; the admission stays until the job is stopped."""
+    obj = _obj(checks=[_state("Retry", since=NOW - 1)], reserved=("True", "QuotaReserved"),
+               admitted=("True", "Admitted"))
+    write, _ = admissionchecking.plan(conversion.workload_from_dict(obj), obj, CQ, NOW, hold_evicted_quota=True)
+    status = _status(write)
+    assert "admission" not in status and statuses.ACCUMULATED not in status
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+    assert conditions == {"QuotaReserved": ("True", "QuotaReserved"), "Admitted": ("True", "Admitted"),
+                          "Evicted": ("True", "AdmissionCheck")}
+    assert [c["state"] for c in status["admissionChecks"]] == ["Pending"]
+    evicted = {**obj, "status": {**obj["status"], "conditions": status["conditions"],
+                                 "admissionChecks": status["admissionChecks"]}}
+    # evicted and holding: nothing more to write until someone releases it
+    assert admissionchecking.plan(conversion.workload_from_dict(evicted), evicted, CQ, NOW + 1,
+                                  hold_evicted_quota=True) == (None, None)
+
+
 def test_a_rejected_check_sets_the_deactivation_target_then_the_eviction_leaves_it_to_be_tidied():
     write, _ = _plan(_obj(checks=[_state("Rejected")], reserved=("True", "QuotaReserved")))
     target = next(c for c in _status(write)["conditions"] if c["type"] == "DeactivationTarget")
