@@ -28,7 +28,9 @@ from harness.toolchain import building
 from .conftest import kwok_cluster
 from .kueue_objects import BASE, VISIBILITY, create, flavor, listed, local_queue, workload
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]
+"""Real Kueue beside the reference on one feature: the nightly tier, with the differential tester's runs;
+`make test` keeps the reference scheduler's own tests of the feature."""
 
 HALF_LIFE_SECONDS, SAMPLING_SECONDS = 60.0, 1.0
 WAITING = [("a1", "lq-a", 100), ("b1", "lq-b", 0), ("c1", "lq-c", 0), ("b2", "lq-b", 0), ("a2", "lq-a", 0)]

@@ -34,7 +34,9 @@ from harness.toolchain import building
 from .conftest import unique_name
 from .kueue_objects import BASE, VISIBILITY, create, flavor, listed, local_queue, workload
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]
+"""Real Kueue beside the reference on one feature: the nightly tier, with the differential tester's runs;
+`make test` keeps the reference scheduler's own tests of the feature."""
 
 LABEL = {"kqbench-team": "blue"}
 MISMATCH = "Workload namespace doesn't match ClusterQueue selector"

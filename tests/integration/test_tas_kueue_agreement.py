@@ -28,7 +28,9 @@ from .conftest import unique_name
 from .kueue_objects import BASE, create, listed, local_queue, wait_for
 from .test_tas import NODES, SHAPE, TOPOLOGY, tas_workload
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]
+"""Real Kueue beside the reference on one feature: the nightly tier, with the differential tester's runs;
+`make test` keeps the reference scheduler's own tests of the feature."""
 
 PLACE, PREEMPT = "place", "preempt"
 """The two inputs, each on its own pool, flavor, ClusterQueue and LocalQueue of that name."""
