@@ -12,8 +12,12 @@ The protocol that makes the outcome independent of timing, for each epoch:
    the release) are released with the gates closed, then the gates open again, until nothing is left
    to release;
 5. while a timed lifecycle step (an execution limit, a PodsReady timeout, a backoff, a check rule) is
-   due later in the batch, the runner waits until it has passed plus a margin and goes back to 4
-   (``timing``), so that no step is left to happen when
+   due, or a check awaits its verdict, the gates close and every such step is waited out with them
+   closed (``timing``; kqbench's check controller gives verdicts only then, and evicted quota is released
+   as it comes): a deactivation frees its quota at once, and many come due in the same second, so the
+   quota they free is decided on in one event when the gates open again, as an epoch's arrivals are;
+   then back to 4. The generated times are longer than a batch takes to settle, so that no step comes
+   due while the gates are open (the runner says so when one does);
 6. the decisions are read: admissions, evictions (from a watch), pending lists, usage, deactivations,
    requeue counts and check states.
 
@@ -53,8 +57,9 @@ GATE_SECONDS = 2.0
 """After closing or before opening the gates: time for both schedulers to see every change."""
 RELEASE_ROUNDS = 6
 TIMED_ROUNDS = 40
-"""Waits for timed lifecycle steps per epoch, at most: each step can start the next (a timeout frees quota
-for a Workload that times out in turn), so a case of 16 Workloads needs a few dozen at worst."""
+"""Rounds of gates opened and timed steps waited out per epoch, and waits within one such round, at most:
+each step can start the next (a timeout frees quota for a Workload that times out in turn), so a case of 16
+Workloads needs a few dozen at worst."""
 TIMED_MARGIN_SECONDS = 1.5
 """After a timed step's due time, before settling: the schedulers act on their own timers, which the API's
 whole-second times put up to a second later."""
@@ -143,14 +148,17 @@ def _run_part(start: StartScheduler, implementation: str, batch: dict[str, cases
         scheduler = _start(start, info, log_dir, implementation, fair_sharing_of(first), first.waitForPodsReady, kueue)
         observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
         log = observing.EvictionLog(creds)
+        checks = None
         if any(case.admissionChecks for case in batch.values()):
-            helpers.append(checkcontrolling.CheckController(creds, say=say))
+            checks = checkcontrolling.CheckController(creds, say=say)
+            checks.pause()  # verdicts only while the gates are closed (step 5)
+            helpers.append(checks)
         if first.waitForPodsReady is not None:
             helpers.append(readying.Readying(creds, say=say))
         epochs = max(len(case.epochs) for case in batch.values())
         for epoch in range(epochs):
             say(f"{implementation} {name}: epoch {epoch + 1}/{epochs}")
-            results = _epoch(info, creds, batch, epoch, scheduler, log, say)
+            results = _epoch(info, creds, batch, epoch, scheduler, log, say, checks)
             for prefix, result in results.items():
                 outcomes[prefix].decisions.append(result)
     except Exception as error:  # SchedulerDied, NotSettled, a refused write: the batch's cases fail, the run goes on
@@ -173,7 +181,7 @@ def _run_part(start: StartScheduler, implementation: str, batch: dict[str, cases
 
 
 def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler,
-           log: observing.EvictionLog, say) -> dict[str, decisions.Decisions]:
+           log: observing.EvictionLog, say, checks: checkcontrolling.CheckController | None) -> dict[str, decisions.Decisions]:
     active = {p: c for p, c in batch.items() if epoch < len(c.epochs)}
     if epoch > 0:
         driving.close_gates(creds, active)
@@ -186,20 +194,54 @@ def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Sch
     rows = _rows(active, epoch)
     driving.create_in_order(creds, rows, say=say)
     time.sleep(GATE_SECONDS)
-    driving.open_gates(creds, active)
-    waits = _deciders_waits(info, scheduler)
-    state = _settle_and_release(creds, active, scheduler, waits)
     settings = {p: c.waitForPodsReady for p, c in active.items()}
-    for _ in range(TIMED_ROUNDS):
-        due = timing.next_due(state.workloads, settings, time.time(), TIMED_HORIZON_SECONDS)
-        if due is None:
-            break
-        time.sleep(max(0.0, due - time.time()) + TIMED_MARGIN_SECONDS)
+    waits = _deciders_waits(info, scheduler)
+    for round_ in range(TIMED_ROUNDS):
+        opened = time.time()
+        driving.open_gates(creds, active)
         state = _settle_and_release(creds, active, scheduler, waits)
+        if early := timing.lifecycle_evictions_since(state.workloads, opened):
+            say(f"  {early} lifecycle evictions came while the gates were open, before the decisions settled: "
+                "their quota was decided on with them (longer times in the cases take that out)")
+        if not _steps_ahead(state, settings):
+            break
+        driving.close_gates(creds, active)
+        time.sleep(GATE_SECONDS)
+        state = _wait_out_steps(creds, scheduler, waits, settings, checks, say)
     else:
-        say(f"  timed steps still due after {TIMED_ROUNDS} waits: decisions read as they stand")
+        say(f"  timed steps still due after {TIMED_ROUNDS} rounds: decisions read as they stand")
     say(f"  settled: {sum(1 for w in state.workloads if decisions.admission_of(w))} Workloads hold quota")
     return observing.read_decisions(creds, state, active, log.take())
+
+
+def _steps_ahead(state: observing.State, settings) -> bool:
+    """Some timed step is due, or a check awaits its verdict."""
+    return (timing.next_due(state.workloads, settings, time.time(), TIMED_HORIZON_SECONDS) is not None
+            or any(timing.awaits_check(w) for w in state.workloads))
+
+
+def _wait_out_steps(creds, scheduler: Scheduler, waits, settings, checks: checkcontrolling.CheckController | None,
+                    say) -> observing.State:
+    """With the gates closed: every check verdict given, every timed step due waited out, every evicted
+    Workload's quota released, until nothing is left to happen before the gates open."""
+    if checks is not None:
+        checks.resume()
+    try:
+        for _ in range(TIMED_ROUNDS):
+            state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS,
+                                      waits=waits)
+            if any(decisions.holds_evicted_quota(w) for w in state.workloads):
+                driving.release_evicted(creds, state.workloads)
+                continue
+            due = timing.next_due(state.workloads, settings, time.time(), TIMED_HORIZON_SECONDS)
+            if due is None:
+                return state
+            time.sleep(max(0.0, due - time.time()) + TIMED_MARGIN_SECONDS)
+        say(f"  timed steps still due after {TIMED_ROUNDS} waits with the gates closed: the gates open on them")
+        return state
+    finally:
+        if checks is not None:
+            checks.pause()
 
 
 def _settle_and_release(creds, active: dict[str, cases.Case], scheduler: Scheduler, waits) -> observing.State:

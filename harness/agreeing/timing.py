@@ -62,6 +62,32 @@ def dues(obj: Mapping, settings: lifecycles.WaitForPodsReady | None) -> list[flo
     return out
 
 
+PREEMPTED = "Preempted"
+
+
+def lifecycle_evictions_since(workloads: Iterable[Mapping], since: float) -> int:
+    """Workloads evicted by a lifecycle step (any reason but a preemption) at ``since`` or later, by the
+    Evicted condition's whole-second time."""
+    count = 0
+    for obj in workloads:
+        evicted = conditions.condition(obj, "Evicted")
+        if evicted is None or evicted.get("status") != "True" or evicted.get("reason") == PREEMPTED:
+            continue
+        at = stamp_seconds(evicted.get("lastTransitionTime"))
+        count += at is not None and at >= int(since)
+    return count
+
+
+def awaits_check(obj: Mapping) -> bool:
+    """Holding quota, not evicted, and some admission check still Pending: the check controller has a verdict
+    to give (kqbench's controller gives every check one, ready, retry or reject)."""
+    if (obj.get("spec") or {}).get("active", True) is False or conditions.is_true(obj, "Finished"):
+        return False
+    if not conditions.is_true(obj, "QuotaReserved") or conditions.is_true(obj, "Evicted"):
+        return False
+    return any(state.get("state") == "Pending" for state in (obj.get("status") or {}).get("admissionChecks") or ())
+
+
 def _rule(obj: Mapping) -> checkrules.Rule | None:
     text = ((obj.get("metadata") or {}).get("annotations") or {}).get(checkrules.RULE_ANNOTATION)
     try:

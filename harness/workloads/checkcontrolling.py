@@ -7,7 +7,8 @@ naming an inactive one inactive), and sets the state of each of its checks in ``
 every Workload as that Workload's rule says, while it holds quota and is neither evicted nor finished (as Kueue's
 own check controllers: provisioning/controller.go's Reconcile in v0.17.0 and v0.19.2; an evicted Workload's
 states are reset to Pending before its quota is released, and a verdict then would be written for a Workload on
-its way out). One thread: each round lists the AdmissionChecks, then watches
+its way out). ``pause()`` holds every verdict (the differential tester's decisions must not see a check change
+while its gates are open) until ``resume()``. One thread: each round lists the AdmissionChecks, then watches
 the Workloads of every namespace for WATCH_SECONDS from the last resourceVersion (so ``stop()`` never waits long
 and a rule's later step is at most that late), then acts on what came due. A state is written as a JSON merge
 patch of the whole list onto the resourceVersion it was decided from (a 409 waits for the next event).
@@ -90,6 +91,10 @@ class CheckController:
         self._seen: dict[str, dict] = {}
         self._due: dict[str, float] = {}
         self._version = ""
+        self._acting = threading.Event()
+        self._acting.set()
+        self._lock = threading.RLock()
+        """Held while a Workload is acted on, so that ``pause()`` returns with no verdict in flight."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kqbench-check-controller", daemon=True)
         self._thread.start()
@@ -97,6 +102,16 @@ class CheckController:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=WATCH_SECONDS + 40)
+
+    def pause(self) -> None:
+        """Write no verdict until ``resume()``; returns once none is in flight. Workloads seen meanwhile are
+        acted on at the resume."""
+        self._acting.clear()
+        with self._lock:
+            pass
+
+    def resume(self) -> None:
+        self._acting.set()
 
     def __enter__(self) -> CheckController:
         return self
@@ -173,6 +188,8 @@ class CheckController:
         self._due.pop(key, None)
 
     def _act_on_due(self) -> None:
+        if not self._acting.is_set():
+            return
         now = self.clock()
         for key in [k for k, due in self._due.items() if due <= now]:
             del self._due[key]
@@ -181,10 +198,17 @@ class CheckController:
 
     # -- one Workload ---------------------------------------------------------------------------
     def _observe(self, obj: dict) -> None:
+        with self._lock:
+            self._observe_locked(obj)
+
+    def _observe_locked(self, obj: dict) -> None:
         meta = obj["metadata"]
         key = f"{meta.get('namespace')}/{meta['name']}"
         self._seen[key] = obj
         self._due.pop(key, None)
+        if not self._acting.is_set():
+            self._due[key] = 0.0  # looked at again at the resume
+            return
         states = (obj.get("status") or {}).get("admissionChecks") or []
         mine = pending_checks(obj, self._ours)
         if not mine:

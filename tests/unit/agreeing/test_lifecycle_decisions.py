@@ -105,6 +105,30 @@ def test_steps_past_or_beyond_the_horizon_are_not_waited_for():
     assert timing.next_due([limited], {"c001": None}, T0_SECONDS - 10, 5) is None
 
 
+@pytest.mark.parametrize("obj, awaits", [
+    (workload(conditions=[("QuotaReserved", "True", "QuotaReserved")],
+              status={"admissionChecks": [{"name": "c001-ac0", "state": "Pending"}]}), True),
+    (workload(conditions=[("QuotaReserved", "True", "QuotaReserved")],
+              status={"admissionChecks": [{"name": "c001-ac0", "state": "Ready"}]}), False),
+    (workload(status={"admissionChecks": [{"name": "c001-ac0", "state": "Pending"}]}), False),  # no quota yet
+    (workload(conditions=[("QuotaReserved", "True", "QuotaReserved"), ("Evicted", "True", "AdmissionCheck")],
+              status={"admissionChecks": [{"name": "c001-ac0", "state": "Pending"}]}), False),  # on its way out
+    (workload(active=False, conditions=[("QuotaReserved", "True", "QuotaReserved")],
+              status={"admissionChecks": [{"name": "c001-ac0", "state": "Pending"}]}), False),
+])
+def test_a_check_awaits_its_verdict_only_on_a_workload_holding_quota(obj, awaits):
+    assert timing.awaits_check(obj) is awaits
+
+
+def test_lifecycle_evictions_are_counted_from_a_time_and_preemptions_left_out():
+    objs = [workload("a", conditions=[("Evicted", "True", "PodsReadyTimeout")]),
+            workload("b", conditions=[("Evicted", "True", "Preempted")]),
+            workload("c", conditions=[("Evicted", "False", "QuotaReserved")]),
+            workload("d", conditions=[("Evicted", "True", "DeactivatedDueToMaximumExecutionTimeExceeded")])]
+    assert timing.lifecycle_evictions_since(objs, T0_SECONDS + 0.4) == 2  # whole seconds: T0 counts
+    assert timing.lifecycle_evictions_since(objs, T0_SECONDS + 1) == 0
+
+
 def test_readying_marks_only_admitted_marked_workloads_not_yet_ready():
     marked = {rendering.PODS_READY_ANNOTATION: "true"}
     assert readying.due_ready(workload(annotations=marked, conditions=[("Admitted", "True", "Admitted")]))
