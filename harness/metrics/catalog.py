@@ -65,6 +65,7 @@ FAMILIES: tuple[Family, ...] = (
     _f("apiserver_request_sli_duration_seconds", APISERVER, HISTOGRAM, REQUEST_KEY,
        aliases=("apiserver_request_slo_duration_seconds",)),  # 1.23-1.26
     _f("apiserver_response_sizes", APISERVER, HISTOGRAM, REQUEST_KEY),
+    _f("apiserver_request_body_size_bytes", APISERVER, HISTOGRAM, ("group", "resource", "verb")),  # writes' bytes
     _f("apiserver_current_inflight_requests", APISERVER, GAUGE),
     _f("apiserver_longrunning_requests", APISERVER, GAUGE),
     # API Priority and Fairness (absent when the apiserver runs with --enable-priority-and-fairness=false).

@@ -5,9 +5,11 @@
 Reads the run's `tables/summary.csv`: kube-apiserver's `apiserver_request_total` deltas in the phase
 that admitted (`jobs`) for the `workloads` resource and its subresources, writing verbs only, over the
 admissions either scheduler counted (`kqbench_scheduler_admitted_total`, `kueue_admitted_workloads_total`).
-Writes `workload-writes.json` into the run folder (case -> writes per admission by verb_subresource, e.g. apply_status, and
-their sum), which the README's table reads. Bytes per write are not in kube-apiserver's metrics by verb and
-resource, so none are given.
+Bytes per admission, where the run has them: what the writers sent (`apiserver_request_body_size_bytes`, by
+verb; runs from before kqbench scraped it have none) and what kube-apiserver sent its watchers of Workloads
+(`apiserver_watch_events_sizes`: every event to every watch, so it grows with the number of watchers).
+Writes `workload-writes.json` into the run folder (case -> writes per admission by verb_subresource, e.g.
+apply_status, their sum, and the bytes), which the README's table reads.
 """
 
 from __future__ import annotations
@@ -21,11 +23,22 @@ import pandas as pd
 PHASE = "jobs"
 WRITES = ("POST", "PUT", "PATCH", "APPLY", "DELETE")
 ADMITTED = {"scheduler": "kqbench_scheduler_admitted_total", "kueue": "kueue_admitted_workloads_total"}
+WORKLOADS = {"group": "kueue.x-k8s.io", "resource": "workloads"}
+BYTES = {"request_body_bytes": "apiserver_request_body_size_bytes", "watch_event_bytes": "apiserver_watch_events_sizes"}
+
+
+def _bytes(rows: pd.DataFrame, metric: str) -> float | None:
+    """The sum over the phase of a byte histogram's Workload series (None: the run did not scrape it)."""
+    mine = rows[(rows["metric"] == metric) & (rows["stat"] == "sum")]
+    values = [float(v) for labels, v in zip(mine["labels"], mine["value"])
+              if all(json.loads(labels).get(k) == want for k, want in WORKLOADS.items())]
+    return sum(values) if values else None
 
 
 def per_case(folder: Path) -> dict[str, dict]:
     frame = pd.read_csv(folder / "tables" / "summary.csv", keep_default_na=False)
-    deltas = frame[(frame["stat"] == "delta") & (frame["phase"] == PHASE)]
+    phase = frame[frame["phase"] == PHASE]
+    deltas = phase[phase["stat"] == "delta"]
     out = {}
     for case in sorted(deltas["case"].unique()):
         mine = deltas[deltas["case"] == case]
@@ -41,6 +54,10 @@ def per_case(folder: Path) -> dict[str, dict]:
         name = case.rpartition(",r")[0].replace("implementation=", "").replace(",wait_for_pods_ready=", "_")
         out[name] = {"case": case, "admitted": admitted, "per_admission": per_admission,
                      "total_per_admission": sum(per_admission.values())}
+        for key, metric in BYTES.items():
+            total = _bytes(phase[phase["case"] == case], metric)
+            if total is not None and admitted:
+                out[name][f"{key}_per_admission"] = total / admitted
     return out
 
 
