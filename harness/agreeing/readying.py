@@ -3,26 +3,23 @@
 A bare Workload has no pods, so under waitForPodsReady nothing would ever say it is ready and every one
 would time out. The tester stands in for the job: a Workload annotated by ``rendering.PODS_READY_ANNOTATION``
 gets ``PodsReady=True`` (Kueue's job reconciler's reason and message) as soon as it is Admitted, under a field
-manager of its own so that no scheduler's conditions are touched. One thread watches the Workloads of every
-namespace, WATCH_SECONDS per request, so that ``stop()`` never waits long; the same for both implementations.
+manager of its own so that no scheduler's conditions are touched. A watch loop (harness.kube.watchloop) follows
+the Workloads of every namespace, WATCH_SECONDS per request; the same for both implementations.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-import urllib.error
 from collections.abc import Callable, Mapping
 
 from harness.agreeing import rendering
-from harness.kube import rest
+from harness.kube import rest, watchloop
 from harness.kube.kubeconfig import Credentials
 from scheduler.core import conditions, conversion, jobs
 
 BASE = f"/apis/{rendering.GROUP_VERSION}"
 FIELD_MANAGER = "kqbench-agreement-readying"
 WATCH_SECONDS = 5
-MAX_FAILED_ROUNDS = 30
 
 
 def due_ready(obj: Mapping) -> bool:
@@ -50,41 +47,18 @@ class Readying:
     def __init__(self, creds: Credentials, say: Callable[[str], None] = print,
                  clock: Callable[[], float] = time.time) -> None:
         self.creds, self.say, self.clock = creds, say, clock
-        self.error: str | None = None
         self.written = 0
-        self._version = ""
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="agreement-readying", daemon=True)
-        self._thread.start()
+        self._loop = watchloop.WatchLoop(creds, f"{BASE}/workloads", self._observe, seconds=WATCH_SECONDS,
+                                         name="agreement-readying", label="readying", say=say)
+        self._loop.start()
+
+    @property
+    def error(self) -> str | None:
+        """The last failure: of a watch round, or a PodsReady apply refused."""
+        return self._loop.error
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=WATCH_SECONDS + 40)
-
-    def _run(self) -> None:
-        failures = 0
-        while not self._stop.is_set():
-            try:
-                if not self._version:
-                    listed = rest.get_json(self.creds, f"{BASE}/workloads", timeout=60)
-                    for item in listed.get("items") or ():
-                        self._observe(item)
-                    self._version = listed["metadata"]["resourceVersion"]
-                rest.watch_from(self.creds, f"{BASE}/workloads", self._version, WATCH_SECONDS, self._resume_at,
-                                self._observe, lambda obj: None)
-                failures = 0
-            except rest.Gone:
-                self._version = ""
-            except (OSError, urllib.error.URLError, ValueError, KeyError) as error:
-                failures += 1
-                self.error = str(error)
-                if failures >= MAX_FAILED_ROUNDS:
-                    self.say(f"readying: gave up after {failures} failed rounds: {error}")
-                    return
-                self._stop.wait(0.5)
-
-    def _resume_at(self, version: str) -> None:
-        self._version = version
+        self._loop.stop()
 
     def _observe(self, obj: dict) -> None:
         if not due_ready(obj):
@@ -96,6 +70,6 @@ class Readying:
                                                                                 self.clock()),
                                     "application/apply-patch+yaml")
         if status >= 300:
-            self.error = f"PATCH {path} answered {status}: {body[:200]!r}"
+            self._loop.error = f"PATCH {path} answered {status}: {body[:200]!r}"
         else:
             self.written += 1

@@ -4,6 +4,7 @@
 - `waiting`: bounded waits and retries (a deadline or an attempt limit on every one; 429/5xx retried);
 - `rest`: a few synchronous apiserver calls (readiness, version, objects of the set-up);
 - `posting`: creating many objects fast (concurrent POSTs over kept-alive connections);
+- `watchloop`: a collection kept up in a thread (list, then short watch requests round after round);
 - `pki`: the aggregation layer's certificates (CA, serving and client certs; pure, PEM out);
 - `apiservice`: the scheduler's API on a cluster (the Kueue CRDs, the visibility APIService).
 """

@@ -8,9 +8,9 @@ every Workload as that Workload's rule says, while it holds quota and is neither
 own check controllers: provisioning/controller.go's Reconcile in v0.17.0 and v0.19.2; an evicted Workload's
 states are reset to Pending before its quota is released, and a verdict then would be written for a Workload on
 its way out). ``pause()`` holds every verdict (the differential tester's decisions must not see a check change
-while its gates are open) until ``resume()``. One thread: each round lists the AdmissionChecks, then watches
-the Workloads of every namespace for WATCH_SECONDS from the last resourceVersion (so ``stop()`` never waits long
-and a rule's later step is at most that late), then acts on what came due. A state is written as a JSON merge
+while its gates are open) until ``resume()``. A watch loop (harness.kube.watchloop) runs it: each round lists
+the AdmissionChecks, then watches the Workloads of every namespace for WATCH_SECONDS from the last resourceVersion
+(so a rule's later step is at most that late), then acts on what came due. A state is written as a JSON merge
 patch of the whole list onto the resourceVersion it was decided from (a 409 waits for the next event).
 """
 
@@ -20,18 +20,15 @@ import datetime as dt
 import json
 import threading
 import time
-import urllib.error
-import urllib.parse
 from collections.abc import Callable
 
-from harness.kube import rest
+from harness.kube import rest, watchloop
 from harness.kube.kubeconfig import Credentials
 from harness.workloads import checkrules
 from scheduler.api import groups
 
 WATCH_SECONDS = 1
-MAX_FAILED_ROUNDS = 30
-"""Rounds that fail in a row before the controller gives up (and says so in `error`)."""
+WORKLOADS = f"{groups.PATH}/workloads"
 FIELD_MANAGER = "kqbench-admission-check"
 ACTIVE_REASON = "Active"
 ACTIVE_MESSAGE = "The admission check is active"
@@ -83,25 +80,29 @@ class CheckController:
     def __init__(self, creds: Credentials, say: Callable[[str], None] = print,
                  clock: Callable[[], float] = time.time) -> None:
         self.creds, self.say, self.clock = creds, say, clock
-        self.error: str | None = None
         self.rule_errors: dict[str, str] = {}
         """Workload ("namespace/name") -> the one-line error of its rule annotation."""
         self.written = 0
         self._ours: set[str] = set()
         self._seen: dict[str, dict] = {}
         self._due: dict[str, float] = {}
-        self._version = ""
         self._acting = threading.Event()
         self._acting.set()
         self._lock = threading.RLock()
         """Held while a Workload is acted on, so that ``pause()`` returns with no verdict in flight."""
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="kqbench-check-controller", daemon=True)
-        self._thread.start()
+        self._loop = watchloop.WatchLoop(creds, WORKLOADS, self._observe, self._forget, seconds=WATCH_SECONDS,
+                                         name="kqbench-check-controller", label="check controller", say=say,
+                                         relist=self._relist, before_round=self._mark_active,
+                                         after_round=self._act_on_due)
+        self._loop.start()
+
+    @property
+    def error(self) -> str | None:
+        """The last failure: of a watch round, or a state's PATCH refused."""
+        return self._loop.error
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=WATCH_SECONDS + 40)
+        self._loop.stop()
 
     def pause(self) -> None:
         """Write no verdict until ``resume()``; returns once none is in flight. Workloads seen meanwhile are
@@ -119,27 +120,7 @@ class CheckController:
     def __exit__(self, *_) -> None:
         self.stop()
 
-    # -- the loop ---------------------------------------------------------------------------
-    def _run(self) -> None:
-        failures = 0
-        while not self._stop.is_set():
-            try:
-                self._mark_active()
-                if not self._version:
-                    self._relist()
-                self._watch()
-                failures = 0
-            except rest.Gone:
-                self._version = ""
-            except (OSError, urllib.error.URLError, ValueError, KeyError) as error:
-                failures += 1
-                self.error = str(error)
-                if failures >= MAX_FAILED_ROUNDS:
-                    self.say(f"check controller: gave up after {failures} failed rounds: {error}")
-                    return
-                self._stop.wait(0.5)
-            self._act_on_due()
-
+    # -- each round ---------------------------------------------------------------------------
     def _mark_active(self) -> None:
         """Active=True on every AdmissionCheck of ours that lacks it."""
         listed = rest.get_json(self.creds, f"{groups.PATH}/admissionchecks", timeout=30)
@@ -164,23 +145,9 @@ class CheckController:
                 self._observe(obj)  # a check that became ours: its Workloads seen before it are acted on now
         self._ours = ours
 
-    def _path(self, **params) -> str:
-        query = urllib.parse.urlencode(params)
-        return f"{groups.PATH}/workloads" + (f"?{query}" if query else "")
-
-    def _relist(self) -> None:
-        listed = rest.get_json(self.creds, self._path(), timeout=60)
+    def _relist(self) -> str:
         self._seen.clear()
-        for item in listed.get("items") or ():
-            self._observe(item)
-        self._version = listed["metadata"]["resourceVersion"]
-
-    def _watch(self) -> None:
-        rest.watch_from(self.creds, self._path(), self._version, WATCH_SECONDS, self._resume_at, self._observe,
-                        self._forget)
-
-    def _resume_at(self, version: str) -> None:
-        self._version = version
+        return watchloop.list_all(self.creds, WORKLOADS, self._observe)
 
     def _forget(self, obj: dict) -> None:
         key = f"{obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
@@ -251,4 +218,4 @@ class CheckController:
             self.written += 1
             self._seen[f"{meta['namespace']}/{meta['name']}"] = json.loads(answer)
         elif status not in (404, 409):  # a newer object is on its way, or it is gone
-            self.error = f"PATCH {path}: {status} {answer[:200]!r}"
+            self._loop.error = f"PATCH {path}: {status} {answer[:200]!r}"

@@ -4,23 +4,21 @@ With `refill`, each one it sees admitted is replaced at once by a new pending Wo
 shape and queue (POSTed), so the pending backlog stays the size it was loaded at, as a churn fill's
 pending does: a capacity step's pending must not drain by the admissions of its own hold.
 
-One thread, one watch of the bulk-loaded Workloads (label selector, from a resourceVersion taken
-before the load, so no admission is missed and no initial list is needed). Each watch request ends
-after WATCH_SECONDS and the next resumes from the last resourceVersion (bookmarks keep it fresh),
-so finishing is at most that late and `stop()` never waits on an open stream for longer.
+A watch loop (harness.kube.watchloop) follows the bulk-loaded Workloads (label selector, from a
+resourceVersion taken before the load, so no admission is missed and no initial list is needed; after
+a 410 Gone, a paginated list of the admitted ones) and finishes what came due after each round, so
+finishing is at most WATCH_SECONDS late.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import secrets
-import threading
 import time
-import urllib.error
 import urllib.parse
 from collections.abc import Callable
 
-from harness.kube import rest
+from harness.kube import rest, watchloop
 from harness.kube.kubeconfig import Credentials
 from harness.workloads import backlog
 from loadtests import workloads
@@ -28,8 +26,6 @@ from loadtests import workloads
 WATCH_SECONDS = 2
 RETRY_SECONDS = 5.0
 """A finish or delete that failed (the apiserver busy) is tried again this much later."""
-MAX_FAILED_WATCHES = 30
-"""Watch requests that fail in a row before the keeper gives up (and says so in `error`)."""
 PAGE = 500
 
 
@@ -44,19 +40,24 @@ class Keeper:
         self._replaced: set[str] = set()
         self._token = secrets.token_hex(3)  # a later keeper's replacements never take an earlier one's names
         self.ledger = backlog.Ledger()
-        self.error: str | None = None
         self._seen: dict[str, dict] = {}
         """Last object of each admitted backlog Workload: the Finished merge patch carries its conditions."""
-        self._stop = threading.Event()
         listed = rest.get_json(creds, self._path(limit=1), timeout=30)
-        self._version = listed["metadata"]["resourceVersion"]
-        self._thread = threading.Thread(target=self._run, name="kqbench-backlog-keeper", daemon=True)
-        self._thread.start()
+        self._loop = watchloop.WatchLoop(creds, self._path(), self._observe,
+                                         lambda obj: self._forget(obj["metadata"]["name"]), seconds=WATCH_SECONDS,
+                                         name="kqbench-backlog-keeper", label="backlog keeper", say=say,
+                                         relist=self._relist, after_round=self._finish_due,
+                                         version=listed["metadata"]["resourceVersion"], rounds_called="watches")
+        self._loop.start()
+
+    @property
+    def error(self) -> str | None:
+        """The last failure: of a watch round, or a refill refused."""
+        return self._loop.error
 
     def stop(self) -> int:
         """Stop watching; returns how many backlog Workloads it finished."""
-        self._stop.set()
-        self._thread.join(timeout=WATCH_SECONDS + 40)
+        self._loop.stop()
         return self.ledger.finished
 
     def stop_and_say(self) -> None:
@@ -69,30 +70,6 @@ class Keeper:
     def _path(self, **params) -> str:
         query = urllib.parse.urlencode({"labelSelector": backlog.SELECTOR, **params})
         return f"{workloads.collection_path(self.namespace)}?{query}"
-
-    def _run(self) -> None:
-        failures = 0
-        while not self._stop.is_set():
-            try:
-                self._watch()
-                failures = 0
-            except rest.Gone:
-                self._relist()
-            except (OSError, urllib.error.URLError, ValueError) as error:
-                failures += 1
-                self.error = str(error)
-                if failures >= MAX_FAILED_WATCHES:
-                    self.say(f"backlog keeper: gave up after {failures} failed watches: {error}")
-                    return
-                self._stop.wait(0.5)
-            self._finish_due()
-
-    def _watch(self) -> None:
-        rest.watch_from(self.creds, self._path(), self._version, WATCH_SECONDS, self._resume_at,
-                        self._observe, lambda obj: self._forget(obj["metadata"]["name"]))
-
-    def _resume_at(self, version: str) -> None:
-        self._version = version
 
     def _observe(self, obj: dict) -> None:
         name = obj["metadata"]["name"]
@@ -112,10 +89,11 @@ class Keeper:
         self._seen.pop(name, None)
         self.ledger.gone(name)
 
-    def _relist(self) -> None:
-        """After 410 Gone: the admitted ones from a paginated LIST, and watch on from its resourceVersion."""
+    def _relist(self) -> str:
+        """After 410 Gone: the admitted ones from a paginated LIST; returns its resourceVersion to watch on from
+        (none when stopped meanwhile)."""
         token = ""
-        while not self._stop.is_set():
+        while not self._loop.stopping:
             listed = rest.get_json(self.creds, self._path(limit=str(PAGE), **({"continue": token} if token else {})),
                                    timeout=60)
             for item in listed.get("items") or ():
@@ -123,12 +101,12 @@ class Keeper:
                     self._observe(item)
             token = listed["metadata"].get("continue") or ""
             if not token:
-                self._version = listed["metadata"]["resourceVersion"]
-                return
+                return listed["metadata"]["resourceVersion"]
+        return ""
 
     def _finish_due(self) -> None:
         for name in self.ledger.due(self.clock()):
-            if self._stop.is_set():
+            if self._loop.stopping:
                 return
             path = workloads.object_path(self.namespace, name)
             obj = self._seen.get(name, {})
@@ -154,4 +132,4 @@ class Keeper:
         status, answer = rest.request(self.creds, "POST", workloads.collection_path(self.namespace), body)
         if status >= 300:
             self.refilled -= 1
-            self.error = f"refill refused: HTTP {status} {answer[:200]!r}"
+            self._loop.error = f"refill refused: HTTP {status} {answer[:200]!r}"
