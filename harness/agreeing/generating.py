@@ -17,14 +17,15 @@ on in every case (`hierarchy`, `fair-sharing`): the same draws are made, so a se
 anyway gives the same case.
 
 The Workload lifecycle families come from a third stream, and only when required, so that every other
-case is what it was: `limits` gives about half of the Workloads a `maximumExecutionTimeSeconds` of 20-30 s;
-`pods-ready` turns waitForPodsReady on (a 20 s timeout, a 1 s backoff base capped at 2 s, a limit of 2
+case is what it was: `limits` gives about half of the Workloads a `maximumExecutionTimeSeconds` of 45-60 s;
+`pods-ready` turns waitForPodsReady on (a 45 s timeout, a 1 s backoff base capped at 2 s, a limit of 2
 requeues) and marks about half of the Workloads ready, so that the
 rest time out, back off and are deactivated; `checks` puts one or two AdmissionChecks on most
 ClusterQueues and a rule on every Workload (ready, ready after 1-2 s, one or two Retries with a 1-3 s
 backoff, or Rejected). A limit or a timeout runs from the admission and must outlast the time a batch of
 cases takes to settle after its gates open (the runner waits out every timed step with the gates closed,
-harness.agreeing.running); the rest are a few seconds, so that a batch still finishes in minutes.
+harness.agreeing.running; a batch of a hundred cases took more than twenty seconds with two runs on a 2-core
+machine, which a limit of twenty did not outlast); the rest are a few seconds, so that a batch still finishes in minutes.
 A lifecycle case has fair sharing off: like waitForPodsReady it is a setting of the scheduler, and every
 setting among a batch's cases is a cluster of its own per implementation (its weights stay, unread).
 
@@ -85,7 +86,7 @@ def _lifecycle(rng: random.Random, case: cases.Case, require: frozenset[str]) ->
     """The required lifecycle features on ``case``, every draw made whichever are required (so that one
     feature's draws do not depend on another's being on)."""
     names = [w.name for w in case.workloads()]
-    limits = {n: rng.randint(20, 30) for n in names if rng.random() < 0.5}
+    limits = {n: rng.randint(45, 60) for n in names if rng.random() < 0.5}
     settings = rng.choice(PODS_READY_SETTINGS)
     ready = {n for n in names if rng.random() < 0.5}
     checks = tuple(lifecycles.AdmissionCheck(name=f"ac{i}") for i in range(rng.randint(1, 2)))
@@ -116,7 +117,7 @@ def _lifecycle(rng: random.Random, case: cases.Case, require: frozenset[str]) ->
 
 
 PODS_READY_SETTINGS = (
-    lifecycles.WaitForPodsReady(timeoutSeconds=20, backoffBaseSeconds=1, backoffMaxSeconds=2, backoffLimitCount=2),
+    lifecycles.WaitForPodsReady(timeoutSeconds=45, backoffBaseSeconds=1, backoffMaxSeconds=2, backoffLimitCount=2),
 )
 """The settings a case may take. One: each is a scheduler of its own, a cluster per implementation and batch, and
 a second one doubled the family's run on this 2-core machine. Two requeues before the deactivation, so that the

@@ -80,7 +80,7 @@ def test_a_lifecycle_family_is_in_every_case_and_leaves_the_rest_of_a_seed_alone
         workloads = forced.workloads()
         if feature == generating.LIMITS:
             assert any(w.maximumExecutionTimeSeconds for w in workloads)
-            assert all(20 <= w.maximumExecutionTimeSeconds <= 30 for w in workloads if w.maximumExecutionTimeSeconds)
+            assert all(45 <= w.maximumExecutionTimeSeconds <= 60 for w in workloads if w.maximumExecutionTimeSeconds)
         if feature == generating.PODS_READY:
             assert forced.waitForPodsReady in generating.PODS_READY_SETTINGS
             assert forced.waitForPodsReady.backoffLimitCount is not None, "else a never-ready Workload never ends"
