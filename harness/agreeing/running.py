@@ -6,18 +6,17 @@ The protocol that makes the outcome independent of timing, for each epoch:
 2. the epoch's finished Workloads are marked Finished, then its new Workloads are created, one
    creation second per Workload of a case;
 3. the gates open: each case's queues become active in one event and decide on everything at once;
-4. once decisions settle, Workloads that were evicted but still hold their quota (Kueue leaves that
-   to a job reconciler, and these Workloads have no Job; the reference scheduler runs with
-   `--hold-evicted-quota` to do the same, so that neither decides on quota an eviction freed before
-   the release) are released with the gates closed, then the gates open again, until nothing is left
-   to release;
-5. while a timed lifecycle step (an execution limit, a PodsReady timeout, a backoff, a check rule) is
-   due, or a check awaits its verdict, the gates close and every such step is waited out with them
-   closed (``timing``; kqbench's check controller gives verdicts only then, and evicted quota is released
-   as it comes): a deactivation frees its quota at once, and many come due in the same second, so the
-   quota they free is decided on in one event when the gates open again, as an epoch's arrivals are;
-   then back to 4. The generated times are longer than a batch takes to settle, so that no step comes
-   due while the gates are open (the runner says so when one does);
+4. once decisions settle, if an evicted Workload still holds its quota (Kueue leaves that to a job
+   reconciler, and these Workloads have no Job; the reference scheduler runs with `--hold-evicted-quota`
+   to do the same, so that neither decides on quota an eviction freed before the release), a timed
+   lifecycle step (an execution limit, a PodsReady timeout, a backoff, a check rule) is due, or a check
+   awaits its verdict, the gates close;
+5. with them closed, every evicted Workload's quota is released and every timed step waited out, round
+   after round until none is left (``timing``; kqbench's check controller gives verdicts only then): a
+   deactivation frees its quota the moment it is seen and many come due in the same second, so the quota
+   they free is decided on in one event when the gates open again, as an epoch's arrivals are; then back to
+   3. A timer started by an admission therefore runs out in the closed phase that follows it, as long as it
+   outlasts one settling (the generated times do; the runner says when one did not);
 6. the decisions are read: admissions, evictions (from a watch), pending lists, usage, deactivations,
    requeue counts and check states.
 
@@ -55,11 +54,10 @@ SETTLE_TIMEOUT_SECONDS = 420.0
 2-core machine (its most starved deciding thread had waited 158 s for a CPU)."""
 GATE_SECONDS = 2.0
 """After closing or before opening the gates: time for both schedulers to see every change."""
-RELEASE_ROUNDS = 6
 TIMED_ROUNDS = 40
-"""Rounds of gates opened and timed steps waited out per epoch, and waits within one such round, at most:
-each step can start the next (a timeout frees quota for a Workload that times out in turn), so a case of 16
-Workloads needs a few dozen at worst."""
+"""Rounds of gates opened, then closed for releases and timed steps, per epoch, and waits within one closed
+phase, at most: each step can start the next (a timeout frees quota for a Workload that times out in turn), so
+a case of 16 Workloads needs a few dozen at worst."""
 TIMED_MARGIN_SECONDS = 1.5
 """After a timed step's due time, before settling: the schedulers act on their own timers, which the API's
 whole-second times put up to a second later."""
@@ -196,27 +194,28 @@ def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Sch
     time.sleep(GATE_SECONDS)
     settings = {p: c.waitForPodsReady for p, c in active.items()}
     waits = _deciders_waits(info, scheduler)
-    for round_ in range(TIMED_ROUNDS):
+    for _ in range(TIMED_ROUNDS):
         opened = time.time()
         driving.open_gates(creds, active)
-        state = _settle_and_release(creds, active, scheduler, waits)
+        state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS, waits=waits)
         if early := timing.lifecycle_evictions_since(state.workloads, opened):
             say(f"  {early} lifecycle evictions came while the gates were open, before the decisions settled: "
                 "their quota was decided on with them (longer times in the cases take that out)")
-        if not _steps_ahead(state, settings):
+        if not _anything_left(state, settings):
             break
         driving.close_gates(creds, active)
         time.sleep(GATE_SECONDS)
         state = _wait_out_steps(creds, scheduler, waits, settings, checks, say)
     else:
-        say(f"  timed steps still due after {TIMED_ROUNDS} rounds: decisions read as they stand")
+        say(f"  still something to release or wait for after {TIMED_ROUNDS} rounds: decisions read as they stand")
     say(f"  settled: {sum(1 for w in state.workloads if decisions.admission_of(w))} Workloads hold quota")
     return observing.read_decisions(creds, state, active, log.take())
 
 
-def _steps_ahead(state: observing.State, settings) -> bool:
-    """Some timed step is due, or a check awaits its verdict."""
-    return (timing.next_due(state.workloads, settings, time.time(), TIMED_HORIZON_SECONDS) is not None
+def _anything_left(state: observing.State, settings) -> bool:
+    """An evicted Workload still holds quota, some timed step is due, or a check awaits its verdict."""
+    return (any(decisions.holds_evicted_quota(w) for w in state.workloads)
+            or timing.next_due(state.workloads, settings, time.time(), TIMED_HORIZON_SECONDS) is not None
             or any(timing.awaits_check(w) for w in state.workloads))
 
 
@@ -242,23 +241,6 @@ def _wait_out_steps(creds, scheduler: Scheduler, waits, settings, checks: checkc
     finally:
         if checks is not None:
             checks.pause()
-
-
-def _settle_and_release(creds, active: dict[str, cases.Case], scheduler: Scheduler, waits) -> observing.State:
-    """Settled decisions, with the quota of every evicted Workload released (gates closed meanwhile)."""
-    state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS, waits=waits)
-    for _ in range(RELEASE_ROUNDS):
-        held = [w for w in state.workloads if decisions.holds_evicted_quota(w)]
-        if not held:
-            break
-        driving.close_gates(creds, active)
-        time.sleep(GATE_SECONDS)
-        driving.release_evicted(creds, observing.look(creds).workloads)
-        time.sleep(GATE_SECONDS)
-        driving.open_gates(creds, active)
-        state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS,
-                                  waits=waits)
-    return state
 
 
 def _deciders_waits(info, scheduler: Scheduler) -> Callable[[], dict]:
