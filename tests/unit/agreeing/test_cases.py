@@ -23,8 +23,9 @@ epochs:
 """
 
 
-def edited(path: str, value) -> dict:
-    raw = yaml.safe_load(MINIMAL)
+def edited(path: str, value, text: str = MINIMAL) -> dict:
+    """The case ``text`` (YAML) with the field at the dotted ``path`` set to ``value`` (or dropped: _DROP)."""
+    raw = yaml.safe_load(text)
     target = raw
     keys = path.split(".")
     for key in keys[:-1]:

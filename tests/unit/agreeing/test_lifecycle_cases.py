@@ -10,6 +10,7 @@ from harness.agreeing.decisions import Decisions
 from harness.workloads import checkrules
 
 from .test_cases import MINIMAL
+from .test_cases import edited as minimal_edited
 
 LIFECYCLE = MINIMAL.replace("flavors: [{name: f0}]", """flavors: [{name: f0}]
 waitForPodsReady: {timeoutSeconds: 5, backoffBaseSeconds: 1, backoffMaxSeconds: 2, backoffLimitCount: 1}
@@ -19,13 +20,7 @@ admissionChecks: [{name: ac0}]""").replace("  cohort: co\n", "  cohort: co\n  ad
 
 
 def edited(path: str, value) -> dict:
-    raw = yaml.safe_load(LIFECYCLE)
-    target = raw
-    keys = path.split(".")
-    for key in keys[:-1]:
-        target = target[int(key)] if key.isdigit() else target[key]
-    target[int(keys[-1]) if keys[-1].isdigit() else keys[-1]] = value
-    return raw
+    return minimal_edited(path, value, LIFECYCLE)
 
 
 def test_a_lifecycle_case_reads_back_from_its_own_dump():
