@@ -13,7 +13,7 @@ import psutil
 
 from harness.clusters import existing, kind, kwok, kwokconfig, processes, spec as specs, state
 from harness.errors import KqbenchError
-from harness.kube import kubeconfig, rest
+from harness.kube import calling, kubeconfig, rest
 from harness.nodes import bulkloading, creating, pools as nodepools
 from harness.toolchain import building, gomodules, layout, versions
 
@@ -108,16 +108,16 @@ def etcd_db_size(info: state.ClusterInfo) -> int | None:
     """etcd's on-disk database size from its /metrics (the real file size, not an estimate)."""
     if not info.etcd_url:
         return None
-    import urllib.request
 
     from prometheus_client.parser import text_string_to_metric_families
 
     try:
-        with urllib.request.urlopen(info.etcd_url + "/metrics", timeout=10) as response:
-            text = response.read().decode()
+        status, body = calling.call(info.etcd_url + "/metrics", timeout=10)
     except OSError:
         return None
-    for family in text_string_to_metric_families(text):
+    if status != 200:
+        return None
+    for family in text_string_to_metric_families(body.decode()):
         if family.name == "etcd_mvcc_db_total_size_in_bytes":
             return int(family.samples[0].value)
     return None

@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 
 from harness.errors import KqbenchError
-from harness.kube import waiting
+from harness.kube import calling, waiting
 from harness.kube.kubeconfig import Credentials
 
 
 def get(creds: Credentials, path: str, timeout: float = 10.0, accept: str | None = None) -> tuple[int, bytes]:
     """GET path (as the `accept` media type if given); returns (status, body), also for HTTP error statuses."""
-    request = urllib.request.Request(creds.server + path,
-                                     headers={**creds.headers(), **({"Accept": accept} if accept else {})})
-    try:
-        with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=timeout) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
+    return calling.call(creds.server + path, headers={**creds.headers(), **({"Accept": accept} if accept else {})},
+                        timeout=timeout, context=creds.ssl_context())
 
 
 def get_json(creds: Credentials, path: str, timeout: float = 10.0) -> dict:
@@ -50,22 +43,17 @@ def wait_ready(creds: Credentials, timeout: float = 120.0, clock=time.monotonic,
 def request(creds: Credentials, method: str, path: str, body: dict | None = None,
             content_type: str = "application/json", timeout: float = 30.0) -> tuple[int, bytes]:
     """Any verb; returns (status, body), also for HTTP error statuses."""
-    data = json.dumps(body).encode() if body is not None else None
     headers = {**creds.headers(), "Content-Type": content_type, "Accept": "application/json"}
-    req = urllib.request.Request(creds.server + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, context=creds.ssl_context(), timeout=timeout) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
+    return calling.call(creds.server + path, method, body=body, headers=headers, timeout=timeout,
+                        context=creds.ssl_context())
 
 
 def watch(creds: Credentials, path: str, on_event: Callable[[dict], None], timeout: float) -> None:
     """One watch request: each event (a line of JSON) to `on_event` until the server ends the stream
-    (the path's timeoutSeconds); an HTTP or transport error raises as urllib raises it, and what
+    (the path's timeoutSeconds); an HTTP or transport error raises as `calling.opened` raises it, and what
     `on_event` raises ends the request."""
-    request = urllib.request.Request(creds.server + path, headers=creds.headers())
-    with urllib.request.urlopen(request, context=creds.ssl_context(), timeout=timeout) as response:
+    with calling.opened(creds.server + path, headers=creds.headers(), timeout=timeout,
+                        context=creds.ssl_context()) as response:
         for line in response:
             on_event(json.loads(line))
 

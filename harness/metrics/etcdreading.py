@@ -7,14 +7,13 @@ without decoding it. Pages are read at one revision, so the census is one consis
 from __future__ import annotations
 
 import base64
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import orjson
 
 from harness.errors import KqbenchError
+from harness.kube import calling
 
 PAGE_KEYS = 500
 """Keys per range request: 500 values of 10 KiB are ~7 MB of JSON per page, so memory stays
@@ -54,15 +53,13 @@ def prefix_end(prefix: bytes) -> bytes:
 
 
 def _range(url: str, body: dict, timeout: float) -> dict:
-    request = urllib.request.Request(url.rstrip("/") + "/v3/kv/range", data=orjson.dumps(body),
-                                     headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return orjson.loads(response.read())
-    except urllib.error.HTTPError as error:
-        raise KqbenchError(f"etcd at {url} refused a range read ({error.code}): {error.read()[:200]!r}") from None
+        status, answer = calling.call(url.rstrip("/") + "/v3/kv/range", "POST", body=body, timeout=timeout)
     except OSError as error:
         raise KqbenchError(f"etcd at {url} is not reachable: {error}") from None
+    if not 200 <= status < 300:
+        raise KqbenchError(f"etcd at {url} refused a range read ({status}): {answer[:200]!r}")
+    return orjson.loads(answer)
 
 
 def read_sizes(etcd_url: str, prefix: str = "/registry/", page_keys: int = PAGE_KEYS, timeout: float = 60.0,

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import ssl
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 
 from harness.clusters import state
 from harness.errors import KqbenchError
-from harness.kube import kubeconfig
+from harness.kube import calling, kubeconfig
 from harness.metrics import catalog
 
 
@@ -33,15 +31,8 @@ def targets(cluster: state.ClusterInfo) -> list[Target]:
     if cluster.etcd_url:
         found.append(Target(catalog.ETCD, cluster.etcd_url.rstrip("/") + "/metrics"))
     for component, url in sorted(cluster.metrics_urls.items()):
-        found.append(Target(component, url, _loopback_tls()))
+        found.append(Target(component, url, calling.loopback_tls()))
     return found
-
-
-def _loopback_tls() -> ssl.SSLContext:
-    """TLS to a self-signed serving certificate on 127.0.0.1: loopback only, so it is not verified."""
-    context = ssl.create_default_context()
-    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    return context
 
 
 def scheduler_target(metrics_url: str) -> Target:
@@ -52,17 +43,17 @@ def scheduler_target(metrics_url: str) -> Target:
 def bearer_target(source: str, metrics_url: str, token: str) -> Target:
     """A /metrics on 127.0.0.1 behind a bearer token over TLS with a self-signed serving certificate
     (Kueue's manager): loopback only, so the certificate is not verified."""
-    return Target(source, metrics_url, _loopback_tls(), {"Authorization": f"Bearer {token}"})
+    return Target(source, metrics_url, calling.loopback_tls(), {"Authorization": f"Bearer {token}"})
 
 
 def fetch(target: Target, timeout: float = 10.0) -> str:
     """The metrics text; KqbenchError with the reason when the source does not answer 200."""
-    request = urllib.request.Request(target.url, headers={"Accept": "text/plain", **target.headers})
     try:
-        with urllib.request.urlopen(request, context=target.ssl_context, timeout=timeout) as response:
-            return response.read().decode("utf-8", errors="replace")
-    except urllib.error.HTTPError as error:
-        hint = " (the kubeconfig user may lack get on nonResourceURL /metrics)" if error.code == 403 else ""
-        raise KqbenchError(f"{target.source} {target.url} answered {error.code}{hint}") from None
+        status, body = calling.call(target.url, headers={"Accept": "text/plain", **target.headers}, timeout=timeout,
+                                    context=target.ssl_context)
     except OSError as error:
         raise KqbenchError(f"{target.source} {target.url} is not reachable: {error}") from None
+    if not 200 <= status < 300:
+        hint = " (the kubeconfig user may lack get on nonResourceURL /metrics)" if status == 403 else ""
+        raise KqbenchError(f"{target.source} {target.url} answered {status}{hint}")
+    return body.decode("utf-8", errors="replace")

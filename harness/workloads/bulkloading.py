@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Sequence
 
 from harness.clusters import kwok, state
 from harness.errors import KqbenchError
 from harness.etcd import bulkserving, etcdwriting
-from harness.kube import kubeconfig, rest, waiting
+from harness.kube import calling, kubeconfig, rest, waiting
 from harness.kube.kubeconfig import Credentials
 from harness.metrics import catalog, samples
 from harness.workloads import storing
@@ -140,7 +139,7 @@ def wait_served(creds: Credentials, revision: int, expected: int, namespace: str
 
 def scheduler_pending(metrics_url: str, cluster_queue: str | None = None) -> float:
     """Pending Workloads the reference scheduler holds (its gauge, parked included), in one ClusterQueue or all."""
-    with urllib.request.urlopen(metrics_url, timeout=10.0) as response:
+    with calling.opened(metrics_url, timeout=10.0) as response:  # an error status raises OSError: wait_pending retries
         text = response.read().decode()
     labels = {"cluster_queue": cluster_queue} if cluster_queue else {}
     return samples.metric_sum(text, catalog.PENDING[catalog.SCHEDULER], **labels)

@@ -14,13 +14,11 @@ A manager that exits is a real failure and ends the wait at once.
 from __future__ import annotations
 
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.errors import KqbenchError
-from harness.kube import apiservice, rest, waiting
+from harness.kube import apiservice, calling, rest, waiting
 from harness.kube.kubeconfig import Credentials
 
 PROBE_PATH = "/apis/visibility.kueue.x-k8s.io/v1beta2"
@@ -70,11 +68,10 @@ def steps(creds: Credentials, readyz_url: str) -> list[Step]:
 
 
 def _readyz(url: str) -> str | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5):
-            return None
-    except urllib.error.HTTPError as error:
-        return f"{error.code} {error.read()[-200:].decode(errors='replace').strip()}"
+    status, body = calling.call(url, timeout=5)
+    if 200 <= status < 300:
+        return None
+    return f"{status} {body[-200:].decode(errors='replace').strip()}"
 
 
 def _proxied(creds: Credentials) -> str | None:

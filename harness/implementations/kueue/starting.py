@@ -8,9 +8,7 @@ work folder, so `kqbench cluster down` also stops a manager a crashed run left b
 
 from __future__ import annotations
 
-import ssl
 import subprocess
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +17,7 @@ from harness.clusters import processes, state
 from harness.errors import KqbenchError
 from harness.implementations import contract
 from harness.implementations.kueue import installing, manifests, readiness
-from harness.kube import kubeconfig
+from harness.kube import calling, kubeconfig
 from harness.scenarios import sections
 from harness.toolchain import building, layout, versions
 from scheduler import listening, settings as scheduler_settings
@@ -54,10 +52,8 @@ class KueueProcess:
 
     def metrics_text(self, timeout: float = 10.0) -> str:
         """Kueue's Prometheus metrics (its serving certificate is self-signed: loopback, not verified)."""
-        context = ssl.create_default_context()
-        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-        request = urllib.request.Request(self.metrics_url, headers={"Authorization": f"Bearer {self.metrics_token}"})
-        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+        with calling.opened(self.metrics_url, headers={"Authorization": f"Bearer {self.metrics_token}"},
+                            timeout=timeout, context=calling.loopback_tls()) as response:
             return response.read().decode()
 
     def alive(self) -> bool:

@@ -11,13 +11,12 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.clusters import processes, state
 from harness.errors import KqbenchError
-from harness.kube import apiservice, kubeconfig, waiting
+from harness.kube import apiservice, calling, kubeconfig, waiting
 from scheduler import settings as scheduler_settings
 from scheduler.publishing import strategies
 
@@ -36,7 +35,7 @@ class SchedulerProcess:
         return self.process.poll() is None
 
     def metrics_text(self, timeout: float = 10.0) -> str:
-        with urllib.request.urlopen(self.metrics_url, timeout=timeout) as response:
+        with calling.opened(self.metrics_url, timeout=timeout) as response:
             return response.read().decode()
 
     def stop(self, grace_seconds: float = 15.0) -> int:
@@ -121,10 +120,10 @@ def launch(settings: scheduler_settings.SchedulerSettings, log_path: Path,
             tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
             raise KqbenchError(f"scheduler exited at start: {tail[0]} (log: {log_path})")
         try:
-            with urllib.request.urlopen(f"{base}/readyz", timeout=2):
-                return True
-        except OSError:  # also HTTPError 503 while the informers list
+            status, _ = calling.call(f"{base}/readyz", timeout=2)
+        except OSError:  # not listening yet
             return False
+        return 200 <= status < 300  # 503 while the informers list
 
     try:
         waiting.poll(ready, ready_timeout, 0.3,
