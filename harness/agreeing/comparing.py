@@ -14,8 +14,13 @@ UID), and the API keeps the reservation time in whole seconds while the UID is r
 so between candidates equal in all but the UID either may go (see ``_is_tie``). The candidates may
 have held their quota since an earlier epoch or have been admitted in the tie's own epoch (Kueue's
 cache keeps a new admission's exact time until the API's echo replaces it: a preemption that comes
-after the echo sees one second for both). From a tie on, a case's decisions are set aside: counted
-neither agreeing nor disagreeing, their differences kept apart (``Comparison.set_aside``).
+after the echo sees one second for both). The coin may also decide whether a preemption happens at all:
+Kueue takes candidates of another ClusterQueue only while that queue still borrows
+(classical/candidate_generator.go ``candidateIsValid``), so when the first of two tied candidates to go
+brings their queue back within its nominal quota, the second is no longer valid and the preemptor may
+find no set where the other order found one (``_preempted_on_one_side``). From a tie on, a case's
+decisions are set aside: counted neither agreeing nor disagreeing, their differences kept apart
+(``Comparison.set_aside``).
 """
 
 from __future__ import annotations
@@ -186,7 +191,8 @@ def _is_tie(epoch: int, da: Decisions, db: Decisions, before_a: Decisions, befor
     evicted_a, evicted_b = dict(da.evicted), dict(db.evicted)
     if any(evicted_a[n] != evicted_b[n] for n in evicted_a.keys() & evicted_b.keys()):
         return None  # the same Workload evicted for different reasons: no coin decides that
-    flipped = _flipped_by_one_preemptor(da, db, before_a, before_b, priorities)
+    flipped = (_flipped_by_one_preemptor(da, db, before_a, before_b, priorities)
+               or _preempted_on_one_side(da, db, before_a, before_b, priorities))
     if flipped is not None:
         return Tie(epoch, *flipped)
     only_a = sorted(evicted_a.keys() - evicted_b.keys())
@@ -215,6 +221,24 @@ def _flipped_by_one_preemptor(da: Decisions, db: Decisions, before_a: Decisions,
             continue
         if _tied(sorted(victims_a ^ victims_b), ((da, before_a), (db, before_b)), priorities):
             return tuple(sorted(victims_a - victims_b)), tuple(sorted(victims_b - victims_a))
+    return None
+
+
+def _preempted_on_one_side(da: Decisions, db: Decisions, before_a: Decisions, before_b: Decisions,
+                           priorities: dict[str, int]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """A preemptor that evicted two or more Workloads on one side and nothing on the other, its victims
+    tied with each other on both sides and evicted by no one on the other: (its victims on a, on b), one of
+    them empty. Which tied candidate Kueue tries first is the UID's coin, and the first one gone can take
+    their queue back within nominal, which makes the rest invalid candidates, so the same state may give
+    a preemption or none."""
+    sides = ((da, before_a), (db, before_b))
+    for now, other in ((da, db), (db, da)):
+        for preemptor in sorted(set(now.evicted_by.values()) - set(other.evicted_by.values())):
+            victims = sorted(n for n, p in now.evicted_by.items() if p == preemptor)
+            if len(victims) < 2 or set(victims) & dict(other.evicted).keys():
+                continue
+            if _tied(victims, sides, priorities):
+                return (tuple(victims), ()) if now is da else ((), tuple(victims))
     return None
 
 

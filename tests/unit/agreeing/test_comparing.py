@@ -250,3 +250,39 @@ def test_a_flip_may_leave_the_epoch_with_more_evictions_on_one_side(a, b, tied):
         assert result.agrees and result.decisions == 4
     else:
         assert not result.agrees and result.first_epoch == 1
+
+
+def preempting(victims: tuple[str, ...], seconds: dict[str, str]) -> list[Decisions]:
+    """Epoch 0 admits w1, w2 and w3 (reserved at ``seconds``); in epoch 1 preemptor p evicts ``victims``
+    and is admitted, or with none stays pending."""
+    kept = {n: seconds[n] for n in ("w1", "w2", "w3") if n not in victims}
+    held = {**kept, "p": T2} if victims else kept
+    epoch1 = Decisions(admitted=point(held).admitted, reserved=held,
+                       evicted=tuple((v, "InClusterQueue") for v in victims), evicted_by={v: "p" for v in victims},
+                       evicted_reserved={v: ("cq0", seconds[v]) for v in victims})
+    return [point(seconds), epoch1, point(kept)]
+
+
+SAME = {"w1": T1, "w2": T1, "w3": T1}
+
+
+@pytest.mark.parametrize("a, b, tied", [
+    pytest.param(preempting(("w1", "w2"), SAME), preempting((), SAME), True,
+                 id="two tied victims on one side, no preemption on the other: the order decided"),
+    pytest.param(preempting((), SAME), preempting(("w1", "w2"), SAME), True, id="the same, the other way round"),
+    pytest.param(preempting(("w1", "w2"), {**SAME, "w2": T2}), preempting((), {**SAME, "w2": T2}), False,
+                 id="victims reserved in two seconds: Kueue had an order"),
+    pytest.param(preempting(("w1", "w3"), SAME), preempting((), SAME), False,
+                 id="victims of two priorities"),
+    pytest.param(preempting(("w1",), SAME), preempting((), SAME), False,
+                 id="one victim: no order among candidates made the difference"),
+])
+def test_tied_victims_may_decide_whether_a_preemption_happens_at_all(a, b, tied):
+    case = cases.parse(yaml.safe_load(TIES))
+    result = comparing.compare(case, a, b)
+    assert (result.tie is not None) is tied
+    if tied:
+        assert result.agrees and result.tie.epoch == 1
+        assert {result.tie.a, result.tie.b} == {("w1", "w2"), ()}
+    else:
+        assert not result.agrees and result.first_epoch == 1
