@@ -269,10 +269,22 @@ class QueuesSection(_Model):
     def cluster_queue_names(self) -> list[str]:
         return [name for cq in self.cluster_queues for name, _ in cq.expanded()]
 
+    def local_queue_names(self) -> list[str]:
+        return [name for lq in self.local_queues for _, name, _ in lq.expanded()]
+
     def cluster_queue_of(self, namespace: str, local_queue: str) -> str | None:
         """The ClusterQueue of LocalQueue namespace/local_queue (None: no such LocalQueue)."""
         return next((cq for lq in self.local_queues for ns, name, cq in lq.expanded()
                      if (ns, name) == (namespace, local_queue)), None)
+
+
+def unknown_local_queues(scenario: "ScenarioFields", names: tuple[str, ...]) -> str | None:
+    """A phase's `local_queues` naming a LocalQueue the scenario has not: the problem, else None."""
+    known = scenario.queues.local_queue_names()
+    missing = [name for name in names if name not in known]
+    if missing:
+        return f"local_queues names {', '.join(map(repr, missing))}, not in queues.local_queues ({', '.join(known)})"
+    return None
 
 
 # -- scheduler, phases, load, measurements -----------------------------------------------------

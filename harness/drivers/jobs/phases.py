@@ -21,6 +21,9 @@ class JobsPhase(base.Model):
     """Bound on the whole generation; an unfinished run is reported as incomplete."""
     in_flight: PositiveInt = 32
     """Job creations in flight at once."""
+    local_queues: tuple[str, ...] = ()
+    """The LocalQueues (names in queues.local_queues) the Jobs go to; empty: every one. Leaves the others to
+    a backlog of their own (a fill phase's `local_queues`)."""
 
     def check_scenario(self, scenario: sections.ScenarioFields) -> str | None:
         if not scenario.cluster.jobs:
@@ -30,7 +33,7 @@ class JobsPhase(base.Model):
         for index, mix in enumerate(scenario.load.mix):
             if mix.count is None or mix.per_second is None:
                 return f"load.mix[{index}] needs count and per_second (Jobs per ClusterQueue, and how fast)"
-        return None
+        return sections.unknown_local_queues(scenario, self.local_queues)
 
 
 PHASES = (JobsPhase,)

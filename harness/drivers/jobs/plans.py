@@ -8,6 +8,7 @@ its `topology` becomes Kueue's pod template annotations (``core.jobs.topology_an
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -67,8 +68,11 @@ class Plan:
         return arrivals.schedule(self.arrivals)
 
 
-def from_scenario(scenario: sections.ScenarioFields) -> Plan:
+def from_scenario(scenario: sections.ScenarioFields, only: tuple[str, ...] = ()) -> Plan:
+    """The phase's plan; ``only``: the LocalQueues its Jobs go to (empty: every one)."""
     plan = arrivals.from_scenario(scenario)
+    if only:
+        plan = dataclasses.replace(plan, queues=tuple(q for q in plan.queues if q.local_queue in only))
     shapes = {cls.name: JobShape(pods=mix.pods, memory=mix.memory,
                                  ready_after=ready_after_text(mix.ready_after_seconds))
               for cls, mix in zip(plan.classes, scenario.load.mix)}

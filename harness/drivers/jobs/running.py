@@ -25,7 +25,7 @@ def _line(figures: figs.Figures) -> str:
 
 def run(context: contract.PhaseContext) -> None:
     say = context.say
-    plan = plans.from_scenario(context.scenario)
+    plan = plans.from_scenario(context.scenario, only=context.phase.local_queues)
     settings = creating.Settings(max_seconds=float(context.phase.seconds), in_flight=context.phase.in_flight)
     say(f"    jobs: {plan.total_jobs} Jobs ({plan.total_pods} pods) over {len(plan.arrivals.queues)} ClusterQueues, "
         f"bounded at {settings.max_seconds:.0f}s")

@@ -28,6 +28,7 @@ POLL_SECONDS = 1.0
 def run(context: contract.PhaseContext) -> None:
     phase, scenario = context.phase, context.scenario
     namespace, queues = planning.queues_of(scenario)
+    queues = tuple(q for q in queues if q in phase.local_queues) if phase.local_queues else queues
     batches = backlog.batches(phase.pending, namespace, queues, planning.mix_of(scenario))
     if not batches:
         return

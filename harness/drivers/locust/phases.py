@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import NonNegativeInt, PositiveFloat, PositiveInt
 
-from harness.scenarios import base
+from harness.scenarios import base, sections
 
 
 class FillPhase(base.Model):
@@ -20,6 +20,14 @@ class FillPhase(base.Model):
     the phase ends when the scheduler holds them all. For 100k and more pending."""
     churn_pending: NonNegativeInt = 50
     """With `bulk`: the Workloads churn users keep pending of their own, on top of the backlog."""
+    local_queues: tuple[str, ...] = ()
+    """With `bulk`: the LocalQueues (names in queues.local_queues) the backlog goes to; empty: every one. A
+    backlog in a queue no Job uses stays pending beside a jobs phase (its ClusterQueue without quota)."""
+
+    def check_scenario(self, scenario: sections.ScenarioFields) -> str | None:
+        if self.local_queues and not self.bulk:
+            return "fill.local_queues is read only with bulk: true (a churn fill spreads over every LocalQueue)"
+        return sections.unknown_local_queues(scenario, self.local_queues)
 
 
 class ChurnPhase(base.Model):

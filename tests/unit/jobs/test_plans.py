@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.clusters import kwokconfig
@@ -93,3 +95,24 @@ def test_a_class_ready_late_or_never_carries_kwoks_ready_after_on_its_pods():
         annotations = job["spec"]["template"]["metadata"]["annotations"]
         ready_after[creation.workload_class.name] = annotations.get(kwokconfig.READY_AFTER_ANNOTATION)
     assert sorted(ready_after.values(), key=str) == ["2500ms", None, kwokconfig.READY_NEVER]
+
+
+COST_10K = Path(__file__).parents[3] / "results" / "lifecycle" / "pods-ready-cost-10k.yaml"
+
+
+def test_jobs_go_only_to_the_phases_local_queues_and_the_backlog_to_its_own():
+    loaded = loading.load(str(COST_10K), []).scenario
+    plan = plans.from_scenario(loaded, only=loaded.phases["jobs"].local_queues)
+    assert {c.queue.local_queue for c in plan.schedule()} == {"lq"} and plan.total_jobs == 1000
+    assert len(plans.from_scenario(loaded).arrivals.queues) == 2, "no selection: every LocalQueue"
+    assert loaded.phases["backlog"].local_queues == ("lq-backlog",)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("phases.jobs.local_queues=[lq-nowhere]", "local_queues names 'lq-nowhere', not in queues.local_queues"),
+    ("phases.backlog.local_queues=[lq-nowhere]", "local_queues names 'lq-nowhere'"),
+    ("phases.backlog.bulk=false", "fill.local_queues is read only with bulk: true"),
+])
+def test_a_phase_naming_a_local_queue_the_scenario_has_not_is_refused_in_one_line(override, message):
+    with pytest.raises(ScenarioError, match=message):
+        loading.load(str(COST_10K), [override])
