@@ -65,17 +65,25 @@ def dues(obj: Mapping, settings: lifecycles.WaitForPodsReady | None) -> list[flo
 PREEMPTED = "Preempted"
 
 
-def lifecycle_evictions_since(workloads: Iterable[Mapping], since: float) -> int:
+def lifecycle_evictions_since(workloads: Iterable[Mapping], since: float) -> dict[str, list[int]]:
     """Workloads evicted by a lifecycle step (any reason but a preemption) at ``since`` or later, by the
-    Evicted condition's whole-second time."""
-    count = 0
+    Evicted condition's whole-second time: reason -> seconds after ``since`` of each (whole seconds)."""
+    found: dict[str, list[int]] = {}
     for obj in workloads:
         evicted = conditions.condition(obj, "Evicted")
         if evicted is None or evicted.get("status") != "True" or evicted.get("reason") == PREEMPTED:
             continue
         at = stamp_seconds(evicted.get("lastTransitionTime"))
-        count += at is not None and at >= int(since)
-    return count
+        if at is not None and at >= int(since):
+            found.setdefault(evicted.get("reason") or "", []).append(int(at - int(since)))
+    return found
+
+
+def describe_early(found: Mapping[str, list[int]]) -> str:
+    """`12 (PodsReadyTimeout 12, 44-46 s after the opening)`: what ``lifecycle_evictions_since`` found."""
+    after = [s for seconds in found.values() for s in seconds]
+    reasons = ", ".join(f"{reason} {len(seconds)}" for reason, seconds in sorted(found.items()))
+    return f"{len(after)} ({reasons}, {min(after)}-{max(after)} s after the opening)"
 
 
 def awaits_check(obj: Mapping) -> bool:

@@ -125,8 +125,11 @@ def test_lifecycle_evictions_are_counted_from_a_time_and_preemptions_left_out():
             workload("b", conditions=[("Evicted", "True", "Preempted")]),
             workload("c", conditions=[("Evicted", "False", "QuotaReserved")]),
             workload("d", conditions=[("Evicted", "True", "DeactivatedDueToMaximumExecutionTimeExceeded")])]
-    assert timing.lifecycle_evictions_since(objs, T0_SECONDS + 0.4) == 2  # whole seconds: T0 counts
-    assert timing.lifecycle_evictions_since(objs, T0_SECONDS + 1) == 0
+    found = timing.lifecycle_evictions_since(objs, T0_SECONDS + 0.4)  # whole seconds: T0 counts
+    assert found == {"PodsReadyTimeout": [0], "DeactivatedDueToMaximumExecutionTimeExceeded": [0]}
+    assert timing.lifecycle_evictions_since(objs, T0_SECONDS + 1) == {}
+    assert timing.describe_early(found) == ("2 (DeactivatedDueToMaximumExecutionTimeExceeded 1, PodsReadyTimeout 1, "
+                                            "0-0 s after the opening)")
 
 
 def test_readying_marks_only_admitted_marked_workloads_not_yet_ready():
