@@ -198,10 +198,10 @@ def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Sch
         opened = time.time()
         driving.open_gates(creds, active)
         state = observing.settled(creds, scheduler.alive, SETTLE_QUIET_SECONDS, SETTLE_TIMEOUT_SECONDS, waits=waits)
+        say(f"  gates opened: settled in {time.time() - opened:.0f} s")
         if early := timing.lifecycle_evictions_since(state.workloads, opened):
             say(f"  {timing.describe_early(early)} lifecycle evictions came while the gates were open, before the "
-                f"decisions settled ({time.time() - opened:.0f} s): their quota was decided on with them (longer "
-                "times in the cases take that out)")
+                "decisions settled: their quota was decided on with them (longer times in the cases take that out)")
         if not _anything_left(state, settings):
             break
         driving.close_gates(creds, active)
