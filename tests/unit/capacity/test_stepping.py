@@ -23,6 +23,7 @@ class World:
         self.publish = publish_metering.PublishMetrics("single-object", self.metrics.registry)
         self.log: list[str] = []
         self.held = threading.Event()
+        self.hold_marked = False
         self.reach = reach
         self.refuse = refuse
         self.now = 0.0
@@ -30,8 +31,7 @@ class World:
         self.backlog = 0
 
     def edges(self) -> stepping.Edges:
-        return stepping.Edges(reset=lambda: self.log.append("reset"), scrape=self.scrape,
-                              processes=lambda: [summarising.ProcessSample(self.now, "etcd", 1, 500, 0.0)],
+        return stepping.Edges(reset=lambda: self.log.append("reset"), scrape=self.scrape, processes=self.processes,
                               pending=lambda: self.backlog + self.target if self.reach else 0.0,
                               run_load=self.run_load, mark_phase=self.mark, clock=lambda: self.now,
                               load_backlog=self.load_backlog)
@@ -43,8 +43,14 @@ class World:
 
     def mark(self, name: str) -> None:
         self.log.append(name)
-        if name.endswith("hold"):
+        self.hold_marked = self.hold_marked or name.endswith("hold")
+
+    def processes(self) -> list[summarising.ProcessSample]:
+        # The watcher reads the processes after the hold's scrape: only then may the load go on (else its
+        # refused write could land before the scrape that the step's deltas start from).
+        if self.hold_marked:
             self.held.set()
+        return [summarising.ProcessSample(self.now, "etcd", 1, 500, 0.0)]
 
     def scrape(self) -> dict[str, samples.Scrape]:
         text = generate_latest(self.metrics.registry).decode()
