@@ -107,6 +107,13 @@ def point(held: dict[str, str | None], evicted: tuple[tuple[str, str], ...] = ()
                      evicted=tuple(sorted(evicted)), reserved={n: s for n, s in held.items() if s})
 
 
+def compared(a: list[Decisions], b: list[Decisions], tied: bool) -> comparing.Comparison:
+    """Two runs of the TIES case compared, a tie found exactly when ``tied``."""
+    result = comparing.compare(cases.parse(yaml.safe_load(TIES)), a, b)
+    assert (result.tie is not None) is tied
+    return result
+
+
 def preempted(before: dict[str, str | None], victims: tuple[str, ...], reason: str = "InClusterQueue"):
     """The run whose preemptor ``p`` evicted ``victims`` in epoch 1, then finished in epoch 2."""
     after = {n: s for n, s in before.items() if n not in victims}
@@ -131,9 +138,7 @@ def preempted(before: dict[str, str | None], victims: tuple[str, ...], reason: s
                  id="no reservation seconds recorded"),
 ])
 def test_differing_evictions_are_a_tie_only_among_candidates_kueue_cannot_order(a, b, tied):
-    case = cases.parse(yaml.safe_load(TIES))
-    result = comparing.compare(case, a, b)
-    assert (result.tie is not None) is tied
+    result = compared(a, b, tied)
     if tied:
         assert result.agrees and result.tie == comparing.Tie(1, ("w1",), ("w2",))
         assert result.decisions == 4 and result.agreeing == 4, "epoch 0 only: the tie's epoch on is set aside"
@@ -200,9 +205,7 @@ def within_one_epoch(victim: str, seconds: dict[str, str], recorded: bool = True
                  id="an evictee's reservation not recorded (old runs)"),
 ])
 def test_a_tie_may_arise_among_workloads_admitted_in_its_own_epoch(a, b, tied):
-    case = cases.parse(yaml.safe_load(TIES))
-    result = comparing.compare(case, a, b)
-    assert (result.tie is not None) is tied
+    result = compared(a, b, tied)
     if tied:
         assert result.tie == comparing.Tie(0, ("w1",), ("w2",)) and result.agrees
         assert result.decisions == 0 and result.decisions_set_aside > 0
@@ -242,9 +245,7 @@ def one_flip(victim: str, later: tuple[tuple[str, str], ...] = ()) -> list[Decis
                  id="one preemptor evicts more on one side: not a coin flip"),
 ])
 def test_a_flip_may_leave_the_epoch_with_more_evictions_on_one_side(a, b, tied):
-    case = cases.parse(yaml.safe_load(TIES))
-    result = comparing.compare(case, a, b)
-    assert (result.tie is not None) is tied
+    result = compared(a, b, tied)
     if tied:
         assert result.tie.epoch == 1 and result.tie.a == ("w2",) and result.tie.b == ("w1",)
         assert result.agrees and result.decisions == 4
@@ -278,9 +279,7 @@ SAME = {"w1": T1, "w2": T1, "w3": T1}
                  id="one victim: no order among candidates made the difference"),
 ])
 def test_tied_victims_may_decide_whether_a_preemption_happens_at_all(a, b, tied):
-    case = cases.parse(yaml.safe_load(TIES))
-    result = comparing.compare(case, a, b)
-    assert (result.tie is not None) is tied
+    result = compared(a, b, tied)
     if tied:
         assert result.agrees and result.tie.epoch == 1
         assert {result.tie.a, result.tie.b} == {("w1", "w2"), ()}
