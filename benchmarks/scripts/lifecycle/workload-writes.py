@@ -8,8 +8,10 @@ admissions either scheduler counted (`kqbench_scheduler_admitted_total`, `kueue_
 Bytes per admission, where the run has them: what the writers sent (`apiserver_request_body_size_bytes`, by
 verb; runs from before kqbench scraped it have none) and what kube-apiserver sent its watchers of Workloads
 (`apiserver_watch_events_sizes`: every event to every watch, so it grows with the number of watchers).
+Beside them, the CPU seconds the scheduler process spent in the phase (`cpu_seconds` of the component
+`scheduler`, the reference's or Kueue's manager), for what a backlog's retries cost it.
 Writes `workload-writes.json` into the run folder (case -> writes per admission by verb_subresource, e.g.
-apply_status, their sum, and the bytes), which the README's table reads.
+apply_status, their sum, the bytes and the scheduler's CPU seconds), which the README's tables read.
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ def per_case(folder: Path) -> dict[str, dict]:
         name = case.rpartition(",r")[0].replace("implementation=", "").replace(",wait_for_pods_ready=", "_")
         out[name] = {"case": case, "admitted": admitted, "per_admission": per_admission,
                      "total_per_admission": sum(per_admission.values())}
+        cpu = mine[(mine["metric"] == "cpu_seconds")
+                   & mine["labels"].map(lambda text: json.loads(text).get("component") == "scheduler")]
+        if len(cpu):
+            out[name]["scheduler_cpu_seconds"] = float(cpu["value"].sum())
         for key, metric in BYTES.items():
             total = _bytes(phase[phase["case"] == case], metric)
             if total is not None and admitted:
