@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # minutes: the time
 SEEDS = {generating.LIMITS: (1, 2), generating.PODS_READY: (1, 5), generating.CHECKS: (1, 2)}
 """Seeds whose cases carry each family's marks (limited Workloads; ready and never-ready ones; Retry and Rejected
 rules). The six agreed entirely with Kueue v0.19.2 in a trial run (the pods-ready two under an earlier setting,
-backoffLimitCount 1 instead of 2); not yet run against the pinned Kueue."""
+backoffLimitCount 1 instead of 2), and with the pinned Kueue (v0.17.0) with the runner's closed-gate rounds
+(6 passed in 13 minutes on two cores)."""
 CASES = [(family, seed, generating.generate(seed, frozenset({family}))) for family, seeds in SEEDS.items()
          for seed in seeds]
 VERSION = versions.load_pins().kueue
