@@ -55,7 +55,7 @@ def plan(cluster: state.ClusterInfo, scenario: sections.ScenarioFields, users: M
 
 def queues_of(scenario: sections.ScenarioFields) -> tuple[str, tuple[str, ...]]:
     """(namespace, LocalQueue names) the load's Workloads go to: the scenario's LocalQueues, in its first namespace."""
-    local_queues = tuple(name for lq in scenario.queues.local_queues for _, name, _ in lq.expanded()) or ("lq-0",)
+    local_queues = tuple(scenario.queues.local_queue_names()) or ("lq-0",)
     namespace = next((ns for lq in scenario.queues.local_queues for ns, _, _ in lq.expanded()), "kqbench-churn")
     return namespace, local_queues
 
