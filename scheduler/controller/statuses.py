@@ -90,6 +90,13 @@ def admitted_after_release(workload: Workload, now: float) -> dict | None:
     return admitted(synced.condition) if synced.condition is not None else None
 
 
+def cleared(workload: Workload, but: str = "") -> list[dict]:
+    """The Workload's False Evicted and Preempted conditions as they are (but ``but``): an apply under the main
+    manager must carry them, or it strips the fields it wrote and leaves a condition the API refuses."""
+    return [condition(c.kind, False, c.reason, c.message, c.last_transition) for c in workload.cleared
+            if c.kind != but]
+
+
 def _workload_body(workload: Workload, status: dict) -> dict:
     return {"apiVersion": GROUP_VERSION, "kind": "Workload",
             "metadata": {"name": workload.name, "namespace": workload.namespace}, "status": status}
@@ -114,6 +121,7 @@ def eviction_status(workload: Workload, reason: str, message: str, previous: lis
         condition("QuotaReserved", False, "Pending", message, now),
         *([after] if after is not None else []),
         condition("Requeued", False, reason, message, now),
+        *cleared(workload, but="Evicted"),
     ]
     if executiontime.kept_after_eviction(workload):
         conditions.append(deactivation_target(workload.deactivation_target, now))  # type: ignore[arg-type]
@@ -173,6 +181,7 @@ def admission_status(workload: Workload, admission: Admission, now: float, hostn
     # SetQuotaReservation turns False only the ones that are True (pkg/workload resetActiveCondition)
     conditions += [condition(kind, False, "QuotaReserved", "Previously evicted", now)
                    for kind, true in (("Evicted", workload.evicted), ("Preempted", workload.preempted)) if true]
+    conditions += cleared(workload)
     status = {"admission": conversion.admission_to_dict(admission, hostname_prefix_runs), "conditions": conditions}
     return _workload_body(workload, with_accumulated(status, workload.accumulated_execution_seconds))
 
@@ -220,7 +229,8 @@ def activation_status(workload: Workload, change: activation.Change, previous: l
     if change is activation.Change.EVICT_ADMITTED:
         return eviction_status(workload, reason, message, previous, now)
     evicted = keep_transition(condition("Evicted", True, reason, message, now), previous)
-    return _workload_body(workload, with_accumulated({"conditions": [evicted]}, workload.accumulated_execution_seconds))
+    status = {"conditions": [evicted, *cleared(workload, but="Evicted")]}
+    return _workload_body(workload, with_accumulated(status, workload.accumulated_execution_seconds))
 
 
 def queue_status(kind: str, name: str, namespace: str | None, status: queuestatus.QueueStatus,

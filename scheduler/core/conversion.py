@@ -47,6 +47,7 @@ from scheduler.core.workloads import (
     Admission,
     AdmissionCheckState,
     AdmittedCondition,
+    ClearedCondition,
     PodSet,
     PodSetAssignment,
     RequeuingTimestamp,
@@ -307,6 +308,14 @@ def _deactivation_target(condition: Obj | None) -> tuple[str, str] | None:
     return (sys.intern(condition.get("reason") or ""), condition.get("message") or "")  # type: ignore[union-attr]
 
 
+def _cleared(conditions: dict[Any, Obj]) -> tuple[ClearedCondition, ...]:
+    """The Evicted and Preempted conditions that are False."""
+    return tuple(ClearedCondition(kind, c.get("reason") or "", c.get("message") or "",
+                                  parse_timestamp(c.get("lastTransitionTime")))
+                 for kind in ("Evicted", "Preempted") if (c := conditions.get(kind)) is not None
+                 and c.get("status") == "False")
+
+
 class WorkloadDecoder:
     """Turns Workload dicts into ``Workload`` objects, sharing repeated parts."""
 
@@ -356,6 +365,7 @@ class WorkloadDecoder:
             finished=_is_true(conditions.get("Finished")),
             evicted=_is_true(evicted),
             preempted=_is_true(conditions.get("Preempted")),
+            cleared=_cleared(conditions),
             requeue_held_by=_held_requeue_reason(conditions.get("Requeued")),
             admission=admission,
             admitted_at=admitted_at,

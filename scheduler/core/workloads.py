@@ -98,6 +98,16 @@ class AdmittedCondition:
 
 
 @dataclass(slots=True, frozen=True)
+class ClearedCondition:
+    """An Evicted or Preempted condition that is False, as the API holds it; lastTransitionTime in POSIX seconds."""
+
+    kind: str
+    reason: str
+    message: str
+    last_transition: float
+
+
+@dataclass(slots=True, frozen=True)
 class PodSet:
     """A homogeneous group of pods: ``count`` pods each requesting ``requests`` (milli-units)."""
 
@@ -169,6 +179,10 @@ class Workload:
     # A Preempted condition is True: the admission that follows turns it False (an eviction of another cause
     # has none, and Kueue adds none).
     preempted: bool = False
+    # The Evicted and Preempted conditions that are False (an admission turned them): the scheduler's status
+    # applies carry them as they are, or server-side apply strips the fields it wrote to a condition without
+    # status, which the API refuses (Kueue applies the whole status).
+    cleared: tuple[ClearedCondition, ...] = ()
     # Reason of a Requeued=False condition ("" if none): Deactivated, ClusterQueueStopped or
     # LocalQueueStopped hold the requeue until the workload or its queue is resumed.
     requeue_held_by: str = ""

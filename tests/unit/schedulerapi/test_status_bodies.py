@@ -113,3 +113,25 @@ def test_admitting_an_evicted_workload_turns_evicted_and_preempted_false_as_kueu
     timed_out = _by_type(statuses.admission_status(dataclasses.replace(WORKLOAD, evicted=True), admission, NOW))
     assert {t: c["status"] for t, c in timed_out.items()} == {"QuotaReserved": "True", "Admitted": "True",
                                                                "Evicted": "False"}
+
+
+def test_every_apply_of_the_main_manager_carries_the_false_evicted_and_preempted_conditions_as_they_are():
+    from scheduler.core.conversion import WorkloadDecoder
+    from scheduler.core.workloads import Admission
+
+    previously = {"type": "Preempted", "status": "False", "reason": "QuotaReserved", "message": "Previously evicted",
+                  "lastTransitionTime": EARLIER}
+    timed_out = {"type": "Evicted", "status": "True", "reason": "PodsReadyTimeout", "message": "m",
+                 "lastTransitionTime": EARLIER}
+    obj = {"metadata": {"name": "w", "namespace": "ns", "creationTimestamp": EARLIER},
+           "spec": {"queueName": "lq"}, "status": {"conditions": [previously, timed_out]}}
+    workload = WorkloadDecoder().decode(obj)
+    assert workload.evicted and not workload.preempted
+    admitted = _by_type(statuses.admission_status(workload, Admission("cq", ()), NOW))
+    assert admitted["Preempted"] == previously
+    assert (admitted["Evicted"]["status"], admitted["Evicted"]["reason"]) == ("False", "QuotaReserved")
+    for body in (statuses.eviction_status(workload, "ClusterQueueStopped", "m", [], NOW),
+                 statuses.activation_status(workload, Change.MARK_EVICTED, [], NOW)):
+        assert _by_type(body)["Preempted"] == previously
+        assert _by_type(body)["Evicted"]["status"] == "True"
+    assert "Preempted" not in _by_type(statuses.admission_status(WORKLOAD, Admission("cq", ()), NOW))
