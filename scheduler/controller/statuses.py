@@ -4,7 +4,9 @@ Every body is a server-side apply configuration for the status subresource under
 controller's field manager (but for the two merge patches of an exceeded execution time): what it
 lists is what the scheduler owns afterwards, and a field it owned but leaves out is removed (that
 is how an eviction clears ``status.admission``). Hence two applies of one Workload under one
-manager must not race: the last would undo the other.
+manager must not race: the last would undo the other; and every apply under the main manager carries the
+conditions it wrote before and still stand (``cleared``): one left out loses what the manager wrote of it, and
+a condition left without ``status`` is refused.
 Conditions keep their ``lastTransitionTime`` while their status stays the same, as
 ``meta.SetStatusCondition`` does in Kueue.
 """
