@@ -16,6 +16,7 @@ import pytest
 
 from harness.kube import apiservice, kubeconfig, rest
 from scheduler.controller import podsreadiness, statuses
+from scheduler.controller.controlling import APPLY_PATCH as APPLY
 from scheduler.core import podsready
 from scheduler.core.conversion import WorkloadDecoder
 from scheduler.core.workloads import Admission, PodSetAssignment, Workload
@@ -25,7 +26,6 @@ from .conftest import kwok_cluster
 
 pytestmark = pytest.mark.integration
 
-APPLY = "application/apply-patch+yaml"
 ADMISSION = Admission("cq", (PodSetAssignment("main", {"cpu": "default"}, {"cpu": 1000}, 1),))
 
 
