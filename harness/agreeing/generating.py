@@ -24,7 +24,7 @@ rest time out, back off and are deactivated; `checks` puts one or two AdmissionC
 ClusterQueues and a rule on every Workload (ready, ready after 1-2 s, one or two Retries with a 1-3 s
 backoff, or Rejected). A limit or a timeout runs from the admission and must outlast the time a batch of
 cases takes to settle after its gates open (the runner waits out every timed step with the gates closed,
-harness.agreeing.running; a batch of a hundred cases took more than twenty seconds with two runs on a 2-core
+harness.drivers.agreement.playing; a batch of a hundred cases took more than twenty seconds with two runs on a 2-core
 machine, which a limit of twenty did not outlast); the rest are a few seconds, so that a batch still finishes in minutes.
 A lifecycle case has fair sharing off: like waitForPodsReady it is a setting of the scheduler, and every
 setting among a batch's cases is a cluster of its own per implementation (its weights stay, unread).

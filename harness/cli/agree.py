@@ -12,15 +12,21 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from harness.agreeing import cases, differential, generating, reporting, running
+import yaml
+
+from harness.agreeing import cases, generating
+from harness.drivers.agreement import batching, differential, reporting, settings
 from harness.errors import KqbenchError
 from harness.implementations import names
 from harness.progress import LineProgress
-from harness.results import runs, storing
-from harness.scenarios import schedulers
+from harness.results import runs, storing, tables as tidy
+from harness.running import adapters, runner
+from harness.scenarios import loading
 from harness.toolchain import building, versions
 
 DEFAULT_OUT = Path("results") / "agreement" / "runs"
+BATCHES = "batches"
+"""Where in --out each batch's scenario run goes (its cluster's and scheduler's logs among its files)."""
 
 
 @click.command("agree")
@@ -34,9 +40,9 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
                    "when required.")
 @click.option("--case", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A case file to replay (YAML); may be given several times, beside or instead of --cases.")
-@click.option("--implementation-a", "impl_a", type=click.Choice(running.IMPLEMENTATIONS), default=names.REFERENCE,
+@click.option("--implementation-a", "impl_a", type=click.Choice(settings.IMPLEMENTATIONS), default=names.REFERENCE,
               show_default=True)
-@click.option("--implementation-b", "impl_b", type=click.Choice(running.IMPLEMENTATIONS), default=names.KUEUE,
+@click.option("--implementation-b", "impl_b", type=click.Choice(settings.IMPLEMENTATIONS), default=names.KUEUE,
               show_default=True)
 @click.option("--repeats", type=click.IntRange(1, 5), default=2, show_default=True,
               help="Runs per implementation; 2 or more measures each one's agreement with itself.")
@@ -55,7 +61,7 @@ DEFAULT_OUT = Path("results") / "agreement" / "runs"
               help="The Kueue version to run (one of harness/versions.toml; default: its pinned one).")
 @click.option("--kueue-log-level", type=click.IntRange(0, 10), default=None,
               help="Kueue's --zap-log-level: 3 and up log every scheduling cycle, and the reference scheduler then "
-                   "logs its own (--log-cycles); both logs go to <out>/logs.")
+                   "logs its own (--log-cycles); each log goes to its batch's run folder under <out>/batches.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=f"Results folder [default: {DEFAULT_OUT}/<time>].")
 def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, shrink, previous, per_class, confirm,
@@ -78,11 +84,10 @@ def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, s
         if not chosen:
             raise click.UsageError("nothing to run: give --cases N or --case FILE (or --from FOLDER)")
         out = out or DEFAULT_OUT / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    kueue = running.KueueOptions(versions.kueue_version(kueue_version), kueue_log_level)
+    kueue = settings.KueueOptions(versions.kueue_version(kueue_version), kueue_log_level)
     if "kueue" in implementations:
         building.ensure_kueue(LineProgress(interval=10.0), version=kueue.version)
-    log_dir = out / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     if previous is None:
         (out / differential.RECORD).write_text(json.dumps({"schema_version": differential.SCHEMA_VERSION,
@@ -91,8 +96,7 @@ def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, s
             "implementations": list(implementations), "repeats": repeats, "batch": batch_size,
             "versions": _versions(kueue.version), "machine": runs.machine(), "started": runs.now_iso()}, indent=2) + "\n")
 
-    def run_batch(impl, batch, name):
-        return running.run_batch(schedulers.start, impl, batch, log_dir, name, say=click.echo, kueue=kueue)
+    run_batch = batch_runner(out / BATCHES, kueue, say=click.echo)
 
     def record(results: list[differential.CaseResult]) -> dict:
         summary = differential.summarize(results, implementations)
@@ -128,6 +132,22 @@ def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, s
         click.echo(f"{summary['cases_failed']} case(s) failed to run (see summary.json failures)", err=True)
     if summary["classes"]:
         sys.exit(1)
+
+
+def batch_runner(folder: Path, kueue: settings.KueueOptions, say=print) -> differential.RunBatch:
+    """Each batch through one implementation as a one-case scenario run in ``folder`` (its cluster, scheduler,
+    logs and tables there; the runner tears them down also on failure)."""
+    hooks = adapters.bare_hooks()
+
+    def run_batch(implementation: str, batch: dict[str, cases.Case], name: str) -> dict[str, batching.Outcome]:
+        data = batching.scenario(batch, implementation, kueue, name)
+        loaded = loading.parse(yaml.safe_dump(data, sort_keys=False), f"kqbench agree batch {name}")
+        result = runner.run(loaded, hooks, runner.RunOptions(folder, report=False), say=say)
+        if result.interrupted:
+            raise KeyboardInterrupt(f"interrupted in batch {name}")
+        return batching.outcomes(batch, tidy.read(result.folder), result.record.cases[0].error)
+
+    return run_batch
 
 
 def _versions(kueue: str) -> dict:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, Field
 
-from harness.drivers import capacity, contract, faults, heldqueue, invariants, jobs, kueuebaseline, locust, tasobjectsize, watchcache, workloadloading
+from harness.drivers import agreement, capacity, contract, faults, heldqueue, invariants, jobs, kueuebaseline, locust, tasobjectsize, watchcache, workloadloading
 
 _DRIVER_PACKAGES = (
     locust,
@@ -27,6 +27,7 @@ _DRIVER_PACKAGES = (
     tasobjectsize,
     workloadloading,
     heldqueue,
+    agreement,
 )
 
 

@@ -103,6 +103,15 @@ def default_hooks() -> hooks.Hooks:
                        calibrate=calibrating.measure)
 
 
+def bare_hooks() -> hooks.Hooks:
+    """The cluster, the scheduler, its queueing API and the phases only: no calibration, measurements,
+    invariant checks or faults, for runs whose phase reads what it compares itself and whose timing the
+    others' load would shift (the differential tester's batches)."""
+    return hooks.Hooks(scheduler=start_scheduler, restart_scheduler=restart_scheduler, drivers=registry.drivers(),
+                       install_queues=install_queues,
+                       notes=["no calibration, measurements, invariant checks or faults: the phases read what they compare"])
+
+
 def hooks_for(scenario: models.Scenario) -> hooks.Hooks:
     """default_hooks, without scheduler and queue objects when the scenario turns the scheduler off."""
     if scenario.scheduler.enabled:

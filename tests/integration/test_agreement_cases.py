@@ -3,8 +3,8 @@ once disagreed (tests/agreement_cases/*.yaml) and a small seeded sample of rando
 default Kueue; those of tests/agreement_cases/kueue-<version>/ against that Kueue, the reference
 scheduler deciding as that version does (harness/versions.toml [kueue.reference]).
 
-All cases of one Kueue version run side by side: one cluster and one run per implementation and
-fair-sharing setting.
+All cases of one Kueue version run side by side: one scenario run (cluster, scheduler) per implementation
+and fair-sharing setting, as `kqbench agree` runs its batches.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.agreeing import cases, comparing, generating, rendering, running
+from harness.agreeing import cases, comparing, generating, rendering
+from harness.cli import agree
+from harness.drivers.agreement import batching, settings
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.toolchain import building, versions
 
 from .conftest import unique_name
@@ -48,21 +49,21 @@ def _cases() -> list[tuple[str, str, cases.Case]]:
 CASES = _cases()
 
 
-def _outcome(outcomes, index: int, implementation: str) -> running.Outcome:
+def _outcome(outcomes, index: int, implementation: str) -> batching.Outcome:
     return outcomes[CASES[index][0]][implementation][rendering.prefix_of(index)]
 
 
 @pytest.fixture(scope="module")
 def outcomes(binaries, state_dir, tmp_path_factory):
-    logs = tmp_path_factory.mktemp("agreement-logs")
-    found: dict[str, dict[str, dict[str, running.Outcome]]] = {}
+    runs = tmp_path_factory.mktemp("agreement-runs")
+    found: dict[str, dict[str, dict[str, batching.Outcome]]] = {}
     for version in dict.fromkeys(v for v, _, _ in CASES):
         building.ensure_kueue(LineProgress(interval=10.0), version=version)
         batch = {rendering.prefix_of(i): case for i, (v, _, case) in enumerate(CASES) if v == version}
-        kueue = running.KueueOptions(version=version)
-        found[version] = {
-            impl: running.run_batch(schedulers.start, impl, batch, logs, unique_name(f"agree-test-{impl[:3]}"), say=print, kueue=kueue)
-            for impl in running.IMPLEMENTATIONS}
+        run_batch = agree.batch_runner(runs, settings.KueueOptions(version=version))
+        found[version] = {impl: {prefix: outcome for n, part in enumerate(batching.by_setting(batch))
+                                 for prefix, outcome in run_batch(impl, part, unique_name(f"agree-test-{impl[:3]}-{n}")).items()}
+                          for impl in settings.IMPLEMENTATIONS}
     return found
 
 

@@ -3,17 +3,18 @@ waitForPodsReady timeouts with backoff, admission checks with Retry and Rejected
 scheduler and the pinned Kueue, every decision compared, deactivations, requeue counts and check states with
 them. The full runs are results/agreement/lifecycle-*/.
 
-All cases run side by side: one cluster per implementation for the cases without waitForPodsReady, and one per
-waitForPodsReady setting among the others (a setting of the scheduler).
+All cases run side by side: one scenario run (cluster, scheduler) per implementation for the cases without
+waitForPodsReady, and one per waitForPodsReady setting among the others (a setting of the scheduler).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from harness.agreeing import comparing, generating, rendering, running
+from harness.agreeing import comparing, generating, rendering
+from harness.cli import agree
+from harness.drivers.agreement import batching, settings
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.toolchain import building, versions
 
 from .conftest import unique_name
@@ -32,13 +33,13 @@ VERSION = versions.load_pins().kueue
 
 @pytest.fixture(scope="module")
 def outcomes(binaries, state_dir, tmp_path_factory):
-    logs = tmp_path_factory.mktemp("agreement-lifecycle-logs")
+    runs = tmp_path_factory.mktemp("agreement-lifecycle-runs")
     building.ensure_kueue(LineProgress(interval=10.0), version=VERSION)
     batch = {rendering.prefix_of(i): case for i, (_, _, case) in enumerate(CASES)}
-    kueue = running.KueueOptions(version=VERSION)
-    return {impl: running.run_batch(schedulers.start, impl, batch, logs, unique_name(f"agree-life-{impl[:3]}"),
-                                    say=print, kueue=kueue)
-            for impl in running.IMPLEMENTATIONS}
+    run_batch = agree.batch_runner(runs, settings.KueueOptions(version=VERSION))
+    return {impl: {prefix: outcome for n, part in enumerate(batching.by_setting(batch))
+                   for prefix, outcome in run_batch(impl, part, unique_name(f"agree-life-{impl[:3]}-{n}")).items()}
+            for impl in settings.IMPLEMENTATIONS}
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{family}-seed-{seed}" for family, seed, _ in CASES])

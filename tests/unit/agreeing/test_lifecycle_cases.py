@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from harness.agreeing import cases, differential, generating, rendering, running
+from harness.agreeing import cases, generating, rendering
+from harness.drivers.agreement import batching, differential, settings
 from harness.agreeing.decisions import Decisions
 from harness.workloads import checkrules
 
@@ -114,8 +115,8 @@ def test_cases_that_differ_in_waitforpodsready_never_share_a_scheduler():
     case = cases.parse(yaml.safe_load(LIFECYCLE))
     other = case.model_copy(update={"waitForPodsReady": case.waitForPodsReady.model_copy(update={"timeoutSeconds": 6})})
     plain = cases.parse(yaml.safe_load(MINIMAL))
-    assert len({running.setting_of(c) for c in (case, other, plain)}) == 3
-    assert running.setting_of(case) == running.setting_of(cases.parse(yaml.safe_load(LIFECYCLE)))
+    assert len({settings.setting_of(c) for c in (case, other, plain)}) == 3
+    assert settings.setting_of(case) == settings.setting_of(cases.parse(yaml.safe_load(LIFECYCLE)))
 
 
 def test_pods_ready_settings_get_batches_of_their_own_and_the_summary_says_lifecycle():
@@ -123,8 +124,8 @@ def test_pods_ready_settings_get_batches_of_their_own_and_the_summary_says_lifec
     calls = []
 
     def run_batch(impl, batch, name):
-        calls.append({running.setting_of(c) for c in batch.values()})
-        return {p: running.Outcome([Decisions()] * len(c.epochs)) for p, c in batch.items()}
+        calls.append({settings.setting_of(c) for c in batch.values()})
+        return {p: batching.Outcome([Decisions()] * len(c.epochs)) for p, c in batch.items()}
 
     chosen = [generating.generate(seed, frozenset({generating.PODS_READY})) for seed in range(8)]
     chosen[1::2] = [c.model_copy(update={"waitForPodsReady": c.waitForPodsReady.model_copy(

@@ -1,4 +1,4 @@
-"""One implementation, one fresh cluster, a batch of cases side by side, epoch after epoch.
+"""A batch of cases side by side on one implementation's fresh cluster, epoch after epoch (the phase's work).
 
 The protocol that makes the outcome independent of timing, for each epoch:
 
@@ -20,9 +20,9 @@ The protocol that makes the outcome independent of timing, for each epoch:
 6. the decisions are read: admissions, evictions (from a watch), pending lists, usage, deactivations,
    requeue counts and check states.
 
-A scheduler that exits fails the whole batch with its log's tail; the caller goes on. Fair sharing
+A scheduler that exits fails the whole batch; the decisions of the epochs before stay. Fair sharing
 and waitForPodsReady are settings of the scheduler, not of a queue: cases that differ in them run on
-clusters of their own. kqbench's check controller (for cases with AdmissionChecks) and the tester's
+clusters of their own (``settings``). kqbench's check controller (for cases with AdmissionChecks) and the tester's
 PodsReady writer (``readying``, for cases with waitForPodsReady) run beside either scheduler alike.
 """
 
@@ -30,21 +30,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from harness.agreeing import cases, decisions, driving, lifecycles, observing, readying, rendering, timing
-from harness.clusters import bringup, spec as specs
-from harness.implementations import contract, names
-from harness.implementations.kueue import starting
-from harness.kube import apiservice, kubeconfig
+from harness.agreeing import cases, decisions, driving, observing, readying, rendering, timing
+from harness.clusters import state
+from harness.drivers.agreement import settings
+from harness.errors import KqbenchError
+from harness.implementations import contract
+from harness.kube import kubeconfig
 from harness.metrics import sampling
-from harness.nodes import pools
-from harness.progress import LineProgress
-from harness.toolchain import building
 from harness.workloads import checkcontrolling
 
-IMPLEMENTATIONS = (names.REFERENCE, names.KUEUE)
 SETTLE_QUIET_SECONDS = 5.0
 """No decision changed for this long = settled. Kueue requeues inadmissible Workloads in batches of 1 s
 and backs its scheduling loop off by up to ~1 s; 5 s is several of both. Time the scheduler,
@@ -63,122 +58,39 @@ TIMED_MARGIN_SECONDS = 1.5
 whole-second times put up to a second later."""
 TIMED_HORIZON_SECONDS = 120.0
 """Steps due further ahead than this are not waited for (none of a generated case is)."""
-CYCLE_LOG_LEVEL = 3
-"""Kueue's --zap-log-level from which its scheduler logs every cycle; the reference scheduler then logs its own."""
-CLIENT_QPS, CLIENT_BURST = 300.0, 500
-"""Both schedulers' client limits (Kueue v0.19's defaults): the tester measures decisions, not
-throttling, and a backlog of status writes only slows settling."""
-
-
-@dataclass(frozen=True)
-class KueueOptions:
-    """Which Kueue runs (a version of versions.toml; None: the default) and how much it logs (its
-    --zap-log-level; 3 and up log every scheduling cycle, for reading why it decided)."""
-
-    version: str | None = None
-    log_level: int | None = None
-
-
-@dataclass
-class Outcome:
-    """One case's settled decisions per epoch, up to where its run stopped."""
-
-    decisions: list[decisions.Decisions] = field(default_factory=list)
-    failure: str | None = None
-
-
-StartScheduler = Callable[..., contract.SchedulerHandle]
-"""(cluster, log_dir, **scheduler section fields) -> a running scheduler: harness.scenarios.schedulers.start."""
-
-
-@dataclass
-class Scheduler:
-    stop: Callable[[], object]
-    alive: Callable[[], bool]
-    log_tail: Callable[[], str]
-    pid: Callable[[], int | None]
-
-
-def fair_sharing_of(case: cases.Case) -> tuple[str, ...] | None:
-    """The scheduler's fair-sharing strategies a case runs with (None: fair sharing off)."""
-    return None if case.fairSharing is None else tuple(case.fairSharing.preemptionStrategies)
-
-
-SchedulerSetting = tuple[tuple[str, ...] | None, "tuple[int, int, int, int | None] | None"]
-
-
-def setting_of(case: cases.Case) -> SchedulerSetting:
-    """What a case needs of the scheduler's configuration: (fair_sharing_of, its waitForPodsReady's key);
-    cases that differ in it never share a scheduler."""
-    return fair_sharing_of(case), (None if case.waitForPodsReady is None else case.waitForPodsReady.key())
-
-
-def run_batch(start: StartScheduler, implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
-              say: Callable[[str], None] = print, kueue: KueueOptions = KueueOptions()) -> dict[str, Outcome]:
-    """Every case of ``batch`` (prefix -> case) through every epoch on a new cluster ``name`` (one per
-    scheduler setting among the cases, one after the other); ``start`` starts the scheduler from
-    section fields (harness.scenarios.schedulers.start, handed down by the caller)."""
-    settings: dict[SchedulerSetting, dict[str, cases.Case]] = {}
-    for prefix, case in batch.items():
-        settings.setdefault(setting_of(case), {})[prefix] = case
-    outcomes: dict[str, Outcome] = {}
-    for n, part in enumerate(settings.values()):
-        outcomes |= _run_part(start, implementation, part, log_dir, name if n == 0 else f"{name}-{n}", say, kueue)
-    return outcomes
-
-
-def _run_part(start: StartScheduler, implementation: str, batch: dict[str, cases.Case], log_dir: Path, name: str,
-              say: Callable[[str], None], kueue: KueueOptions) -> dict[str, Outcome]:
-    """Cases of one scheduler setting (``setting_of``) on one cluster."""
-    outcomes = {prefix: Outcome() for prefix in batch}
-    scheduler: Scheduler | None = None
-    log: observing.EvictionLog | None = None
+def play(cluster: state.ClusterInfo, scheduler: contract.SchedulerHandle, batch: dict[str, cases.Case],
+         say: Callable[[str], None] = print,
+         on_epoch: Callable[[int, dict[str, decisions.Decisions]], None] = lambda epoch, found: None) -> None:
+    """Every case of ``batch`` (prefix -> case, one scheduler setting: ``setting_of``) through every epoch on
+    ``cluster``, whose ``scheduler`` runs and whose queueing API is installed; ``on_epoch`` gets each epoch's
+    decisions as they settle. Raises what stopped it (SchedulerDied, NotSettled, a refused write)."""
+    if len({settings.setting_of(case) for case in batch.values()}) > 1:
+        raise KqbenchError("the cases of one batch differ in the scheduler's settings (fair sharing, "
+                           "waitForPodsReady): give each setting a batch of its own (settings.setting_of)")
+    creds = kubeconfig.load(cluster.kubeconfig)
+    driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
+    observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
+    log = observing.EvictionLog(creds)
     helpers: list = []  # the check controller and the PodsReady writer, when a case needs them
-    first = next(iter(batch.values()))
     try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=2)], LineProgress(interval=30.0))
-        creds = kubeconfig.load(info.kubeconfig)
-        if implementation == names.KUEUE:
-            starting.install_api(info, kueue=building.locate_kueue(version=kueue.version))
-        else:
-            apiservice.install_crds(creds)
-        driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
-        scheduler = _start(start, info, log_dir, implementation, fair_sharing_of(first), first.waitForPodsReady, kueue)
-        observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment
-        log = observing.EvictionLog(creds)
         checks = None
         if any(case.admissionChecks for case in batch.values()):
             checks = checkcontrolling.CheckController(creds, say=say)
             checks.pause()  # verdicts only while the gates are closed (step 5)
             helpers.append(checks)
-        if first.waitForPodsReady is not None:
+        if any(case.waitForPodsReady is not None for case in batch.values()):
             helpers.append(readying.Readying(creds, say=say))
         epochs = max(len(case.epochs) for case in batch.values())
         for epoch in range(epochs):
-            say(f"{implementation} {name}: epoch {epoch + 1}/{epochs}")
-            results = _epoch(info, creds, batch, epoch, scheduler, log, say, checks)
-            for prefix, result in results.items():
-                outcomes[prefix].decisions.append(result)
-    except Exception as error:  # SchedulerDied, NotSettled, a refused write: the batch's cases fail, the run goes on
-        tail = scheduler.log_tail() if scheduler is not None else ""
-        message = f"{type(error).__name__}: {error}"
-        if tail:
-            message += f"\n--- last lines of the {implementation} log ---\n{tail}"
-        for outcome in outcomes.values():
-            outcome.failure = outcome.failure or message
-        say(f"{implementation} {name}: failed: {message.splitlines()[0]}")
+            say(f"epoch {epoch + 1}/{epochs}")
+            on_epoch(epoch, _epoch(cluster, creds, batch, epoch, scheduler, log, say, checks))
     finally:
         for helper in helpers:
             helper.stop()
-        if log is not None:
-            log.stop()
-        if scheduler is not None:
-            scheduler.stop()
-        bringup.down(name)
-    return outcomes
+        log.stop()
 
 
-def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: Scheduler,
+def _epoch(info, creds, batch: dict[str, cases.Case], epoch: int, scheduler: contract.SchedulerHandle,
            log: observing.EvictionLog, say, checks: checkcontrolling.CheckController | None) -> dict[str, decisions.Decisions]:
     active = {p: c for p, c in batch.items() if epoch < len(c.epochs)}
     if epoch > 0:
@@ -220,7 +132,7 @@ def _anything_left(state: observing.State, settings) -> bool:
             or any(timing.awaits_check(w) for w in state.workloads))
 
 
-def _wait_out_steps(creds, scheduler: Scheduler, waits, settings, checks: checkcontrolling.CheckController | None,
+def _wait_out_steps(creds, scheduler: contract.SchedulerHandle, waits, settings, checks: checkcontrolling.CheckController | None,
                     say) -> observing.State:
     """With the gates closed: every check verdict given, every timed step due waited out, every evicted
     Workload's quota released, until nothing is left to happen before the gates open."""
@@ -244,7 +156,7 @@ def _wait_out_steps(creds, scheduler: Scheduler, waits, settings, checks: checkc
             checks.pause()
 
 
-def _deciders_waits(info, scheduler: Scheduler) -> Callable[[], dict]:
+def _deciders_waits(info, scheduler: contract.SchedulerHandle) -> Callable[[], dict]:
     """Run-queue wait so far of each thread a decision goes through: the scheduler's, kube-apiserver's, etcd's."""
     pids = [pid for pid in (scheduler.pid(), info.pids.get("kube-apiserver"), info.pids.get("etcd")) if pid]
     return lambda: sampling.thread_waits(pids)
@@ -255,23 +167,3 @@ def _rows(active: dict[str, cases.Case], epoch: int) -> list[list[dict]]:
     arriving = {p: c.epochs[epoch].arrive for p, c in active.items()}
     depth = max((len(a) for a in arriving.values()), default=0)
     return [[rendering.workload(a[i], p) for p, a in arriving.items() if i < len(a)] for i in range(depth)]
-
-
-def _start(start: StartScheduler, info, log_dir: Path, implementation: str, fair_sharing: tuple[str, ...] | None,
-           pods_ready: lifecycles.WaitForPodsReady | None, kueue: KueueOptions) -> Scheduler:
-    """One section for both implementations (each reads its own fields): the reference scheduler decides as
-    the run's Kueue version does (the Kueue defaults that version ships) and holds an evicted Workload's
-    quota as Kueue holds a bare Workload's; at Kueue's cycle log level it logs its own cycles too."""
-    fields = dict(implementation=implementation, qps=CLIENT_QPS, burst=CLIENT_BURST, kueue_version=kueue.version,
-                  kueue_log_level=kueue.log_level, hold_evicted_quota=True,
-                  log_cycles=kueue.log_level is not None and kueue.log_level >= CYCLE_LOG_LEVEL)
-    if fair_sharing is not None:
-        fields |= dict(fair_sharing=True, fair_sharing_strategies=",".join(fair_sharing))
-    if pods_ready is not None:
-        fields |= dict(wait_for_pods_ready=True, wait_for_pods_ready_timeout_seconds=pods_ready.timeoutSeconds,
-                       wait_for_pods_ready_block_admission=False,
-                       wait_for_pods_ready_backoff_base_seconds=pods_ready.backoffBaseSeconds,
-                       wait_for_pods_ready_backoff_max_seconds=pods_ready.backoffMaxSeconds,
-                       wait_for_pods_ready_backoff_limit_count=pods_ready.backoffLimitCount)
-    handle = start(info, log_dir, **fields)
-    return Scheduler(handle.stop, handle.alive, handle.log_tail, handle.pid)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from harness.agreeing import cases, generating, shrinking
+from harness.agreeing import cases, generating
+from harness.drivers.agreement import shrinking
 
 
 def test_every_candidate_is_valid_and_smaller():

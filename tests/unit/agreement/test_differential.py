@@ -3,7 +3,8 @@ cluster runs are a function given to it, here a table of decisions)."""
 
 from __future__ import annotations
 
-from harness.agreeing import cases, differential, generating, running
+from harness.agreeing import cases, generating
+from harness.drivers.agreement import batching, differential
 from harness.agreeing.decisions import Decisions
 
 ADMITTED = Decisions(admitted={"w00": ("cq0", (("ps0", (("cpu", "f0"),)),))})
@@ -16,7 +17,7 @@ def fake(decide):
 
     def run_batch(impl, batch, name):
         calls.append((impl, sorted(batch), name))
-        return {p: running.Outcome([decide(impl, p, len(calls))] * len(c.epochs)) for p, c in batch.items()}
+        return {p: batching.Outcome([decide(impl, p, len(calls))] * len(c.epochs)) for p, c in batch.items()}
 
     return run_batch, calls
 
@@ -62,7 +63,7 @@ def test_cases_with_fair_sharing_never_share_a_batch_with_cases_without():
 
 def test_a_failed_case_is_counted_apart_and_the_run_goes_on():
     def run_batch(impl, batch, name):
-        return {p: running.Outcome(failure="SchedulerDied: exited\nlog tail") for p in batch}
+        return {p: batching.Outcome(failure="SchedulerDied: exited\nlog tail") for p in batch}
     results = differential.run([generating.generate(1)], ("reference", "kueue"), 1, 5, run_batch,
                                say=lambda line: None)
     summary = differential.summarize(results, ("reference", "kueue"))
@@ -70,7 +71,7 @@ def test_a_failed_case_is_counted_apart_and_the_run_goes_on():
 
 
 def test_the_report_is_rendered_from_the_summary_alone():
-    from harness.agreeing import reporting
+    from harness.drivers.agreement import reporting
 
     run_batch, _ = fake(lambda impl, prefix, call: ADMITTED)
     results = differential.run([generating.generate(s) for s in (3, 4)], ("reference", "kueue"), 2, 5, run_batch,
@@ -87,7 +88,7 @@ def test_every_committed_agreement_report_renders_from_its_data():
     import json
     from pathlib import Path
 
-    from harness.agreeing import reporting
+    from harness.drivers.agreement import reporting
 
     folders = [p.parent for p in (Path(__file__).parents[3] / "results" / "agreement").rglob(differential.RECORD)]
     assert folders, "results/agreement/ holds the committed differential runs"
@@ -125,7 +126,7 @@ def test_a_difference_that_does_not_come_back_in_a_small_batch_is_not_a_rule():
     differential.confirm(summary, doubtful, again)
     confirmation = summary["confirmation"]
     assert confirmation["cases"][0]["reproduced"] == [] and confirmation["rate_after_confirmation"] == 1.0
-    from harness.agreeing import reporting
+    from harness.drivers.agreement import reporting
     assert "did not come back" in reporting.render({"command": "c", "git_sha": "s", "seeds": [3, 4], "repeats": 2,
                                                     "batch": 5}, summary)
 
@@ -135,16 +136,16 @@ def test_a_tie_is_set_aside_beside_the_rates_and_reads_back_from_the_files(tmp_p
     the reference w2 in both. Neither a disagreement nor an agreement, across and within Kueue."""
     import yaml
 
-    from harness.agreeing import reporting
+    from harness.drivers.agreement import reporting
 
-    from .test_comparing import T1, TIES, preempted
+    from tests.unit.agreeing.test_comparing import T1, TIES, preempted
 
     calls = []
 
     def run_batch(impl, batch, name):
         calls.append(impl)
         victim = "w1" if impl == "kueue" and calls.count("kueue") == 1 else "w2"
-        return {p: running.Outcome(preempted({"w1": T1, "w2": T1}, (victim,))) for p in batch}
+        return {p: batching.Outcome(preempted({"w1": T1, "w2": T1}, (victim,))) for p in batch}
 
     results = differential.run([cases.parse(yaml.safe_load(TIES))], ("reference", "kueue"), 2, 5, run_batch,
                                say=lambda line: None)
@@ -166,7 +167,7 @@ def test_a_tie_is_set_aside_beside_the_rates_and_reads_back_from_the_files(tmp_p
 def test_a_case_that_failed_on_one_side_is_not_taken_for_a_disagreeing_one():
     def run_batch(impl, batch, name):
         failed = "NotSettled: decisions still changed" if impl == "kueue" else None
-        return {p: running.Outcome([] if failed else [ADMITTED] * len(c.epochs), failed) for p, c in batch.items()}
+        return {p: batching.Outcome([] if failed else [ADMITTED] * len(c.epochs), failed) for p, c in batch.items()}
 
     results = differential.run([classical(1)], ("reference", "kueue"), repeats=1, batch_size=1, run_batch=run_batch,
                                say=lambda line: None)

@@ -15,23 +15,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.agreeing import cases, comparing, decisions as decided, generating, rendering, running, shrinking
+from harness.agreeing import cases, comparing, decisions as decided, generating, rendering
 from harness.agreeing.comparing import Comparison
+from harness.drivers.agreement import batching, settings, shrinking
 
 RECORD = "agreement.json"
 """What a differential run was: command, git sha, seeds, versions, machine (not a scenario's run.json)."""
 SCHEMA_VERSION = 1
 """Version 1 of agreement.json, summary.json and decisions.jsonl of a differential run."""
 
-RunBatch = Callable[[str, dict[str, cases.Case], str], dict[str, running.Outcome]]
-"""(implementation, prefix -> case, cluster name) -> outcomes; ``running.run_batch`` on real clusters."""
+RunBatch = Callable[[str, dict[str, cases.Case], str], dict[str, batching.Outcome]]
+"""(implementation, prefix -> case, cluster name) -> outcomes; a scenario run per batch (``kqbench agree``)."""
 
 
 @dataclass
 class CaseResult:
     index: int
     case: cases.Case
-    outcomes: dict[str, list[running.Outcome]]
+    outcomes: dict[str, list[batching.Outcome]]
     """implementation -> one outcome per repeat (failed runs included)."""
     cross: Comparison | None
     """The first complete run of each implementation compared; None when one has none."""
@@ -52,14 +53,14 @@ def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: 
     """Every case through both implementations, ``repeats`` times each; ``on_batch`` gets the
     results of every case run so far after each batch (so an interrupted run keeps them)."""
     indexed = list(enumerate(all_cases))
-    outcomes: dict[int, dict[str, list[running.Outcome]]] = {i: {impl: [] for impl in implementations}
+    outcomes: dict[int, dict[str, list[batching.Outcome]]] = {i: {impl: [] for impl in implementations}
                                                              for i, _ in indexed}
     # A batch shares one scheduler, so cases that differ in its settings (fair sharing, waitForPodsReady)
     # go to batches of their own.
-    settings: dict[running.SchedulerSetting, list[tuple[int, cases.Case]]] = {}
+    groups: dict[settings.SchedulerSetting, list[tuple[int, cases.Case]]] = {}
     for i, case in indexed:
-        settings.setdefault(running.setting_of(case), []).append((i, case))
-    batches = [group[start:start + batch_size] for group in settings.values()
+        groups.setdefault(settings.setting_of(case), []).append((i, case))
+    batches = [group[start:start + batch_size] for group in groups.values()
                for start in range(0, len(group), batch_size)]
     tag = uuid.uuid4().hex[:4]  # two runs at once (a test and a benchmark) never share a cluster name
     for b, batch in enumerate(batches):
@@ -75,7 +76,7 @@ def run(all_cases: list[cases.Case], implementations: tuple[str, str], repeats: 
     return [_result(i, case, outcomes[i], implementations) for i, case in indexed]
 
 
-def _result(index: int, case: cases.Case, outcomes: dict[str, list[running.Outcome]],
+def _result(index: int, case: cases.Case, outcomes: dict[str, list[batching.Outcome]],
             implementations: tuple[str, str]) -> CaseResult:
     complete = {impl: [o for o in outcomes.get(impl, []) if o.failure is None] for impl in implementations}
     a, b = implementations
@@ -264,13 +265,13 @@ def minimal_cases(results: list[CaseResult], summary: dict, run_batch: RunBatch,
 def read(out: Path, implementations: tuple[str, str]) -> list[CaseResult]:
     """The results of a finished or interrupted run, from its files (cases from cases.jsonl, or
     from their seeds for runs written before it existed)."""
-    outcomes: dict[int, dict[str, list[running.Outcome]]] = {}
+    outcomes: dict[int, dict[str, list[batching.Outcome]]] = {}
     seeds: dict[int, int] = {}
     for line in (out / "decisions.jsonl").read_text().splitlines():
         row = json.loads(line)
         seeds[row["case"]] = row["seed"]
         runs = outcomes.setdefault(row["case"], {}).setdefault(row["implementation"], [])
-        runs.append(running.Outcome([decided.from_json(e) for e in row["epochs"]], row["failure"]))
+        runs.append(batching.Outcome([decided.from_json(e) for e in row["epochs"]], row["failure"]))
     stored = {}
     if (out / "cases.jsonl").exists():
         for line in (out / "cases.jsonl").read_text().splitlines():
