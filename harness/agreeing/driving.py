@@ -14,6 +14,7 @@ from harness.errors import KqbenchError
 from harness.kube import rest
 from harness.kube.kubeconfig import Credentials
 from harness.workloads import bareworkloads
+from scheduler.api import contenttypes
 from scheduler.core import conversion
 
 WRITERS = 16
@@ -79,7 +80,7 @@ def close_gates(creds: Credentials, prefixes: Iterable[str]) -> None:
             status, body = rest.get(creds, path)
             if status == 404:
                 return
-            rest.request(creds, "PATCH", path, {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+            rest.request(creds, "PATCH", path, {"metadata": {"finalizers": None}}, contenttypes.MERGE_PATCH)
             time.sleep(0.1)
         raise KqbenchError(f"{path} was not deleted within 2 s (finalizers: {json.loads(body)['metadata'].get('finalizers')})")
 
@@ -96,7 +97,7 @@ def finish(creds: Credentials, targets: list[tuple[str, str]]) -> None:
 def apply_all_status(creds: Credentials, bodies: list[dict]) -> None:
     def apply(body: dict) -> None:
         path = path_of(body) + f"/status?fieldManager={FIELD_MANAGER}&force=true"
-        status, answer = rest.request(creds, "PATCH", path, body, "application/apply-patch+yaml")
+        status, answer = rest.request(creds, "PATCH", path, body, contenttypes.APPLY_PATCH)
         if status >= 300:
             raise KqbenchError(f"PATCH {path} answered {status}: {answer[:200]!r}")
 
@@ -138,7 +139,7 @@ def release_evicted(creds: Credentials, workloads: list[dict]) -> int:
 
     def release(obj: dict) -> None:
         path = path_of({**obj, "kind": "Workload", "apiVersion": rendering.GROUP_VERSION}) + "/status"
-        status, body = rest.request(creds, "PATCH", path, release_body(obj, now), "application/merge-patch+json")
+        status, body = rest.request(creds, "PATCH", path, release_body(obj, now), contenttypes.MERGE_PATCH)
         if status >= 300 and status != 409:  # 409: it changed meanwhile; the next round sees it again
             raise KqbenchError(f"PATCH {path} answered {status}: {body[:200]!r}")
 

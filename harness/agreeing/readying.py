@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from harness.agreeing import rendering
 from harness.kube import rest, watchloop
 from harness.kube.kubeconfig import Credentials
+from scheduler.api import contenttypes
 from scheduler.core import conditions, conversion, jobs
 
 BASE = f"/apis/{rendering.GROUP_VERSION}"
@@ -68,7 +69,7 @@ class Readying:
                 f"?fieldManager={FIELD_MANAGER}&force=true")
         status, body = rest.request(self.creds, "PATCH", path, pods_ready_apply(meta["namespace"], meta["name"],
                                                                                 self.clock()),
-                                    "application/apply-patch+yaml")
+                                    contenttypes.APPLY_PATCH)
         if status >= 300:
             self._loop.error = f"PATCH {path} answered {status}: {body[:200]!r}"
         else:

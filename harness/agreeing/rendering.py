@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from harness.agreeing import cases
 from harness.workloads import checkrules
+from scheduler.api import groups
 
-GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
+GROUP_VERSION = groups.API_VERSION
 GATE_RESOURCE = "kqbench.io/agreement-gate"
 GATE = "gate"
 """The gate flavor's name inside a case (prefixed like any other)."""

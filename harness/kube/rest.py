@@ -10,6 +10,7 @@ from collections.abc import Callable
 from harness.errors import KqbenchError
 from harness.kube import calling, waiting
 from harness.kube.kubeconfig import Credentials
+from scheduler.api import contenttypes
 
 
 def get(creds: Credentials, path: str, timeout: float = 10.0, accept: str | None = None) -> tuple[int, bytes]:
@@ -89,7 +90,7 @@ def watch_from(creds: Credentials, path: str, version: str, seconds: int, on_ver
 def apply(creds: Credentials, path: str, obj: dict, manager: str = "kqbench") -> dict:
     """Server-side apply of obj at its object path (creates or updates)."""
     status, body = request(creds, "PATCH", f"{path}?fieldManager={manager}&force=true", obj,
-                           "application/apply-patch+yaml")
+                           contenttypes.APPLY_PATCH)
     if status >= 300:
         message = json.loads(body).get("message", body[:200]) if body.startswith(b"{") else body[:200]
         raise KqbenchError(f"applying {path} failed ({status}): {message}")

@@ -25,14 +25,13 @@ from collections.abc import Callable
 from harness.kube import rest, watchloop
 from harness.kube.kubeconfig import Credentials
 from harness.workloads import checkrules
-from scheduler.api import groups
+from scheduler.api import contenttypes, groups
 
 WATCH_SECONDS = 1
 WORKLOADS = f"{groups.PATH}/workloads"
 FIELD_MANAGER = "kqbench-admission-check"
 ACTIVE_REASON = "Active"
 ACTIVE_MESSAGE = "The admission check is active"
-MERGE_PATCH = "application/merge-patch+json"
 
 
 def _time(text: str | None) -> float:
@@ -138,7 +137,8 @@ class CheckController:
                          "lastTransitionTime": _stamp(self.clock())}
             body = {"metadata": {"resourceVersion": check["metadata"]["resourceVersion"]},
                     "status": {"conditions": [*others, condition]}}
-            rest.request(self.creds, "PATCH", f"{groups.PATH}/admissionchecks/{name}/status", body, MERGE_PATCH)
+            rest.request(self.creds, "PATCH", f"{groups.PATH}/admissionchecks/{name}/status", body,
+                         contenttypes.MERGE_PATCH)
         if ours - self._ours:
             self._ours = ours
             for obj in list(self._seen.values()):
@@ -213,7 +213,7 @@ class CheckController:
         body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
                 "status": {"admissionChecks": [changed.get(s["name"], s) for s in states]}}
         path = f"{groups.PATH}/namespaces/{meta['namespace']}/workloads/{meta['name']}/status"
-        status, answer = rest.request(self.creds, "PATCH", path, body, MERGE_PATCH)
+        status, answer = rest.request(self.creds, "PATCH", path, body, contenttypes.MERGE_PATCH)
         if status < 300:
             self.written += 1
             self._seen[f"{meta['namespace']}/{meta['name']}"] = json.loads(answer)

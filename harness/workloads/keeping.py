@@ -22,6 +22,7 @@ from harness.kube import rest, watchloop
 from harness.kube.kubeconfig import Credentials
 from harness.workloads import backlog
 from loadtests import workloads
+from scheduler.api import contenttypes
 
 WATCH_SECONDS = 2
 RETRY_SECONDS = 5.0
@@ -113,7 +114,7 @@ class Keeper:
             if workloads.phase(obj) is not workloads.Phase.FINISHED:
                 status, _ = rest.request(self.creds, "PATCH", path + "/status",
                                          workloads.finished_patch(obj, dt.datetime.now(dt.timezone.utc)),
-                                         "application/merge-patch+json")
+                                         contenttypes.MERGE_PATCH)
                 if status >= 300 and status != 404:
                     self.ledger.retry(name, self.clock() + RETRY_SECONDS)
                     continue

@@ -8,6 +8,7 @@ from locust import task
 
 from loadtests import client
 from loadtests.users import pacing
+from scheduler.api import contenttypes
 
 
 class Bystander(client.KubeUser):
@@ -36,7 +37,7 @@ class Bystander(client.KubeUser):
         self.serial += 1
         value = str(self.serial).rjust(self.settings.bystander.value_bytes, "x")
         self.call("PATCH", f"{self.base}/{self.rng.choice(self.names)}", "bystander",
-                  body={"data": {"v": value}}, content_type="application/merge-patch+json")
+                  body={"data": {"v": value}}, content_type=contenttypes.MERGE_PATCH)
 
     @task(1)
     def list(self) -> None:

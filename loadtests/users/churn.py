@@ -10,6 +10,7 @@ import time
 from locust import task
 
 from loadtests import churning, client, workloads
+from scheduler.api import contenttypes
 
 
 class WorkloadChurn(client.KubeUser):
@@ -56,7 +57,7 @@ class WorkloadChurn(client.KubeUser):
         elif isinstance(action, churning.Finish):
             patch = workloads.finished_patch(self.seen.get(action.name, {}), dt.datetime.now(dt.timezone.utc))
             reply = self.call("PATCH", workloads.object_path(churn.namespace, action.name) + "/status", "churn-finish",
-                              body=patch, content_type="application/merge-patch+json", accept=(404,))
+                              body=patch, content_type=contenttypes.MERGE_PATCH, accept=(404,))
             if reply.status == 404:
                 self.ledger.deleted(action.name)
             else:

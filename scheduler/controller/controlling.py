@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from scheduler.api import groups
+from scheduler.api import contenttypes, groups
 from scheduler.controller import (
     admissionchecking, deadlines, estimating, informing, metering, podsreadiness, statuses, topologyfeeding,
     workqueues,
@@ -39,7 +39,6 @@ PATHS = {"namespaces": "/api/v1/namespaces"}
 FIELD_MANAGER = statuses.FIELD_MANAGER
 EXECUTION_FIELD_MANAGER = "kqbench-scheduler-execution-time"
 """Writes DeactivationTarget=True for an exceeded maximum execution time (a merge patch, not an apply)."""
-APPLY_PATCH = "application/apply-patch+yaml"
 EXECUTION_RETRY_SECONDS = 1.0
 """How long after a failed DeactivationTarget write (or one waiting for another write) it is tried again."""
 DEFAULT_MAX_UNWRITTEN = 256
@@ -294,7 +293,7 @@ class Controller:
         # Never from a write's own response: what that write could not change, writing again won't.
         if change is activation.Change.DEACTIVATE and not from_write:
             body = statuses.deactivation_spec(meta.get("resourceVersion", ""))
-            self._patch_once(workload, "", body, FIELD_MANAGER, statuses.MERGE_PATCH, None)
+            self._patch_once(workload, "", body, FIELD_MANAGER, contenttypes.MERGE_PATCH, None)
         elif change is not None and not from_write:
             body = statuses.activation_status(workload, change, statuses.conditions_of(obj), self.clock())
             requeue = change is activation.Change.REACTIVATE
@@ -382,7 +381,7 @@ class Controller:
                                                  self.manager.tas_hostname_prefix_encoding,
                                                  self._required_checks(decision))
                 result = await self.client.request(
-                    "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body, APPLY_PATCH)
+                    "PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body, contenttypes.APPLY_PATCH)
             except kube.FAILURES as error:
                 self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                 self.manager.cancel_admission(workload.key)
@@ -410,7 +409,7 @@ class Controller:
                 try:
                     result = await self.client.request(
                         "PATCH", f"{path}/status?fieldManager={manager}&force=true",
-                        statuses.preemption_status(target, preemptor, now, reason, hold), APPLY_PATCH)
+                        statuses.preemption_status(target, preemptor, now, reason, hold), contenttypes.APPLY_PATCH)
                 except kube.FAILURES as error:
                     self.metrics.write_failures.labels("workloads/status", kube.failure_code(error)).inc()
                     return
@@ -425,7 +424,7 @@ class Controller:
     def _write_status_once(self, workload: Workload, body: dict, requeue: bool, evicted_from: str | None) -> None:
         """Start a stop/resume/drain status write unless one for this workload is in flight."""
         manager = statuses.REQUEUE_FIELD_MANAGER if requeue else FIELD_MANAGER
-        self._patch_once(workload, "/status", body, manager, APPLY_PATCH, evicted_from)
+        self._patch_once(workload, "/status", body, manager, contenttypes.APPLY_PATCH, evicted_from)
 
     def _patch_once(self, workload: Workload, subresource: str, body: dict, manager: str, content_type: str,
                     evicted_from: str | None) -> bool:
@@ -438,12 +437,12 @@ class Controller:
         return True
 
     async def _write_status(self, workload: Workload, body: dict, manager: str, evicted_from: str | None,
-                            subresource: str = "/status", content_type: str = APPLY_PATCH) -> bool:
+                            subresource: str = "/status", content_type: str = contenttypes.APPLY_PATCH) -> bool:
         """Patch ``body`` (an apply configuration by default); the response is fed back like an eviction's.
         ``evicted_from``: the ClusterQueue an eviction takes the workload out of, for the metric. Whether
         it was written."""
         path = _workload_path(workload.namespace, workload.name)
-        force = "&force=true" if content_type == APPLY_PATCH else ""
+        force = "&force=true" if content_type == contenttypes.APPLY_PATCH else ""
         try:
             async with self._writes:
                 try:
@@ -497,7 +496,7 @@ class Controller:
         version = obj["metadata"].get("resourceVersion", "")
         body = statuses.exceeded_status(statuses.conditions_of(obj), version, now)
         written = await self._write_status(workload, body, EXECUTION_FIELD_MANAGER, None, "/status",
-                                           statuses.MERGE_PATCH)
+                                           contenttypes.MERGE_PATCH)
         known = self._known_workloads.get(workload.key)
         if not written and known is not None and known["metadata"].get("resourceVersion") == version:
             self._executing.arm(workload.key, self.clock() + EXECUTION_RETRY_SECONDS, (workload, obj))
@@ -533,7 +532,7 @@ class Controller:
         one times the Workload again itself)."""
         version = obj["metadata"].get("resourceVersion", "")
         written = await self._write_status(workload, write.body, timed.field_manager, write.evicted_from,
-                                           "/status", statuses.MERGE_PATCH)
+                                           "/status", contenttypes.MERGE_PATCH)
         known = self._known_workloads.get(workload.key)
         if not written and known is not None and known["metadata"].get("resourceVersion") == version:
             timed.retry(workload, obj, self.clock() + timed.retry_seconds)
@@ -708,7 +707,7 @@ class Controller:
                                   status: queuestatus.QueueStatus) -> None:
         try:
             await self.client.request("PATCH", f"{path}/status?fieldManager={FIELD_MANAGER}&force=true", body,
-                                      "application/apply-patch+yaml")
+                                      contenttypes.APPLY_PATCH)
         except kube.FAILURES as error:
             self.metrics.write_failures.labels(f"{kind.lower()}s/status", kube.failure_code(error)).inc()
             if self._status_written.get(key) is status:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from scheduler.api import groups
+from scheduler.api import contenttypes, groups
 from scheduler.controller import informing, metering, podsreadiness, statuses, workqueues
 from scheduler.core import jobs, podsready
 from scheduler.core.kinds import ResourceFlavor
@@ -199,7 +199,7 @@ class JobReconciler:
                     "status": {"conditions": [jobs.finished_condition(step.finish, statuses.rfc3339(self.clock()))]}}
             path = f"{groups.PATH}/namespaces/{workload.namespace}/workloads/{workload.name}/status"
             await self.client.request("PATCH", f"{path}?fieldManager={FIELD_MANAGER}&force=true", body,
-                                      "application/apply-patch+yaml")
+                                      contenttypes.APPLY_PATCH)
             self._finishing.add(job.uid)
             return
         if isinstance(step, jobs.SetPodsReady):
@@ -207,14 +207,14 @@ class JobReconciler:
             return
         path = _job_path(job.namespace, job.name)
         if isinstance(step, jobs.StartJob):
-            result = await self.client.request("PATCH", path, jobs.start_patch(step), kube.MERGE_PATCH)
+            result = await self.client.request("PATCH", path, jobs.start_patch(step), contenttypes.MERGE_PATCH)
         elif isinstance(step, jobs.StopJob):
-            result = await self.client.request("PATCH", path, jobs.stop_patch(step), kube.MERGE_PATCH)
+            result = await self.client.request("PATCH", path, jobs.stop_patch(step), contenttypes.MERGE_PATCH)
         elif isinstance(step, jobs.ClearStartTime):
             result = await self.client.request("PATCH", f"{path}/status", jobs.clear_start_time_patch(step),
-                                               kube.MERGE_PATCH)
+                                               contenttypes.MERGE_PATCH)
         else:
-            result = await self.client.request("PATCH", path, jobs.restore_patch(step), kube.MERGE_PATCH)
+            result = await self.client.request("PATCH", path, jobs.restore_patch(step), contenttypes.MERGE_PATCH)
         # Decide the next step from what we wrote, not from the older Job the watch may still bring.
         self._remember_job(result)
 
@@ -229,7 +229,7 @@ class JobReconciler:
                 "status": {"conditions": [condition]}}
         path = f"{groups.PATH}/namespaces/{workload.namespace}/workloads/{workload.name}/status"
         result = await self.client.request("PATCH", f"{path}?fieldManager={PODS_READY_FIELD_MANAGER}&force=true",
-                                           body, "application/apply-patch+yaml")
+                                           body, contenttypes.APPLY_PATCH)
         # Decide the next step from what we wrote (the watch's echo may come later).
         self._pods_ready[step.job.uid] = podsreadiness.pods_ready_of(statuses.conditions_of(result))
 

@@ -30,7 +30,6 @@ EVICTION_FIELD_MANAGER = "kqbench-scheduler-eviction"
 the main manager, that body would remove the admission and the QuotaReserved condition the main one owns."""
 """Owns only the QuotaReserved=False condition of a workload turned away: applied under the main
 manager, that one-condition body would remove the other conditions the main manager owns."""
-MERGE_PATCH = "application/merge-patch+json"
 ACCUMULATED = "accumulatedPastExecutionTimeSeconds"
 
 

@@ -19,6 +19,7 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from scheduler.api import contenttypes
 from scheduler.controller import informing, metering, workqueues
 from scheduler.core import jobs, ungating
 from scheduler.core.workloads import Workload
@@ -138,7 +139,7 @@ class TopologyUngater:
         path = f"/api/v1/namespaces/{step.pod.namespace}/pods/{step.pod.name}"
         async with room:
             try:
-                answer = await self.client.request("PATCH", path, ungating.ungate_patch(step), kube.MERGE_PATCH)
+                answer = await self.client.request("PATCH", path, ungating.ungate_patch(step), contenttypes.MERGE_PATCH)
             except kube.FAILURES as error:
                 self.metrics.write_failures.labels("pods", kube.failure_code(error)).inc()
                 log.warning("pod %s/%s: ungating failed (%s)", step.pod.namespace, step.pod.name, error)

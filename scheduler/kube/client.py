@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import aiohttp
 import orjson
 
+from scheduler.api import contenttypes
 from scheduler.kube.kubeconfig import Credentials
 from scheduler.kube.ratelimit import TokenBucket
 
@@ -22,7 +23,6 @@ WriteObserver = Callable[[str, str, int, int], None]
 
 
 READ_BUFFER_BYTES = 8 * 1024**2
-MERGE_PATCH = "application/merge-patch+json"
 """aiohttp's stream buffer; a watch event is one line, and a line may be twice this long. Its default
 (256 KiB) ended the Workload watch at the first event over 512 KiB (a TAS assignment of about 32,000
 cloud-named hosts) with "Chunk too big"; etcd stores objects up to 1.5 MiB by default, and a cluster may
@@ -167,9 +167,9 @@ class KubeClient:
 
     async def patch_status(self, path: str, patch: dict) -> dict:
         """JSON merge patch on the status subresource."""
-        return await self.request("PATCH", f"{path}/status", patch, MERGE_PATCH)
+        return await self.request("PATCH", f"{path}/status", patch, contenttypes.MERGE_PATCH)
 
     async def apply(self, path: str, obj: dict, manager: str = "kqbench") -> dict:
         """Server-side apply (creates or updates), forcing our field ownership."""
         return await self.request("PATCH", f"{path}?fieldManager={manager}&force=true", obj,
-                                  "application/apply-patch+yaml")
+                                  contenttypes.APPLY_PATCH)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import orjson
 
-from scheduler.api import groups
+from scheduler.api import contenttypes, groups
 from scheduler.core.pendingreading import PendingReader
 from scheduler.kube import client as kube
 from scheduler.publishing import metering, strategies
@@ -184,7 +184,7 @@ class SingleObjectPublisher(Publisher):
             try:
                 # A merge patch replaces the list whole and needs no resourceVersion (a PUT of a
                 # custom resource does): one write per change, as a real controller would do it.
-                await self.client.request("PATCH", f"{POSITIONS_PATH}/{cq}", body, kube.MERGE_PATCH)
+                await self.client.request("PATCH", f"{POSITIONS_PATH}/{cq}", body, contenttypes.MERGE_PATCH)
             except kube.ApiError as error:
                 if error.status != 404:
                     raise
@@ -235,7 +235,7 @@ class TopNPublisher(Publisher):
                         "lastChangeTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}}
             try:
                 await self.client.request("PATCH", f"{KUEUE}/clusterqueues/{cq}/status?fieldManager=kqbench-positions&force=true",
-                                          body, "application/apply-patch+yaml")
+                                          body, contenttypes.APPLY_PATCH)
             except kube.ApiError as error:
                 self.metrics.failed(failure_reason(error))
                 continue

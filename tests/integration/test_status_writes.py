@@ -15,8 +15,8 @@ import json
 import pytest
 
 from harness.kube import apiservice, kubeconfig, rest
+from scheduler.api import contenttypes
 from scheduler.controller import podsreadiness, statuses
-from scheduler.controller.controlling import APPLY_PATCH as APPLY
 from scheduler.core import podsready
 from scheduler.core.conversion import WorkloadDecoder
 from scheduler.core.workloads import Admission, PodSetAssignment, Workload
@@ -29,8 +29,8 @@ pytestmark = pytest.mark.integration
 ADMISSION = Admission("cq", (PodSetAssignment("main", {"cpu": "default"}, {"cpu": 1000}, 1),))
 
 
-def _write(creds, path: str, body: dict, manager: str, content_type: str = APPLY) -> dict:
-    force = "&force=true" if content_type == APPLY else ""
+def _write(creds, path: str, body: dict, manager: str, content_type: str = contenttypes.APPLY_PATCH) -> dict:
+    force = "&force=true" if content_type == contenttypes.APPLY_PATCH else ""
     status, answer = rest.request(creds, "PATCH", f"{path}/status?fieldManager={manager}{force}", body,
                                   content_type)
     assert status == 200, f"{status}: {answer[:300]!r}"
@@ -67,7 +67,7 @@ def test_an_admission_after_a_preemption_and_a_pods_ready_timeout_is_taken(binar
         requeue = podsready.RequeueState(count=1, requeue_at=now + 20)
         evicted = _write(creds, path, podsreadiness.eviction_patch(_decoded(admitted), admitted, timeout, requeue,
                                                                    now + 10, release=True),
-                         podsreadiness.FIELD_MANAGER, statuses.MERGE_PATCH)
+                         podsreadiness.FIELD_MANAGER, contenttypes.MERGE_PATCH)
         assert "admission" not in evicted["status"]
 
         again = _write(creds, path, statuses.admission_status(_decoded(evicted), ADMISSION, now + 30),

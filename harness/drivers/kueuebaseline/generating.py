@@ -30,6 +30,7 @@ from harness.kube import waiting
 from harness.load import arrivals, creating
 from harness.workloads import bareworkloads
 from loadtests import settings as load_settings, workloads as wl
+from scheduler.api import contenttypes
 from scheduler.controller import estimating, informing
 from scheduler.core import conditions, quantities
 from scheduler.kube import client as kube
@@ -249,7 +250,7 @@ class Generator:
                 await self.client.request("PATCH", f"{path}?fieldManager={FIELD_MANAGER}&force=true",
                                           bareworkloads.finished_apply(creation.queue.namespace, record.name, self.clock(),
                                                                        "kqbench kueue-baseline: runtime elapsed after admission"),
-                                          "application/apply-patch+yaml")
+                                          contenttypes.APPLY_PATCH)
             except creating.WRITE_ERRORS:
                 self.outcome.finish_failures += 1
                 if self._timers.get(record.name) == epoch:  # try again shortly, still bounded by the run's deadline
@@ -265,7 +266,7 @@ class Generator:
         try:
             async with self.engine.slots:
                 await self.client.request("PATCH", path, bareworkloads.eviction_release(obj, self.clock()),
-                                          "application/merge-patch+json")
+                                          contenttypes.MERGE_PATCH)
             self.outcome.evictions_released += 1
         except creating.WRITE_ERRORS:
             pass
