@@ -26,7 +26,7 @@ from harness.toolchain import building, versions
 
 DEFAULT_OUT = Path("results") / "agreement" / "runs"
 BATCHES = "batches"
-"""Where in --out each batch's scenario run goes (its cluster's and scheduler's logs among its files)."""
+"""Where in --out each batch's scenario file and run folder go (its scheduler's log among the run's files)."""
 
 
 @click.command("agree")
@@ -135,14 +135,16 @@ def command(count, seed, required, files, impl_a, impl_b, repeats, batch_size, s
 
 
 def batch_runner(folder: Path, kueue: settings.KueueOptions, say=print) -> differential.RunBatch:
-    """Each batch through one implementation as a one-case scenario run in ``folder`` (its cluster, scheduler,
-    logs and tables there; the runner tears them down also on failure)."""
+    """Each batch through one implementation as a one-case scenario run in ``folder``: its scenario file
+    (`<name>.yaml`: `kqbench run` plays the batch again) and its run folder (cluster, scheduler, logs and
+    tables; the runner tears them down also on failure)."""
     hooks = adapters.bare_hooks()
 
     def run_batch(implementation: str, batch: dict[str, cases.Case], name: str) -> dict[str, batching.Outcome]:
-        data = batching.scenario(batch, implementation, kueue, name)
-        loaded = loading.parse(yaml.safe_dump(data, sort_keys=False), f"kqbench agree batch {name}")
-        result = runner.run(loaded, hooks, runner.RunOptions(folder, report=False), say=say)
+        folder.mkdir(parents=True, exist_ok=True)
+        scenario = folder / f"{name}.yaml"
+        scenario.write_text(yaml.safe_dump(batching.scenario(batch, implementation, kueue, name), sort_keys=False))
+        result = runner.run(loading.load(str(scenario)), hooks, runner.RunOptions(folder, report=False), say=say)
         if result.interrupted:
             raise KeyboardInterrupt(f"interrupted in batch {name}")
         return batching.outcomes(batch, tidy.read(result.folder), result.record.cases[0].error)
