@@ -22,10 +22,9 @@ import pytest
 from harness.implementations.kueue import starting
 from harness.kube import apiservice, kubeconfig, rest
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.toolchain import building
 
-from .conftest import kwok_cluster
+from .conftest import kwok_cluster, running_scheduler
 from .kueue_objects import BASE, VISIBILITY, create, flavor, listed, local_queue, workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.nightly]
@@ -80,20 +79,17 @@ def consumed_cpu(creds, lq: str) -> str | None:
 
 def decide(implementation: str, log_dir: Path) -> tuple[list[str], set[str], list[str]]:
     """(pending order while a0 runs, admitted after it is deleted, pending order then)."""
-    handle = None
     with kwok_cluster(f"afs-{implementation[:3]}", nodes=2) as info:
-        try:
-            creds = kubeconfig.load(info.kubeconfig)
-            if implementation == "kueue":
-                starting.install_api(info)
-                handle = schedulers.start(info, log_dir, implementation="kueue", qps=50, burst=100,
-                                          admission_fair_sharing=True, usage_half_life_seconds=HALF_LIFE_SECONDS,
-                                          usage_sampling_interval_seconds=SAMPLING_SECONDS)
-            else:
-                apiservice.install_crds(creds)
-                handle = schedulers.start(info, log_dir, strategy="aggregated-indexed",
-                                             admission_fair_sharing=True, usage_half_life_seconds=HALF_LIFE_SECONDS,
-                                             usage_sampling_interval_seconds=SAMPLING_SECONDS)
+        creds = kubeconfig.load(info.kubeconfig)
+        if implementation == "kueue":
+            starting.install_api(info)
+            fields = {"implementation": "kueue", "qps": 50, "burst": 100}
+        else:
+            apiservice.install_crds(creds)
+            fields = {"strategy": "aggregated-indexed"}
+        with running_scheduler(info, log_dir, **fields, admission_fair_sharing=True,
+                               usage_half_life_seconds=HALF_LIFE_SECONDS,
+                               usage_sampling_interval_seconds=SAMPLING_SECONDS):
             create(creds, queue_objects())
             create(creds, [workload("a0", "lq-a", 0, 4)])
             until(lambda: admitted(creds), lambda names: names == {"a0"})
@@ -107,9 +103,6 @@ def decide(implementation: str, log_dir: Path) -> tuple[list[str], set[str], lis
             assert status in (200, 202), body[:300]
             after = until(lambda: admitted(creds), lambda names: "a0" not in names and len(names) == 1)
             return before, after, until(lambda: pending(creds), lambda names: len(names) == len(WAITING) - 1)
-        finally:
-            if handle is not None:
-                handle.stop()
 
 
 def test_reference_and_kueue_order_and_admit_alike_by_local_queue_usage(binaries, state_dir, tmp_path):

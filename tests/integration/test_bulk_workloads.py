@@ -8,15 +8,13 @@ import subprocess
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.etcd import etcdwriting
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.workloads import bulkloading, storing
+from scheduler.api import groups
 
-from .conftest import kwok_cluster, leftover_processes, run_cli, unique_name
+from .conftest import kwok_cluster, run_cli, running_scheduler
 from .kueue_objects import BASE, VISIBILITY, create, flavor, local_queue, metric_sum, path_of, wait_for
 
 pytestmark = pytest.mark.integration
@@ -29,7 +27,7 @@ PREFIX = "wl"
 def cluster_queue(cpu: int) -> dict:
     """One flavor covering what every loaded Workload asks for (1 CPU, 1Gi)."""
     quotas = [{"name": "cpu", "nominalQuota": str(cpu)}, {"name": "memory", "nominalQuota": f"{cpu}Gi"}]
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+    return {"apiVersion": groups.API_VERSION, "kind": "ClusterQueue", "metadata": {"name": "cq"},
             "spec": {"namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
                      "resourceGroups": [{"coveredResources": ["cpu", "memory"],
                                          "flavors": [{"name": "default", "resources": quotas}]}]}}
@@ -39,23 +37,16 @@ def cluster_queue(cpu: int) -> dict:
 def loaded(binaries, state_dir, tmp_path_factory):
     """A cluster, the reference scheduler on a LocalQueue whose ClusterQueue has no quota, and COUNT Workloads loaded by the CLI
     as a user runs it; everything stopped after the module, also on failure."""
-    name = unique_name("bulkwl")
-    scheduler = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=1)], LineProgress(interval=10.0))
+    with kwok_cluster("bulkwl") as info:
         creds = kubeconfig.load(info.kubeconfig)
-        scheduler = schedulers.start(info, tmp_path_factory.mktemp("logs")).process
-        bulkloading.ensure_namespace(creds, NAMESPACE)
-        create(creds, [flavor("default"), cluster_queue(0), local_queue("lq", "cq", NAMESPACE)])
-        result = run_cli("cluster", "load-workloads", "--name", name, "--count", str(COUNT), "--queue", "lq",
-                         "--namespace", NAMESPACE, "--prefix", PREFIX, "--scheduler-metrics", scheduler.metrics_url,
-                         timeout=120)
-        yield info, creds, scheduler, result
-    finally:
-        if scheduler:
-            scheduler.stop()
-        bringup.down(name)
-        assert leftover_processes(name) == [], "cluster processes outlived `down`"
+        with running_scheduler(info, tmp_path_factory.mktemp("logs")) as handle:
+            scheduler = handle.process
+            bulkloading.ensure_namespace(creds, NAMESPACE)
+            create(creds, [flavor("default"), cluster_queue(0), local_queue("lq", "cq", NAMESPACE)])
+            result = run_cli("cluster", "load-workloads", "--name", info.name, "--count", str(COUNT), "--queue", "lq",
+                             "--namespace", NAMESPACE, "--prefix", PREFIX, "--scheduler-metrics", scheduler.metrics_url,
+                             timeout=120)
+            yield info, creds, scheduler, result
 
 
 def workloads_in_api(creds) -> list[dict]:
@@ -123,25 +114,21 @@ def test_the_scheduler_holds_them_pending_and_admits_them_once_quota_allows(load
 def test_loaded_before_anything_watches_them_with_kube_apiserver_stopped(binaries, state_dir, tmp_path):
     """`load_at_start`: many Workloads to a revision while kube-apiserver is down, two queues; the restarted
     kube-apiserver serves every one and a scheduler started afterwards holds them all pending."""
-    scheduler = None
     with kwok_cluster("bulkwl0") as info:
-        try:
-            creds = kubeconfig.load(info.kubeconfig)
-            apiservice.install_crds(creds)
-            bulkloading.ensure_namespace(creds, NAMESPACE)
-            create(creds, [flavor("default"), cluster_queue(0), local_queue("lq", "cq", NAMESPACE),
-                           local_queue("lq2", "cq", NAMESPACE)])
-            batches = [storing.Batch(count=150, queue="lq", namespace=NAMESPACE, prefix="a"),
-                       storing.Batch(count=151, queue="lq2", namespace=NAMESPACE, prefix="b")]
-            report = bulkloading.load_at_start(info, batches, LineProgress(interval=10.0), timeout=120)
-            assert (report.requested, report.served) == (301, 301)
-            assert report.transactions < 301  # many to a revision: nothing was watching
-            assert len(workloads_in_api(creds)) == 301
-            again = storing.Batch(count=1, queue="lq", namespace=NAMESPACE, prefix="a")
-            with pytest.raises(etcdwriting.NamesExist):
-                bulkloading.load_at_start(info, [again], LineProgress(interval=10.0), timeout=120)
-            scheduler = schedulers.start(info, tmp_path).process
+        creds = kubeconfig.load(info.kubeconfig)
+        apiservice.install_crds(creds)
+        bulkloading.ensure_namespace(creds, NAMESPACE)
+        create(creds, [flavor("default"), cluster_queue(0), local_queue("lq", "cq", NAMESPACE),
+                       local_queue("lq2", "cq", NAMESPACE)])
+        batches = [storing.Batch(count=150, queue="lq", namespace=NAMESPACE, prefix="a"),
+                   storing.Batch(count=151, queue="lq2", namespace=NAMESPACE, prefix="b")]
+        report = bulkloading.load_at_start(info, batches, LineProgress(interval=10.0), timeout=120)
+        assert (report.requested, report.served) == (301, 301)
+        assert report.transactions < 301  # many to a revision: nothing was watching
+        assert len(workloads_in_api(creds)) == 301
+        again = storing.Batch(count=1, queue="lq", namespace=NAMESPACE, prefix="a")
+        with pytest.raises(etcdwriting.NamesExist):
+            bulkloading.load_at_start(info, [again], LineProgress(interval=10.0), timeout=120)
+        with running_scheduler(info, tmp_path) as handle:
+            scheduler = handle.process
             assert wait_for(lambda: bulkloading.scheduler_pending(scheduler.metrics_url, "cq") >= 301, timeout=60)
-        finally:
-            if scheduler is not None:
-                scheduler.stop()

@@ -10,15 +10,13 @@ import time
 
 import pytest
 
-from harness.clusters import bringup, kwokconfig, spec as specs
+from harness.clusters import kwokconfig
 from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools
-from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from scheduler.core import conditions, jobs as corejobs
 
 from . import kueue_objects as ko
-from .conftest import unique_name
+from .conftest import kwok_cluster_with_report, running_scheduler
 
 pytestmark = pytest.mark.integration
 
@@ -74,20 +72,12 @@ def cluster_queue(name: str, cpu: int) -> dict:
 @pytest.fixture(scope="module")
 def cluster(binaries, state_dir):
     """10 nodes, 8 of them in the spot pool the flavor selects; the scheduler manages Jobs."""
-    name = unique_name("jobs")
-    handle = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name, jobs=True),
-                             [pools.NodePool(name="spot", count=8), pools.NodePool(name="other", count=2)],
-                             LineProgress(interval=10.0))
+    node_pools = [pools.NodePool(name="spot", count=8), pools.NodePool(name="other", count=2)]
+    with kwok_cluster_with_report("jobs", node_pools, jobs=True) as (info, _):
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
-        handle = schedulers.start(info, no_client_limit=True, manage_jobs=True).process
-        yield creds, handle
-    finally:
-        if handle:
-            handle.stop()
-        bringup.down(name)
+        with running_scheduler(info, no_client_limit=True, manage_jobs=True) as handle:
+            yield creds, handle.process
 
 
 def test_twenty_jobs_run_five_at_a_time_on_the_flavors_nodes_and_release_their_quota(cluster):

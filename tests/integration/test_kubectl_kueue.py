@@ -10,6 +10,7 @@ owner job's reconciler, and a bare Workload has none) the test asserts what Kueu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -18,11 +19,10 @@ from pathlib import Path
 import pytest
 
 from harness.kube import apiservice, kubeconfig
-from harness.scenarios import schedulers
 from harness.toolchain import layout, versions
 
 from . import kueue_objects as ko
-from .conftest import kwok_cluster
+from .conftest import kwok_cluster, running_scheduler
 
 pytestmark = pytest.mark.integration
 
@@ -47,26 +47,23 @@ def kueue_cluster(request, binaries, state_dir, tmp_path_factory):
     """A 1-node cluster, one queue with six workloads, and a scheduler serving visibility: ours or Kueue."""
     plugin = _plugin()
     implementation = request.param
-    handle = None
-    with kwok_cluster("kctl") as info:
-        try:
-            creds = kubeconfig.load(info.kubeconfig)
-            if implementation == "kueue":
-                handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue", qps=50, burst=100)
-            else:
-                apiservice.install_crds(creds)
-            ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"),
-                              ko.local_queue("lq-a", "cq"), ko.local_queue("lq-b", "cq")])
-            ko.create(creds, [ko.workload(n, _queue_of(n), p, 1) for n, p in PRIORITIES.items()])
-            if implementation == "reference":
-                handle = schedulers.start(info, no_client_limit=True)
-                apiservice.wait_available(creds)
-            env = {**os.environ, "KUBECONFIG": info.kubeconfig,
-                   "PATH": f"{plugin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-            yield KubectlKueue(str(binaries.kubectl), env, implementation), creds
-        finally:
-            if handle is not None:
-                handle.stop()
+    # Kueue's start installs its CRDs, so it starts before the objects; the reference scheduler after them.
+    with kwok_cluster("kctl") as info, contextlib.ExitStack() as stack:
+        creds = kubeconfig.load(info.kubeconfig)
+        if implementation == "kueue":
+            stack.enter_context(running_scheduler(info, tmp_path_factory.mktemp("kueue"), implementation="kueue",
+                                                  qps=50, burst=100))
+        else:
+            apiservice.install_crds(creds)
+        ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"),
+                          ko.local_queue("lq-a", "cq"), ko.local_queue("lq-b", "cq")])
+        ko.create(creds, [ko.workload(n, _queue_of(n), p, 1) for n, p in PRIORITIES.items()])
+        if implementation == "reference":
+            stack.enter_context(running_scheduler(info, no_client_limit=True))
+            apiservice.wait_available(creds)
+        env = {**os.environ, "KUBECONFIG": info.kubeconfig,
+               "PATH": f"{plugin.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        yield KubectlKueue(str(binaries.kubectl), env, implementation), creds
 
 
 class KubectlKueue:

@@ -10,16 +10,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from harness.clusters import bringup, spec as specs
 from harness.errors import KqbenchError
 from harness.implementations.kueue import installing, starting
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.toolchain import building, layout, versions
 
-from .conftest import kwok_cluster, leftover_processes, run_cli, unique_name
+from .conftest import kwok_cluster, run_cli, running_scheduler
 from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, metric_sum, queue_order,
                             wait_for, workload)
 
@@ -44,8 +41,8 @@ def is_admitted(item) -> bool:
 
 def test_kueue_admits_and_serves_positions_through_the_apiserver(cluster, kueue_build, tmp_path):
     creds = kubeconfig.load(cluster.kubeconfig)
-    handle = schedulers.start(cluster, tmp_path, implementation="kueue", qps=50, burst=100).process
-    try:
+    with running_scheduler(cluster, tmp_path, implementation="kueue", qps=50, burst=100) as scheduler:
+        handle = scheduler.process
         assert apiservice.installed_implementation(creds) == "kueue"
         # 10 CPUs of quota; 30 one-CPU Workloads of three priorities: 10 admitted, 20 pending.
         create(creds, [flavor("default"), cluster_queue("cq-k", 10, cohort="co-k"), local_queue("lq-k", "cq-k")])
@@ -70,8 +67,6 @@ def test_kueue_admits_and_serves_positions_through_the_apiserver(cluster, kueue_
         assert [i["positionInLocalQueue"] for i in json.loads(body)["items"]] == [3, 4, 5, 6, 7]
         metrics = handle.metrics_text()
         assert metric_sum(metrics, "kueue_pending_workloads", cluster_queue="cq-k") == 20
-    finally:
-        handle.stop()
     assert not handle.alive()
 
 
@@ -108,56 +103,48 @@ def test_another_kueue_version_admits_and_serves_positions_as_shipped(version, b
     """Each Kueue of versions.toml beside the default, started as a scenario names it: its own CRDs,
     the client limits its Configuration ships, admitting and serving positions through kube-apiserver."""
     building.ensure_kueue(LineProgress(interval=10.0), version=version)
-    name = unique_name("kueue-v")
-    handle = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=10)], LineProgress(interval=10.0))
+    with kwok_cluster("kueue-v", nodes=10) as info:
         creds = kubeconfig.load(info.kubeconfig)
-        handle = schedulers.start(info, tmp_path, implementation="kueue", kueue_version=version,
-                                  strategy="aggregated-snapshot")
-        shipped = yaml.safe_load(layout.KueueBuild.in_cache(version).manager_config.read_text())["clientConnection"]
-        written = yaml.safe_load(installing.files_for(info).config.read_text())["clientConnection"]
-        assert written == {"qps": shipped["qps"], "burst": shipped["burst"]}
-        metrics = handle.process.metrics_text()
-        assert f'git_version="{version}"' in metrics, "the manager running is the version asked for"
-        create(creds, [flavor("default"), cluster_queue("cq-v", 10, cohort="co-v"), local_queue("lq-v", "cq-v")])
-        create(creds, [workload(f"w-{i:02d}", "lq-v", priority=i % 3, cpu=1) for i in range(30)])
-        admitted = wait_for(lambda: sum(map(is_admitted, listed(creds, "workloads"))) == 10, timeout=120)
-        assert admitted, f"Kueue {version} did not admit 10 Workloads; log:\n{handle.process.log_tail()}"
-        pending = sorted((w for w in listed(creds, "workloads") if not is_admitted(w)), key=queue_order)
+        with running_scheduler(info, tmp_path, implementation="kueue", kueue_version=version,
+                               strategy="aggregated-snapshot") as handle:
+            shipped = yaml.safe_load(layout.KueueBuild.in_cache(version).manager_config.read_text())["clientConnection"]
+            written = yaml.safe_load(installing.files_for(info).config.read_text())["clientConnection"]
+            assert written == {"qps": shipped["qps"], "burst": shipped["burst"]}
+            metrics = handle.process.metrics_text()
+            assert f'git_version="{version}"' in metrics, "the manager running is the version asked for"
+            create(creds, [flavor("default"), cluster_queue("cq-v", 10, cohort="co-v"), local_queue("lq-v", "cq-v")])
+            create(creds, [workload(f"w-{i:02d}", "lq-v", priority=i % 3, cpu=1) for i in range(30)])
+            admitted = wait_for(lambda: sum(map(is_admitted, listed(creds, "workloads"))) == 10, timeout=120)
+            assert admitted, f"Kueue {version} did not admit 10 Workloads; log:\n{handle.process.log_tail()}"
+            pending = sorted((w for w in listed(creds, "workloads") if not is_admitted(w)), key=queue_order)
 
-        def page():
-            status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/cq-v/pendingworkloads")
-            return json.loads(body) if status == 200 and len(json.loads(body)["items"]) == 20 else None
+            def page():
+                status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/cq-v/pendingworkloads")
+                return json.loads(body) if status == 200 and len(json.loads(body)["items"]) == 20 else None
 
-        served = wait_for(page, timeout=60)
-        assert served, f"Kueue {version}'s visibility API did not list the 20 pending Workloads"
-        # Once red in a full run (not again in four runs of this file): the message keeps what decides the order.
-        expected = [(w["metadata"]["name"], w["spec"].get("priority"), w["metadata"]["creationTimestamp"],
-                     w["metadata"]["uid"]) for w in pending]
-        assert [i["metadata"]["name"] for i in served["items"]] == [e[0] for e in expected], (
-            f"served {[i['metadata']['name'] for i in served['items']]}\nexpected (name, priority, created, uid) "
-            f"{expected}\nlog:\n{handle.process.log_tail()}")
-        assert [i["positionInClusterQueue"] for i in served["items"]] == list(range(20))
-        status, body = rest.get(creds, f"{VISIBILITY}/namespaces/default/localqueues/lq-v/pendingworkloads?limit=5&offset=3")
-        assert status == 200, body[:300]
-        assert [i["positionInLocalQueue"] for i in json.loads(body)["items"]] == [3, 4, 5, 6, 7]
-        # v0.17.0's visibility API panics on a pending Workload without spec.priority (kqbench's
-        # generator always writes one for that reason); later versions serve it at priority 0
-        unprioritised = workload("w-no-priority", "lq-v", priority=0, cpu=1)
-        del unprioritised["spec"]["priority"]
-        create(creds, [unprioritised])
+            served = wait_for(page, timeout=60)
+            assert served, f"Kueue {version}'s visibility API did not list the 20 pending Workloads"
+            # Once red in a full run (not again in four runs of this file): the message keeps what decides the order.
+            expected = [(w["metadata"]["name"], w["spec"].get("priority"), w["metadata"]["creationTimestamp"],
+                         w["metadata"]["uid"]) for w in pending]
+            assert [i["metadata"]["name"] for i in served["items"]] == [e[0] for e in expected], (
+                f"served {[i['metadata']['name'] for i in served['items']]}\nexpected (name, priority, created, uid) "
+                f"{expected}\nlog:\n{handle.process.log_tail()}")
+            assert [i["positionInClusterQueue"] for i in served["items"]] == list(range(20))
+            status, body = rest.get(creds, f"{VISIBILITY}/namespaces/default/localqueues/lq-v/pendingworkloads?limit=5&offset=3")
+            assert status == 200, body[:300]
+            assert [i["positionInLocalQueue"] for i in json.loads(body)["items"]] == [3, 4, 5, 6, 7]
+            # v0.17.0's visibility API panics on a pending Workload without spec.priority (kqbench's
+            # generator always writes one for that reason); later versions serve it at priority 0
+            unprioritised = workload("w-no-priority", "lq-v", priority=0, cpu=1)
+            del unprioritised["spec"]["priority"]
+            create(creds, [unprioritised])
 
-        def listed_without_priority():
-            status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/cq-v/pendingworkloads")
-            items = json.loads(body)["items"] if status == 200 else []
-            return [i for i in items if i["metadata"]["name"] == "w-no-priority"] or None
+            def listed_without_priority():
+                status, body = rest.get(creds, f"{VISIBILITY}/clusterqueues/cq-v/pendingworkloads")
+                items = json.loads(body)["items"] if status == 200 else []
+                return [i for i in items if i["metadata"]["name"] == "w-no-priority"] or None
 
-        found = wait_for(listed_without_priority, timeout=60)
-        assert found and found[0]["priority"] == 0, f"Kueue {version} did not serve it; log:\n{handle.process.log_tail()}"
-    finally:
-        if handle is not None:
-            handle.stop()
-        bringup.down(name)
-    assert handle is not None and not handle.alive()
-    assert leftover_processes(name) == [], "cluster processes outlived `down`"
+            found = wait_for(listed_without_priority, timeout=60)
+            assert found and found[0]["priority"] == 0, f"Kueue {version} did not serve it; log:\n{handle.process.log_tail()}"
+    assert not handle.alive()

@@ -7,10 +7,9 @@ import dataclasses
 import pytest
 
 from harness.kube import apiservice, kubeconfig, rest
-from harness.scenarios import schedulers
 from loadtests import running, settings as load_settings
 
-from .conftest import kwok_cluster
+from .conftest import kwok_cluster, running_scheduler
 
 pytestmark = pytest.mark.integration
 
@@ -38,17 +37,12 @@ def queues(creds: kubeconfig.Credentials) -> None:
 @pytest.fixture(scope="module")
 def scheduled_cluster(binaries, state_dir, tmp_path_factory):
     """A 3-node cluster running the reference scheduler with its visibility API; all stopped afterwards."""
-    handle = None
     with kwok_cluster("loadsched", nodes=3) as info:
-        try:
-            creds = kubeconfig.load(info.kubeconfig)
-            handle = schedulers.start(info, tmp_path_factory.mktemp("sched"), strategy="aggregated-indexed")
+        creds = kubeconfig.load(info.kubeconfig)
+        with running_scheduler(info, tmp_path_factory.mktemp("sched"), strategy="aggregated-indexed"):
             apiservice.wait_available(creds)
             queues(creds)
             yield info, creds
-        finally:
-            if handle is not None:
-                handle.stop()
 
 
 def plan_for(creds: kubeconfig.Credentials, mode: str, weights: dict[str, int], seconds: float) -> load_settings.RunPlan:

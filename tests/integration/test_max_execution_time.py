@@ -19,11 +19,10 @@ import pytest
 
 from harness.kube import apiservice, kubeconfig, rest
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.toolchain import building, versions
 
 from . import kueue_objects as ko
-from .conftest import kwok_cluster
+from .conftest import kwok_cluster, running_scheduler
 
 pytestmark = pytest.mark.integration
 
@@ -44,23 +43,19 @@ IMPLEMENTATIONS = ["reference", *(f"kueue-{v}" if v == _PINS.kueue
 def queue_of_two(request, binaries, state_dir, tmp_path_factory):
     """A 1-node cluster with one 2-CPU ClusterQueue and a scheduler: ours or Kueue; all stopped after the module."""
     implementation = request.param
-    handle = None
     with kwok_cluster("maxexec") as info:
-        try:
-            creds = kubeconfig.load(info.kubeconfig)
-            if implementation == "reference":
-                apiservice.install_crds(creds)
-                handle = schedulers.start(info, no_client_limit=True)
-            else:
-                version = implementation.removeprefix("kueue-")
-                building.ensure_kueue(LineProgress(interval=10.0), version=version)
-                handle = schedulers.start(info, tmp_path_factory.mktemp("kueue"), implementation="kueue",
-                                          kueue_version=version, qps=50, burst=100)
+        creds = kubeconfig.load(info.kubeconfig)
+        if implementation == "reference":
+            apiservice.install_crds(creds)
+            log_dir, fields = None, {"no_client_limit": True}
+        else:
+            version = implementation.removeprefix("kueue-")
+            building.ensure_kueue(LineProgress(interval=10.0), version=version)
+            log_dir = tmp_path_factory.mktemp("kueue")
+            fields = {"implementation": "kueue", "kueue_version": version, "qps": 50, "burst": 100}
+        with running_scheduler(info, log_dir, **fields):
             ko.create(creds, [ko.flavor(), ko.cluster_queue("cq", 2, cohort="solo"), ko.local_queue("lq", "cq")])
             yield implementation, creds
-        finally:
-            if handle is not None:
-                handle.stop()
 
 
 def _limited(name: str, seconds: int | None, cpu: int = 2) -> dict:

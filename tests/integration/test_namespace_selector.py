@@ -23,15 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.kube import apiservice, kubeconfig, rest
-from harness.nodes import pools
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.toolchain import building
+from scheduler.api import groups
 
-from .conftest import unique_name
+from .conftest import kwok_cluster, running_scheduler
 from .kueue_objects import BASE, VISIBILITY, create, flavor, listed, local_queue, workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.nightly]
@@ -54,7 +52,7 @@ def cluster_queue(name: str, strategy: str, selector: dict | None) -> dict:
         {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}
     if selector is not None:
         spec["namespaceSelector"] = selector
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": groups.API_VERSION, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
 def queue_objects() -> list[dict]:
@@ -103,10 +101,7 @@ def settled(creds, quiet_seconds: float = 6.0, timeout: float = 120.0) -> dict:
 
 def run(implementation: str, log_dir: Path) -> list[dict]:
     """The three steps on a fresh cluster; the observation after each."""
-    name = unique_name(f"nssel-{implementation[:3]}")
-    handle = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name), [pools.NodePool(count=3)], LineProgress(interval=10.0))
+    with kwok_cluster(f"nssel-{implementation[:3]}", nodes=3) as info:
         creds = kubeconfig.load(info.kubeconfig)
         if implementation == "kueue":
             starting.install_api(info)
@@ -119,23 +114,20 @@ def run(implementation: str, log_dir: Path) -> list[dict]:
             create(creds, [workload(wl, lq, 0, 1, namespace=ns)])
             time.sleep(1.1)
         if implementation == "kueue":
-            handle = schedulers.start(info, log_dir, implementation="kueue", qps=50, burst=100)
+            fields = {"implementation": "kueue", "qps": 50, "burst": 100}
         else:
-            handle = schedulers.start(info, log_dir, strategy="aggregated-indexed")
-        steps = [settled(creds)]
-        finished = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-                    "metadata": {"name": "w-in", "namespace": "ns-in"},
-                    "status": {"conditions": [{"type": "Finished", "status": "True", "reason": "Succeeded",
-                                               "message": "kqbench test", "lastTransitionTime": "2024-01-01T00:00:00Z"}]}}
-        rest.apply(creds, f"{BASE}/namespaces/ns-in/workloads/w-in/status", finished, manager="kqbench-test")
-        steps.append(settled(creds))
-        rest.apply(creds, "/api/v1/namespaces/ns-out", namespace("ns-out", LABEL))
-        steps.append(settled(creds))
-        return steps
-    finally:
-        if handle is not None:
-            handle.stop()
-        bringup.down(name)
+            fields = {"strategy": "aggregated-indexed"}
+        with running_scheduler(info, log_dir, **fields):
+            steps = [settled(creds)]
+            finished = {"apiVersion": groups.API_VERSION, "kind": "Workload",
+                        "metadata": {"name": "w-in", "namespace": "ns-in"},
+                        "status": {"conditions": [{"type": "Finished", "status": "True", "reason": "Succeeded",
+                                                   "message": "kqbench test", "lastTransitionTime": "2024-01-01T00:00:00Z"}]}}
+            rest.apply(creds, f"{BASE}/namespaces/ns-in/workloads/w-in/status", finished, manager="kqbench-test")
+            steps.append(settled(creds))
+            rest.apply(creds, "/api/v1/namespaces/ns-out", namespace("ns-out", LABEL))
+            steps.append(settled(creds))
+            return steps
 
 
 PENDING_MISMATCH = ("pending", "False", "Pending", MISMATCH)

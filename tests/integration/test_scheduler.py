@@ -21,7 +21,7 @@ from scheduler.core import conversion, scheduling
 from scheduler.core.decisions import Admit
 from scheduler.core.queues import QueueManager
 
-from .conftest import kwok_cluster
+from .conftest import kwok_cluster, running_scheduler
 from .kueue_objects import (VISIBILITY, cluster_queue, create, flavor, listed, local_queue, metric_sum,
                             queue_order, wait_for, workload)
 
@@ -124,26 +124,26 @@ def admitted_run(cluster):
     from_start = core_admissions(creds)
     # Slow writes (10/s, no burst) so that the kill lands in the middle of the admissions; the cycle
     # loop may decide at most 5 admissions ahead of those writes.
-    first = schedulers.start(info, qps=10, burst=1, max_unwritten=5).process
-    second = None
-    try:
-        apiservice.wait_available(creds)
+    with running_scheduler(info, qps=10, burst=1, max_unwritten=5) as scheduler:
+        first = scheduler.process
+        second = None
+        try:
+            apiservice.wait_available(creds)
 
-        def admitted_enough() -> bool:
-            SLOW_RUN["unwritten"].append(metric_sum(first.metrics_text(), "kqbench_scheduler_unwritten_admissions"))
-            return len(admitted_in_api(creds)) >= 15
-        assert wait_for(admitted_enough, timeout=60)
-        first.kill()
-        before_restart = settled_admissions(creds)
-        expected = set(core_admissions(creds))
-        second = schedulers.restart(info, no_client_limit=True).process
-        assert wait_for(lambda: len(admitted_in_api(creds)) >= len(expected), timeout=120)
-        time.sleep(2)  # anything extra would show up now
-        yield AdmittedRun(info, creds, from_start, before_restart, expected, second)
-    finally:
-        first.stop()
-        if second:
-            second.stop()
+            def admitted_enough() -> bool:
+                SLOW_RUN["unwritten"].append(metric_sum(first.metrics_text(), "kqbench_scheduler_unwritten_admissions"))
+                return len(admitted_in_api(creds)) >= 15
+            assert wait_for(admitted_enough, timeout=60)
+            first.kill()
+            before_restart = settled_admissions(creds)
+            expected = set(core_admissions(creds))
+            second = schedulers.restart(info, no_client_limit=True).process
+            assert wait_for(lambda: len(admitted_in_api(creds)) >= len(expected), timeout=120)
+            time.sleep(2)  # anything extra would show up now
+            yield AdmittedRun(info, creds, from_start, before_restart, expected, second)
+        finally:
+            if second:
+                second.stop()
 
 
 def test_admits_exactly_what_the_core_expects(admitted_run):

@@ -9,10 +9,9 @@ import subprocess
 import pytest
 
 from harness.kube import apiservice, kubeconfig, rest
-from harness.scenarios import schedulers
 
 from . import kueue_objects as ko
-from .conftest import kwok_cluster
+from .conftest import kwok_cluster, running_scheduler
 
 pytestmark = pytest.mark.integration
 PENDING_QUOTA = 10  # CPUs: 10 of the 300 one-CPU workloads are admitted, 290 stay pending
@@ -41,13 +40,11 @@ def running(cluster, request):
     """The scheduler with the strategy of the test's parameter, stopped afterwards."""
     info, creds = cluster
     strategy, extra = request.param
-    handle = schedulers.start(info, strategy=strategy, **extra).process
-    try:
+    with running_scheduler(info, strategy=strategy, **extra) as scheduler:
+        handle = scheduler.process
         assert ko.wait_for(lambda: sum((w.get("status") or {}).get("admission") is not None
                                        for w in ko.listed(creds, "workloads")) >= PENDING_QUOTA, timeout=60)
         yield info, creds, handle
-    finally:
-        handle.stop()
 
 
 def writes(handle, resource=None) -> float:

@@ -10,10 +10,9 @@ import pytest
 
 from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools, topologies as nodetopologies
-from harness.scenarios import schedulers
 from scheduler.core import topologyconversion
 
-from .conftest import kwok_cluster_with_report
+from .conftest import kwok_cluster_with_report, running_scheduler
 from .kueue_objects import BASE, create, listed, local_queue, wait_for
 
 pytestmark = pytest.mark.integration
@@ -83,8 +82,7 @@ def test_pod_sets_land_in_one_rack_or_block_and_one_no_rack_holds_stays_pending(
     create(creds, [tas_workload("rack-6", 6, required=nodetopologies.RACK_LABEL),
                    tas_workload("block-12", 12, required=nodetopologies.BLOCK_LABEL),
                    tas_workload("rack-9", 9, required=nodetopologies.RACK_LABEL)])
-    scheduler = schedulers.start(info, write_pending_reasons=True).process
-    try:
+    with running_scheduler(info, write_pending_reasons=True):
         assert wait_for(lambda: _admission(creds, "rack-6") and _admission(creds, "block-12"), timeout=60)
         nodes = {n["metadata"]["name"]: n["metadata"]["labels"] for n in rest.get_json(creds, "/api/v1/nodes")["items"]}
         for name, level, pods in (("rack-6", nodetopologies.RACK_LABEL, 6),
@@ -101,8 +99,6 @@ def test_pod_sets_land_in_one_rack_or_block_and_one_no_rack_holds_stays_pending(
                                   "only 8 out of 9 pod(s)"), message
         assert _admission(creds, "rack-9") is None
         assert sum(1 for w in listed(creds, "workloads") if (w.get("status") or {}).get("admission")) == 2
-    finally:
-        scheduler.stop()
 
 
 def test_a_flavor_whose_topology_levels_no_node_has_gets_a_warning_event(cluster):
@@ -116,8 +112,7 @@ def test_a_flavor_whose_topology_levels_no_node_has_gets_a_warning_event(cluster
     # The fields `kubectl describe resourceflavor tas-nowhere` selects its events by.
     selector = ("involvedObject.kind=ResourceFlavor,involvedObject.name=tas-nowhere,"
                 f"involvedObject.uid={uid}")
-    scheduler = schedulers.start(info).process
-    try:
+    with running_scheduler(info):
         events = wait_for(lambda: rest.get_json(creds, f"/api/v1/events?fieldSelector={selector}")["items"],
                           timeout=30)
         [event] = events
@@ -127,5 +122,3 @@ def test_a_flavor_whose_topology_levels_no_node_has_gets_a_warning_event(cluster
         # The flavor that has nodes gets none.
         others = rest.get_json(creds, "/api/v1/events?fieldSelector=involvedObject.kind=ResourceFlavor")["items"]
         assert {e["involvedObject"]["name"] for e in others} == {"tas-nowhere"}
-    finally:
-        scheduler.stop()

@@ -9,16 +9,14 @@ import collections
 
 import pytest
 
-from harness.clusters import bringup, kwokconfig, spec as specs
+from harness.clusters import kwokconfig
 from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools, topologies as nodetopologies
-from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from scheduler.api import groups
 from scheduler.core import conditions, jobs as corejobs, topologyconversion
 
 from . import kueue_objects as ko
-from .conftest import unique_name
+from .conftest import kwok_cluster_with_report, running_scheduler
 from .test_jobs import JOBS, NAMESPACE, PODS, items, job_of, merge_patch, post
 
 pytestmark = pytest.mark.integration
@@ -46,12 +44,8 @@ def tas_job(name: str, pods: int, runtime: str, indexed: bool, **annotations: st
 
 @pytest.fixture(scope="module")
 def cluster(binaries, state_dir):
-    name = unique_name("tasjobs")
-    handle = None
-    try:
-        info, report = bringup.up(specs.ClusterSpec(name=name, jobs=True),
-                                  [pools.NodePool(name="tas", count=NODES, cpu="4", topology=SHAPE)],
-                                  LineProgress(interval=10.0))
+    node_pools = [pools.NodePool(name="tas", count=NODES, cpu="4", topology=SHAPE)]
+    with kwok_cluster_with_report("tasjobs", node_pools, jobs=True) as (info, report):
         assert report.nodes_ready == NODES
         creds = kubeconfig.load(info.kubeconfig)
         apiservice.install_crds(creds)
@@ -63,12 +57,8 @@ def cluster(binaries, state_dir):
         cq = ko.cluster_queue("cq-tas", 32)
         cq["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "tas"
         ko.create(creds, [flavor, cq, ko.local_queue("lq-tas", "cq-tas")])
-        handle = schedulers.start(info, no_client_limit=True, manage_jobs=True).process
-        yield creds, handle
-    finally:
-        if handle:
-            handle.stop()
-        bringup.down(name)
+        with running_scheduler(info, no_client_limit=True, manage_jobs=True) as handle:
+            yield creds, handle.process
 
 
 def _workload_of(creds, job: dict) -> dict | None:

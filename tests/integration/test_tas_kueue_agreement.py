@@ -15,16 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.clusters import bringup, spec as specs
 from harness.implementations.kueue import starting
 from harness.kube import apiservice, kubeconfig, rest
 from harness.nodes import pools, topologies as nodetopologies
 from harness.progress import LineProgress
-from harness.scenarios import schedulers
 from harness.toolchain import building
+from scheduler.api import groups
 from scheduler.core import topologyconversion
 
-from .conftest import unique_name
+from .conftest import kwok_cluster_with_report, running_scheduler
 from .kueue_objects import BASE, create, listed, local_queue, wait_for
 from .test_tas import NODES, SHAPE, TOPOLOGY, tas_workload
 
@@ -58,14 +57,14 @@ NEWCOMER = _queued(tas_workload("high-rack-4", 4, required=nodetopologies.RACK_L
 
 def _queue_objects(pool: str, preemption: dict | None = None) -> tuple[dict, list[dict]]:
     """The pool's TAS flavor (created last: it activates the queue) and its ClusterQueue and LocalQueue."""
-    flavor = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": pool},
+    flavor = {"apiVersion": groups.API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": pool},
               "spec": {"nodeLabels": {pools.POOL_LABEL: pool}, "topologyName": TOPOLOGY}}
     spec = {"namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
             "resourceGroups": [{"coveredResources": ["cpu"],
                                 "flavors": [{"name": pool, "resources": [{"name": "cpu", "nominalQuota": "100"}]}]}]}
     if preemption:
         spec["preemption"] = preemption
-    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": pool}, "spec": spec}
+    cq = {"apiVersion": groups.API_VERSION, "kind": "ClusterQueue", "metadata": {"name": pool}, "spec": spec}
     return flavor, [cq, local_queue(pool, pool)]
 
 
@@ -106,18 +105,14 @@ def _evicted(creds) -> list[str]:
 def decide(implementation: str, log_dir: Path) -> tuple[dict[str, object], list[str]]:
     """Both inputs' decisions once settled, then who is evicted when a priority-10 Workload needs a rack
     of the full preempt pool."""
-    name = unique_name(f"tas-{implementation[:3]}")
-    handle = None
-    try:
-        info, _ = bringup.up(specs.ClusterSpec(name=name, schedulable_nodes=True),
-                             [pools.NodePool(name=pool, count=NODES, cpu="4", topology=SHAPE) for pool in (PLACE, PREEMPT)],
-                             LineProgress(interval=10.0))
+    node_pools = [pools.NodePool(name=pool, count=NODES, cpu="4", topology=SHAPE) for pool in (PLACE, PREEMPT)]
+    with kwok_cluster_with_report(f"tas-{implementation[:3]}", node_pools, schedulable_nodes=True) as (info, _):
         creds = kubeconfig.load(info.kubeconfig)
         if implementation == "kueue":
             starting.install_api(info)
         else:
             apiservice.install_crds(creds)
-        topology = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": TOPOLOGY},
+        topology = {"apiVersion": groups.API_VERSION, "kind": "Topology", "metadata": {"name": TOPOLOGY},
                     "spec": {"levels": [{"nodeLabel": label} for label in nodetopologies.LEVELS]}}
         rest.apply(creds, f"{BASE}/topologies/{TOPOLOGY}", topology)
         place_flavor, place_queues = _queue_objects(PLACE)
@@ -127,20 +122,17 @@ def decide(implementation: str, log_dir: Path) -> tuple[dict[str, object], list[
             create(creds, [workload, *FULL_RACKS[i:i + 1]])
             time.sleep(1.1)
         if implementation == "kueue":
-            handle = schedulers.start(info, log_dir, implementation="kueue", qps=50, burst=100)
+            fields = {"implementation": "kueue", "qps": 50, "burst": 100}
         else:
-            handle = schedulers.start(info, log_dir, write_pending_reasons=True)
-        time.sleep(3.0)
-        assert not any(isinstance(v, tuple) for v in _decisions(creds).values()), "admitted without its flavor"
-        create(creds, [place_flavor, preempt_flavor])
-        assert wait_for(lambda: any(isinstance(v, tuple) for v in _decisions(creds).values()), timeout=60)
-        settled = _settled(creds, len(WORKLOADS) + len(FULL_RACKS))
-        create(creds, [NEWCOMER])
-        return settled, wait_for(lambda: _evicted(creds), timeout=60)
-    finally:
-        if handle is not None:
-            handle.stop()
-        bringup.down(name)
+            fields = {"write_pending_reasons": True}
+        with running_scheduler(info, log_dir, **fields):
+            time.sleep(3.0)
+            assert not any(isinstance(v, tuple) for v in _decisions(creds).values()), "admitted without its flavor"
+            create(creds, [place_flavor, preempt_flavor])
+            assert wait_for(lambda: any(isinstance(v, tuple) for v in _decisions(creds).values()), timeout=60)
+            settled = _settled(creds, len(WORKLOADS) + len(FULL_RACKS))
+            create(creds, [NEWCOMER])
+            return settled, wait_for(lambda: _evicted(creds), timeout=60)
 
 
 @pytest.fixture(scope="module")

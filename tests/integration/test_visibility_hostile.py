@@ -22,10 +22,9 @@ from harness.clusters import kwok, state
 from harness.implementations.reference import process as schedulerproc
 from harness.invariants import checking, reading
 from harness.kube import apiservice, kubeconfig, pki, rest
-from harness.scenarios import schedulers
 from tests import hostile_requests as hostile
 
-from .conftest import kwok_cluster
+from .conftest import kwok_cluster, running_scheduler
 from .kueue_objects import BASE, VISIBILITY, cluster_queue, create, flavor, local_queue, wait_for, workload
 
 pytestmark = pytest.mark.integration
@@ -55,17 +54,16 @@ def _namespace(name):
 
 @pytest.fixture(scope="module")
 def served(binaries, state_dir):
-    scheduler = None
     with kwok_cluster("hostile") as info:
-        try:
-            creds = kubeconfig.load(info.kubeconfig)
-            apiservice.install_crds(creds)
-            for namespace, _ in LQS:
-                rest.apply(creds, f"/api/v1/namespaces/{namespace}", _namespace(namespace))
-            create(creds, [flavor("default"), *(cluster_queue(cq, 2, cohort="") for cq in CQS),
-                           *(local_queue(lq, cq, namespace) for (namespace, lq), cq in zip(LQS, CQS)),
-                           *(workload(f"w-{i}", LQS[i % 2][1], i % 3, 5, namespace=LQS[i % 2][0]) for i in range(20))])
-            scheduler = schedulers.start(info).process
+        creds = kubeconfig.load(info.kubeconfig)
+        apiservice.install_crds(creds)
+        for namespace, _ in LQS:
+            rest.apply(creds, f"/api/v1/namespaces/{namespace}", _namespace(namespace))
+        create(creds, [flavor("default"), *(cluster_queue(cq, 2, cohort="") for cq in CQS),
+                       *(local_queue(lq, cq, namespace) for (namespace, lq), cq in zip(LQS, CQS)),
+                       *(workload(f"w-{i}", LQS[i % 2][1], i % 3, 5, namespace=LQS[i % 2][0]) for i in range(20))])
+        with running_scheduler(info) as handle:
+            scheduler = handle.process
             apiservice.wait_available(creds)
             folder = kwok.pki_dir(info.name)
             proxy = ssl.create_default_context()
@@ -74,9 +72,6 @@ def served(binaries, state_dir):
             proxy.load_cert_chain(folder / "front-proxy-client.crt", folder / "front-proxy-client.key")
             host, port = creds.server.removeprefix("https://").rsplit(":", 1)
             yield Served(info, creds, scheduler, host, int(port), proxy, psutil.Process(scheduler.pid()).memory_info().rss)
-        finally:
-            if scheduler is not None:
-                scheduler.stop()
 
 
 def _is_status(body: bytes, code: int) -> bool:
