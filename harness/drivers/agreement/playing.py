@@ -33,8 +33,6 @@ from collections.abc import Callable
 
 from harness.agreeing import cases, decisions, driving, observing, readying, rendering, timing
 from harness.clusters import state
-from harness.drivers.agreement import settings
-from harness.errors import KqbenchError
 from harness.implementations import contract
 from harness.kube import kubeconfig
 from harness.metrics import sampling
@@ -61,12 +59,9 @@ TIMED_HORIZON_SECONDS = 120.0
 def play(cluster: state.ClusterInfo, scheduler: contract.SchedulerHandle, batch: dict[str, cases.Case],
          say: Callable[[str], None] = print,
          on_epoch: Callable[[int, dict[str, decisions.Decisions]], None] = lambda epoch, found: None) -> None:
-    """Every case of ``batch`` (prefix -> case, one scheduler setting: ``setting_of``) through every epoch on
+    """Every case of ``batch`` (prefix -> case, one scheduler setting: the phase model checks it) through every epoch on
     ``cluster``, whose ``scheduler`` runs and whose queueing API is installed; ``on_epoch`` gets each epoch's
     decisions as they settle. Raises what stopped it (SchedulerDied, NotSettled, a refused write)."""
-    if len({settings.setting_of(case) for case in batch.values()}) > 1:
-        raise KqbenchError("the cases of one batch differ in the scheduler's settings (fair sharing, "
-                           "waitForPodsReady): give each setting a batch of its own (settings.setting_of)")
     creds = kubeconfig.load(cluster.kubeconfig)
     driving.set_up(creds, [obj for prefix, case in batch.items() for obj in rendering.setup_objects(case, prefix)])
     observing.look(creds)  # Kueue re-applies its CRDs on start: their storage answers 429 for a moment

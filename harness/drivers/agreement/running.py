@@ -24,7 +24,7 @@ TABLES = (DECISIONS, FAILURES)
 def run(context: contract.PhaseContext) -> None:
     if context.scheduler is None:
         raise KqbenchError("the agreement phase compares schedulers' decisions: the scenario runs none "
-                                   "(set scheduler.enabled: true)")
+                           "(set scheduler.enabled: true)")
     scheduler = context.scheduler
 
     def on_epoch(epoch: int, found) -> None:
